@@ -1,0 +1,114 @@
+"""Macaron encoder and decoder layers (Lu et al., Macaron Net, Eq. 17–19).
+
+Encoder layer (Strang–Marchuk splitting of one layer):
+
+    x ← x + γ·FFN₁(x)          (γ = ½ by default, ``--macaron-ffn-step``)
+    x ← x + SelfAttn(x)
+    x ← x + γ·FFN₂(x)
+
+Decoder layer: γ·FFN₁ → masked self-attention → encoder–decoder attention → γ·FFN₂.
+
+Both layers subclass fairseq's ``TransformerEncoderLayerBase`` / ``TransformerDecoderLayerBase``: the
+attention sub-layers and FFN₂ (fairseq's ``fc1``/``fc2``/``final_layer_norm``) are fairseq's own code,
+run by the parent ``forward``; we add FFN₁ (``ffn1_fc1``/``ffn1_fc2``/``ffn1_layer_norm``, its own
+weights and LayerNorm) in front of it and put the step γ on the output of both second linear maps
+(:class:`ScaledLinear`). Each FFN's inner size is the configured ``ffn_embed_dim``; the Macaron
+architectures set it to half of their Transformer counterpart's, so the parameter counts match.
+
+Normalisation follows fairseq: post-norm (``LN(x + branch)``, the paper's setting) by default,
+pre-norm (``x + branch(LN(x))``) with ``--encoder/decoder-normalize-before``. Dropout on the FFN₁
+output and activation dropout inside it are the layer's ``dropout_module`` /
+``activation_dropout_module``, as for FFN₂. FFN₁ is position-wise, so incremental decoding needs no
+state beyond what the parent's attention modules cache.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fairseq.modules import LayerNorm
+from fairseq.modules.quant_noise import quant_noise
+from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
+from torch import Tensor, nn
+
+from macaron_fairseq.modules.half_step_ffn import ScaledLinear
+
+DEFAULT_FFN_STEP = 0.5
+
+
+class MacaronFFNMixin:
+    """FFN₁, the half-step FFN a Macaron layer runs before its attention sub-layers.
+
+    Mixed into a fairseq layer *before* its base class: it provides the scaled ``build_fc2`` (used for
+    FFN₂ by the fairseq constructor) and builds/applies FFN₁ from the layer's own settings.
+    """
+
+    ffn_step: float
+    embed_dim: int
+    normalize_before: bool
+    quant_noise: float
+    quant_noise_block_size: int
+
+    def build_fc2(self, input_dim: int, output_dim: int, q_noise: float, qn_block_size: int) -> nn.Module:
+        return quant_noise(ScaledLinear(input_dim, output_dim, step=self.ffn_step), q_noise, qn_block_size)
+
+    def _build_first_ffn(self, ffn_dim: int, export: bool) -> None:
+        self.ffn1_layer_norm = LayerNorm(self.embed_dim, export=export)
+        self.ffn1_fc1 = self.build_fc1(self.embed_dim, ffn_dim, self.quant_noise, self.quant_noise_block_size)
+        self.ffn1_fc2 = self.build_fc2(ffn_dim, self.embed_dim, self.quant_noise, self.quant_noise_block_size)
+
+    def set_ffn_step(self, step: float) -> None:
+        """Set γ of both FFN half steps (``x + γ·FFN(x)``)."""
+        self.ffn_step = float(step)
+        for fc in (self.ffn1_fc2, self.fc2):
+            fc.step = self.ffn_step
+
+    def first_ffn(self, x: Tensor) -> Tensor:
+        """``x + γ·dropout(FFN₁(x))`` with fairseq's pre-/post-norm placement."""
+        residual = x
+        if self.normalize_before:
+            x = self.ffn1_layer_norm(x)
+        x = self.activation_fn(self.ffn1_fc1(x))
+        x = self.activation_dropout_module(x)
+        x = self.ffn1_fc2(x)
+        x = self.dropout_module(x)
+        x = self.residual_connection(x, residual)
+        if not self.normalize_before:
+            x = self.ffn1_layer_norm(x)
+        return x
+
+
+class MacaronEncoderLayer(MacaronFFNMixin, TransformerEncoderLayerBase):
+    """γ·FFN₁ → self-attention → γ·FFN₂ (paper Eq. 17–19)."""
+
+    def __init__(self, cfg: Any, return_fc: bool = False, ffn_step: float = DEFAULT_FFN_STEP) -> None:
+        self.ffn_step = float(ffn_step)  # read by build_fc2 inside the parent constructor
+        super().__init__(cfg, return_fc=return_fc)
+        self._build_first_ffn(cfg.encoder.ffn_embed_dim, cfg.export)
+
+    def forward(self, x: Tensor, encoder_padding_mask: Tensor | None, attn_mask: Tensor | None = None):
+        return super().forward(self.first_ffn(x), encoder_padding_mask, attn_mask=attn_mask)
+
+
+class MacaronDecoderLayer(MacaronFFNMixin, TransformerDecoderLayerBase):
+    """γ·FFN₁ → masked self-attention → encoder–decoder attention → γ·FFN₂.
+
+    FFN₁ uses the *decoder*'s FFN size (the original Macaron code used the encoder's).
+    """
+
+    def __init__(
+        self,
+        cfg: Any,
+        no_encoder_attn: bool = False,
+        add_bias_kv: bool = False,
+        add_zero_attn: bool = False,
+        ffn_step: float = DEFAULT_FFN_STEP,
+    ) -> None:
+        self.ffn_step = float(ffn_step)
+        super().__init__(
+            cfg, no_encoder_attn=no_encoder_attn, add_bias_kv=add_bias_kv, add_zero_attn=add_zero_attn
+        )
+        self._build_first_ffn(cfg.decoder.ffn_embed_dim, cfg.export)
+
+    def forward(self, x: Tensor, *args: Any, **kwargs: Any):
+        return super().forward(self.first_ffn(x), *args, **kwargs)
