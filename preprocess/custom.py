@@ -1,0 +1,156 @@
+"""Preprocess your own parallel corpus into a fairseq data-bin.
+
+Usage::
+
+    python -m preprocess.custom --src en --tgt de \\
+        --trainpref RAW/train --validpref RAW/valid --testpref RAW/test \\
+        --dest OUT [--bpe-vocab-size 8000] [--lowercase] [--workers N] [--force] \\
+        [--max-len 250] [--ratio 1.5]
+
+Input: raw (detokenized) UTF-8 text, one sentence per line, ``RAW/train.en`` aligned line by line with
+``RAW/train.de`` (likewise valid/test).
+
+Stages (each resumable, see :mod:`preprocess.stages`):
+
+1. tokenize: Moses tokenization (sacremoses, no escaping), optional lowercasing. Pairs with invalid
+   UTF-8 or an empty/whitespace-only side are dropped pairwise and reported; training pairs are also
+   length/ratio-filtered like ``clean-corpus-n.perl -ratio RATIO ... 1 MAX_LEN``; valid/test never are.
+2. bpe-train: joint sentencepiece BPE on the tokenized training text of both sides.
+3. bpe-<split>: sentencepiece pieces, checked to decode back to the tokenized text.
+4. binarize: ``fairseq-preprocess --joined-dictionary``.
+
+Output in OUT::
+
+    OUT/raw/{train,valid,test}.{en,de}   raw input of the kept pairs (detokenized sacreBLEU references)
+    OUT/tok/{train,valid,test}.{en,de}   tokenized (and lowercased) text (tokenized-BLEU references)
+    OUT/spm.model, OUT/spm.vocab         joint sentencepiece model
+    OUT/bpe/{train,valid,test}.{en,de}   space-separated pieces; --remove-bpe sentencepiece gives tok/
+    OUT/data-bin/                        fairseq binaries, dict.en.txt == dict.de.txt
+                                         (train with --share-all-embeddings)
+    OUT/.stages/                         completion markers (delete OUT or use --force to start over)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from preprocess.cleaning import CleanConfig
+from preprocess.cli_common import add_shared_options, bpe_config, positive_int, run_cli
+from preprocess.corpus_files import ParallelFiles, check_parallel_counts, ensure_writable_dir, require_files
+from preprocess.errors import PreprocessError
+from preprocess.layout import OutputLayout
+from preprocess.moses import MosesConfig
+from preprocess.stages import StageRunner
+from preprocess.summary import line_count_table
+from preprocess.text_to_databin import bpe_and_binarize, tokenize_jobs
+from preprocess.tokenize_stage import tokenize_split
+
+OUTPUTS_HELP = """outputs in DEST:
+  raw/{train,valid,test}.{SRC,TGT}  raw input of the kept pairs (train after pairwise cleaning; valid/test
+                                    only checked): detokenized references for sacreBLEU
+  tok/{train,valid,test}.{SRC,TGT}  Moses-tokenized (and lowercased if asked) text: tokenized references
+  spm.model, spm.vocab              joint sentencepiece BPE model learned on tok/train of both sides
+  bpe/{train,valid,test}.{SRC,TGT}  pieces separated by spaces (--remove-bpe sentencepiece gives tok/ back)
+  data-bin/                         fairseq-preprocess --joined-dictionary output (dict.SRC.txt ==
+                                    dict.TGT.txt), ready for fairseq-train --share-all-embeddings
+  .stages/                          completion markers: a rerun skips finished stages, --force redoes them
+
+Pairs with invalid UTF-8 or an empty/whitespace-only side are dropped (pairwise) in every split and
+reported; a line count mismatch between the two sides of any file pair is an error.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m preprocess.custom",
+        description="Raw parallel text -> Moses tokenization -> cleaning -> joint sentencepiece BPE -> "
+        "fairseq data-bin (joined dictionary).",
+        epilog=OUTPUTS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--src", required=True, help="source language code: input suffix and Moses language")
+    parser.add_argument("--tgt", required=True, help="target language code: input suffix and Moses language")
+    parser.add_argument(
+        "--trainpref",
+        required=True,
+        type=Path,
+        help="training prefix: reads TRAINPREF.SRC and TRAINPREF.TGT (raw text)",
+    )
+    parser.add_argument("--validpref", type=Path, help="validation prefix (optional but recommended)")
+    parser.add_argument("--testpref", type=Path, help="test prefix (optional)")
+    parser.add_argument("--dest", required=True, type=Path, help="output directory (created if missing)")
+    parser.add_argument("--lowercase", action="store_true", help="lowercase the tokenized text")
+    parser.add_argument(
+        "--max-len",
+        type=positive_int,
+        default=250,
+        help="drop training pairs with a side longer than this many tokens (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--min-len",
+        type=positive_int,
+        default=1,
+        help="drop training pairs with a side shorter than this many tokens (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--ratio",
+        type=float,
+        default=1.5,
+        help="drop training pairs whose token-count ratio exceeds this (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--aggressive-dash-splits",
+        action="store_true",
+        help="split hyphenated words as 'a @-@ b' (Moses tokenizer -a)",
+    )
+    parser.add_argument(
+        "--normalize-punctuation",
+        action="store_true",
+        help="Moses punctuation normalization and non-printing-character removal first",
+    )
+    add_shared_options(parser, default_vocab=8000)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.src == args.tgt:
+        raise PreprocessError("--src and --tgt must differ")
+    if args.ratio < 1:
+        raise PreprocessError(f"--ratio must be >= 1, got {args.ratio}")
+    if args.max_len < args.min_len:
+        raise PreprocessError(f"--max-len {args.max_len} is smaller than --min-len {args.min_len}")
+    prefixes = {"train": args.trainpref, "valid": args.validpref, "test": args.testpref}
+    inputs = {
+        split: [ParallelFiles.from_prefix(prefix, args.src, args.tgt)]
+        for split, prefix in prefixes.items()
+        if prefix is not None
+    }
+    require_files([path for files in inputs.values() for path in files[0].both()], "input files")
+    for split, files in inputs.items():
+        check_parallel_counts(files[0], f"in the {split} input")
+    dest = ensure_writable_dir(args.dest)
+    layout = OutputLayout(dest, args.src, args.tgt, data_bin=dest / "data-bin")
+    runner = StageRunner(layout.state_dir, force=args.force)
+
+    def moses(lang: str) -> MosesConfig:
+        return MosesConfig(
+            lang=lang,
+            normalize_punctuation=args.normalize_punctuation,
+            remove_non_printing=args.normalize_punctuation,
+            aggressive_dash_splits=args.aggressive_dash_splits,
+            lowercase=args.lowercase,
+        )
+
+    clean = CleanConfig(min_len=args.min_len, max_len=args.max_len, ratio=args.ratio)
+    for job in tokenize_jobs(layout, inputs, moses(args.src), moses(args.tgt), clean):
+        tokenize_split(runner, job, args.workers)
+    bpe_and_binarize(runner, layout, list(inputs), bpe_config(args), args.workers)
+    print(line_count_table(layout, list(inputs), runner.reports))
+    print(f"data-bin: {layout.data_bin}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,67 @@
+"""Moses-style text normalisation and tokenization with sacremoses (no Perl needed).
+
+One :class:`MosesConfig` describes what happens to a line, in the order of the Moses scripts that
+fairseq's ``prepare-*.sh`` chain: ``normalize-punctuation.perl`` -> ``remove-non-printing-char.perl`` ->
+``tokenizer.perl`` (``-a`` = aggressive hyphen splitting, escaping unless ``-no-escape``) ->
+``lowercase.perl``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import regex
+from sacremoses import MosesPunctNormalizer, MosesTokenizer
+
+_NON_PRINTING = regex.compile(r"\p{C}")
+# U+2581 is sentencepiece's word-boundary marker; a literal one in the text would not survive
+# ``--remove-bpe sentencepiece``, so it is mapped to the ASCII underscore it depicts.
+_SPM_MARKER = "\u2581"
+
+
+@dataclass(frozen=True)
+class MosesConfig:
+    """How one side of a corpus is normalised and tokenized."""
+
+    lang: str
+    normalize_punctuation: bool = False
+    remove_non_printing: bool = False
+    aggressive_dash_splits: bool = False
+    escape: bool = False
+    lowercase: bool = False
+
+    def as_params(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def remove_non_printing(text: str) -> str:
+    """``remove-non-printing-char.perl``: every Unicode "other" (C*) character becomes a space."""
+    return _NON_PRINTING.sub(" ", text)
+
+
+class MosesPipeline:
+    """Callable applying a :class:`MosesConfig` to one line (instances are per process, not shared)."""
+
+    def __init__(self, config: MosesConfig) -> None:
+        self.config = config
+        self.tokenizer = MosesTokenizer(lang=config.lang)
+        self.normalizer = MosesPunctNormalizer(lang=config.lang) if config.normalize_punctuation else None
+
+    def __call__(self, text: str) -> str:
+        config = self.config
+        if self.normalizer is not None:
+            text = self.normalizer.normalize(text)
+        if config.remove_non_printing:
+            text = remove_non_printing(text)
+        tokens = self.tokenizer.tokenize(
+            text,
+            aggressive_dash_splits=config.aggressive_dash_splits,
+            escape=config.escape,
+            return_str=True,
+        )
+        if config.lowercase:
+            tokens = tokens.lower()
+        if _SPM_MARKER in tokens:
+            tokens = tokens.replace(_SPM_MARKER, "_")
+        return " ".join(tokens.split())

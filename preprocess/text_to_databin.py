@@ -1,0 +1,58 @@
+"""The stages every corpus shares once its raw text exists: tokenize/clean -> joint BPE -> binarize.
+
+:func:`tokenize_jobs` only describes the default per-split work (train cleaned, valid/test only checked);
+corpus modules with other needs (IWSLT14 splits valid off the cleaned training data) build their own
+:class:`~preprocess.tokenize_stage.TokenizeJob` list and then call :func:`bpe_and_binarize`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from preprocess.binarize import binarize
+from preprocess.bpe import BpeConfig, apply_bpe, learn_bpe
+from preprocess.cleaning import CleanConfig
+from preprocess.corpus_files import ParallelFiles
+from preprocess.layout import OutputLayout
+from preprocess.moses import MosesConfig
+from preprocess.stages import StageRunner
+from preprocess.tokenize_stage import TokenizeJob
+
+
+def tokenize_jobs(
+    layout: OutputLayout,
+    inputs: Mapping[str, Sequence[ParallelFiles]],
+    src_config: MosesConfig,
+    tgt_config: MosesConfig,
+    train_clean: CleanConfig,
+) -> list[TokenizeJob]:
+    """One job per split; only ``train`` is length/ratio-filtered."""
+    return [
+        TokenizeJob(
+            split=split,
+            inputs=tuple(files),
+            raw_out=layout.raw(split),
+            tok_out=layout.tok(split),
+            src_config=src_config,
+            tgt_config=tgt_config,
+            clean=train_clean if split == "train" else None,
+        )
+        for split, files in inputs.items()
+    ]
+
+
+def bpe_and_binarize(
+    runner: StageRunner, layout: OutputLayout, splits: Sequence[str], bpe: BpeConfig, workers: int
+) -> None:
+    """Learn joint BPE on ``tok/train``, encode every split into ``bpe/``, binarize into the data-bin."""
+    learn_bpe(runner, layout.tok("train"), layout.spm_model, layout.spm_vocab, bpe)
+    for split in splits:
+        apply_bpe(runner, split, layout.tok(split), layout.bpe(split), layout.spm_model, workers)
+    binarize(
+        runner,
+        {split: layout.bpe_prefix(split) for split in splits},
+        layout.src,
+        layout.tgt,
+        layout.data_bin,
+        workers,
+    )

@@ -1,0 +1,95 @@
+"""End-to-end tests of ``python -m preprocess.custom`` on tiny generated corpora."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from preprocess_test_helpers import (
+    mmap_index_length,
+    random_pairs,
+    read_lines,
+    remove_bpe,
+    run_module,
+    write_parallel,
+)
+
+SPLITS = ("train", "valid", "test")
+
+
+def custom_args(raw: Path, out: Path, *extra: str) -> list[str]:
+    return [
+        "--src", "en", "--tgt", "de",
+        "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
+        "--dest", str(out), "--bpe-vocab-size", "150", "--workers", "2", *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
+    root = tmp_path_factory.mktemp("custom")
+    raw = root / "RAW"
+    train = random_pairs(1500, seed=1)
+    train.append(("This one is far too long for its short partner " * 3, "Kurz."))  # ratio filter
+    train.append(("   ", "Nur Leerzeichen links."))  # whitespace-only side: dropped pairwise
+    write_parallel(raw / "train", train)
+    write_parallel(
+        raw / "valid",
+        [*random_pairs(60, seed=2), ("Short.", "Dies ist ein viel zu langer Satz, aber nie gefiltert.")],
+    )
+    write_parallel(raw / "test", random_pairs(50, seed=3))
+    out = root / "OUT"
+    completed = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
+    return raw, out, completed.stdout + completed.stderr
+
+
+def test_outputs_exist_and_sides_align(custom_run: tuple[Path, Path, str]) -> None:
+    _, out, _ = custom_run
+    expected = {"train": 1500, "valid": 61, "test": 50}
+    for split in SPLITS:
+        for folder in ("raw", "tok", "bpe"):
+            en, de = read_lines(out / folder / f"{split}.en"), read_lines(out / folder / f"{split}.de")
+            assert len(en) == len(de) == expected[split], (folder, split, len(en), len(de))
+        for lang in ("en", "de"):
+            assert mmap_index_length(out / "data-bin" / f"{split}.en-de.{lang}.idx") == expected[split]
+    assert (out / "data-bin" / "dict.en.txt").read_bytes() == (out / "data-bin" / "dict.de.txt").read_bytes()
+    assert (out / "spm.model").stat().st_size > 0 and (out / "spm.vocab").is_file()
+
+
+def test_raw_copies_the_kept_pairs_and_tok_is_lowercased(custom_run: tuple[Path, Path, str]) -> None:
+    raw, out, _ = custom_run
+    kept_en = read_lines(out / "raw" / "train.en")
+    assert kept_en == read_lines(raw / "train.en")[:1500]  # the two bad pairs at the end are gone
+    assert read_lines(out / "raw" / "valid.de")[-1] == "Dies ist ein viel zu langer Satz, aber nie gefiltert."
+    tok = read_lines(out / "tok" / "train.en")
+    assert tok[0] == tok[0].lower() and tok[0].endswith(", isn 't it ?")
+
+
+def test_bpe_round_trip_gives_tokenized_text(custom_run: tuple[Path, Path, str]) -> None:
+    _, out, _ = custom_run
+    for split in SPLITS:
+        for lang in ("en", "de"):
+            bpe = read_lines(out / "bpe" / f"{split}.{lang}")
+            assert [remove_bpe(line) for line in bpe] == read_lines(out / "tok" / f"{split}.{lang}")
+            assert any(len(line.split()) > len(remove_bpe(line).split()) for line in bpe)  # really split
+
+
+def test_summary_reports_counts_and_drops(custom_run: tuple[Path, Path, str]) -> None:
+    _, _, log = custom_run
+    train_row = next(line for line in log.splitlines() if line.startswith("train "))
+    assert train_row.split()[:6] == ["train", "1502", "1500", "1500", "1500", "1500"]
+    assert "1 empty" in train_row and "1 length/ratio" in train_row
+
+
+def test_rerun_skips_every_stage_and_force_redoes(custom_run: tuple[Path, Path, str]) -> None:
+    raw, out, _ = custom_run
+    before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and ".stages" not in p.parts}
+    rerun = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
+    assert rerun.stderr.count("up to date, skipped") == 8, rerun.stderr
+    assert "running" not in rerun.stderr
+    after = {p: p.read_bytes() for p in before}
+    assert after == before
+    # changing an option invalidates the stages that depend on it
+    changed = run_module("preprocess.custom", *custom_args(raw, out))
+    assert "[tokenize-train] running" in changed.stderr
+    assert read_lines(out / "tok" / "train.en")[0] != read_lines(out / "tok" / "train.en")[0].lower()
