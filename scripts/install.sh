@@ -27,7 +27,7 @@ for arg in "$@"; do
   esac
 done
 say() { echo "[install] $*"; }
-pipi() { "$PY" -m pip install --disable-pip-version-check -q "$@"; }
+pipi() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-check -q "$@"; }
 
 "$PY" - <<'PYEOF' || { echo "[install] Python >= 3.10 is required (found $("$PY" --version 2>&1))" >&2; exit 1; }
 import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)
