@@ -30,6 +30,8 @@ class MosesConfig:
     aggressive_dash_splits: bool = False
     escape: bool = False
     lowercase: bool = False
+    right_quote_to_apostrophe: bool = False
+    """Replace U+2019 by ``'`` first (the ``sed "s/’/'/g"`` fairseq applies to IWSLT/WMT test sets)."""
 
     def as_params(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,6 +52,8 @@ class MosesPipeline:
 
     def __call__(self, text: str) -> str:
         config = self.config
+        if config.right_quote_to_apostrophe:
+            text = text.replace("\u2019", "'")
         if self.normalizer is not None:
             text = self.normalizer.normalize(text)
         if config.remove_non_printing:

@@ -1,0 +1,63 @@
+"""Downloading corpus archives: mirrors tried in order, progress bar, temp file + integrity check + rename.
+
+An archive only appears under its final name after it was downloaded completely (the size matches
+``Content-Length`` when the server sends one) and read end to end as a tar archive, so a file that is
+present can be trusted by later runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from preprocess.errors import PreprocessError
+from preprocess.stages import temporary_path
+
+_BLOCK = 1 << 20
+
+
+def fetch(url: str, target: Path, timeout: float = 60) -> None:
+    """Stream ``url`` into ``target`` with a progress bar; checks the announced length."""
+    request = urllib.request.Request(url, headers={"User-Agent": "macaron-fairseq-preprocess"})
+    with urllib.request.urlopen(request, timeout=timeout) as response, open(target, "wb") as out:
+        length = response.headers.get("Content-Length")
+        expected = int(length) if length and length.isdigit() else None
+        with tqdm(total=expected, desc=f"download {target.name.split('.tmp-')[0].lstrip('.')}",
+                  unit="B", unit_scale=True, file=sys.stderr) as progress:  # fmt: skip
+            while block := response.read(_BLOCK):
+                out.write(block)
+                progress.update(len(block))
+    size = target.stat().st_size
+    if expected is not None and size != expected:
+        raise OSError(f"incomplete download: got {size} of {expected} bytes")
+
+
+def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[Path], object]) -> Path:
+    """Download the first URL that works into ``destination`` and return it.
+
+    ``verify(temp_file)`` must raise (OSError or PreprocessError) if the download is unusable.
+    """
+    destination.parent.mkdir(parents=True, exist_ok=True)
+    errors = []
+    for url in urls:
+        temp = temporary_path(destination)
+        print(f"downloading {url}", file=sys.stderr, flush=True)
+        try:
+            fetch(url, temp)
+            verify(temp)
+            os.replace(temp, destination)
+            return destination
+        except (OSError, urllib.error.URLError, PreprocessError) as exc:
+            errors.append(f"{url}: {exc}")
+        finally:
+            temp.unlink(missing_ok=True)
+    raise PreprocessError(
+        f"could not download {destination.name}:\n  " + "\n  ".join(errors)
+        + "\ndownload it yourself and pass its folder with --raw-dir"
+    )

@@ -1,0 +1,187 @@
+"""WMT14 English->German as in the Macaron-Net / "Attention is all you need" setup (4.5M pairs), following
+fairseq's ``examples/translation/prepare-wmt14en2de.sh --icml17``, into a fairseq data-bin.
+
+Usage::
+
+    python -m preprocess.wmt14_en_de --dest DIR [--raw-dir DIR] [--workers N] [--force] \
+        [--bpe-vocab-size 37000]
+
+Recipe (each step a resumable stage):
+
+1. archives (downloaded from statmt.org, or from ``--raw-dir`` holding them or their extracted files):
+   training-parallel-europarl-v7.tgz, training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz
+   (training data), dev.tgz (newstest2013 = valid), test-full.tgz (newstest2014 full, ``.sgm`` = test).
+2. training text (europarl-v7 + commoncrawl + news-commentary-v9, streamed in that order):
+   ``normalize-punctuation.perl`` -> ``remove-non-printing-char.perl`` -> ``tokenizer.perl -a`` (sacremoses,
+   Moses default escaping) -> ``clean-corpus-n -ratio 1.5 1 250``.
+3. valid/test: the ``<seg id>`` lines of the test ``.sgm`` files, ``’`` -> ``'``, ``tokenizer.perl -a``
+   (fairseq's script does not normalize its test set; newstest2013 is treated like the test set). Never
+   length-filtered.
+4. joint sentencepiece BPE (about 37k pieces as in the paper) learned on the tokenized training text of
+   both sides (a random sample of ``--spm-input-sentence-size`` sentences), applied to every split;
+   ``fairseq-preprocess --joined-dictionary``.
+
+Differences from fairseq's script, on purpose: valid is newstest2013 (the script holds out every 100th
+training pair instead and never uses its downloaded dev set); cleaning counts Moses tokens before BPE
+(the script cleans after BPE, on subword counts); BPE is sentencepiece instead of subword-nmt.
+
+Output in DIR::
+
+    DIR/dict.{en,de}.txt, DIR/{train,valid,test}.en-de.{en,de}.{bin,idx}   data-bin: fairseq-train DIR
+    DIR/raw/test.{en,de}   newstest2014 segments untokenized: detokenized references for sacreBLEU
+    DIR/tok/test.{en,de}   tokenized references for tokenized BLEU (compound-split them for the paper's)
+    DIR/bpe/..., DIR/spm.model, DIR/spm.vocab, DIR/work/ (downloads and extracted files), DIR/.stages/
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from preprocess.archives import ArchiveSpec, locate_all
+from preprocess.cleaning import CleanConfig
+from preprocess.cli_common import add_shared_options, bpe_config, run_cli
+from preprocess.corpus_files import ParallelFiles, ensure_writable_dir
+from preprocess.layout import OutputLayout
+from preprocess.moses import MosesConfig
+from preprocess.stages import StageRunner
+from preprocess.summary import line_count_table
+from preprocess.text_to_databin import bpe_and_binarize
+from preprocess.tokenize_stage import TokenizeJob, tokenize_split
+from preprocess.xml_segments import extract_segments
+
+SRC, TGT = "en", "de"
+TRAIN_CORPORA = (
+    "training/europarl-v7.de-en",
+    "commoncrawl.de-en",
+    "training/news-commentary-v9.de-en",
+)
+VALID_PREFIX = "dev/newstest2013"
+TEST_SGM = ("test-full/newstest2014-deen-src.en.sgm", "test-full/newstest2014-deen-ref.de.sgm")
+
+
+def _pair(prefix: str) -> tuple[str, str]:
+    return f"{prefix}.{SRC}", f"{prefix}.{TGT}"
+
+
+ARCHIVES = (
+    ArchiveSpec(
+        "training-parallel-europarl-v7.tgz",
+        (
+            "http://statmt.org/wmt13/training-parallel-europarl-v7.tgz",
+            "https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz",
+        ),
+        _pair(TRAIN_CORPORA[0]),
+    ),
+    ArchiveSpec(
+        "training-parallel-commoncrawl.tgz",
+        (
+            "http://statmt.org/wmt13/training-parallel-commoncrawl.tgz",
+            "https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz",
+        ),
+        _pair(TRAIN_CORPORA[1]),
+    ),
+    ArchiveSpec(
+        "training-parallel-nc-v9.tgz",
+        (
+            "http://statmt.org/wmt14/training-parallel-nc-v9.tgz",
+            "https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz",
+        ),
+        _pair(TRAIN_CORPORA[2]),
+    ),
+    ArchiveSpec(
+        "dev.tgz",
+        (
+            "http://data.statmt.org/wmt17/translation-task/dev.tgz",
+            "http://statmt.org/wmt14/dev.tgz",
+        ),
+        _pair(VALID_PREFIX),
+    ),
+    ArchiveSpec(
+        "test-full.tgz",
+        ("http://statmt.org/wmt14/test-full.tgz", "https://www.statmt.org/wmt14/test-full.tgz"),
+        TEST_SGM,
+    ),
+)
+CLEAN = CleanConfig(min_len=1, max_len=250, ratio=1.5)
+
+
+def training_config(lang: str) -> MosesConfig:
+    return MosesConfig(
+        lang=lang,
+        normalize_punctuation=True,
+        remove_non_printing=True,
+        aggressive_dash_splits=True,
+        escape=True,
+    )
+
+
+def evaluation_config(lang: str) -> MosesConfig:
+    return MosesConfig(lang=lang, aggressive_dash_splits=True, escape=True, right_quote_to_apostrophe=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m preprocess.wmt14_en_de",
+        description="WMT14 English->German (europarl-v7 + commoncrawl + news-commentary-v9; newstest2013 "
+        "valid; newstest2014 full test) -> Moses normalization/tokenization (-a) -> cleaning -> joint "
+        "sentencepiece BPE -> fairseq data-bin.",
+        epilog="outputs in DEST: the fairseq data-bin itself (dict.en.txt == dict.de.txt, "
+        "{train,valid,test}.en-de.{en,de}.{bin,idx}; train with --share-all-embeddings), raw/test.{en,de} "
+        "(detokenized references for sacreBLEU), tok/ (tokenized references), bpe/, spm.model/.vocab, work/ "
+        "(downloads, extracted files), .stages/. A rerun resumes after the last finished stage.",
+    )
+    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
+    parser.add_argument(
+        "--raw-dir", type=Path,
+        help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
+        "training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz, dev.tgz, test-full.tgz) or "
+        "their extracted files (default: download into DEST/work/downloads)",
+    )  # fmt: skip
+    add_shared_options(parser, default_vocab=37000)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    dest = ensure_writable_dir(args.dest)
+    layout = OutputLayout(dest, SRC, TGT, data_bin=dest)
+    runner = StageRunner(layout.state_dir, force=args.force)
+    files = locate_all(ARCHIVES, args.raw_dir, layout.work, runner)
+
+    def located(prefix: str) -> ParallelFiles:
+        return ParallelFiles(files[f"{prefix}.{SRC}"], files[f"{prefix}.{TGT}"])
+
+    test_text = ParallelFiles.from_prefix(layout.work / "newstest2014", SRC, TGT)
+    extract_segments(
+        runner, "test-segments", [ParallelFiles(files[TEST_SGM[0]], files[TEST_SGM[1]])], test_text
+    )
+
+    jobs = [
+        TokenizeJob(
+            "train",
+            tuple(located(prefix) for prefix in TRAIN_CORPORA),
+            layout.raw("train"),
+            layout.tok("train"),
+            training_config(SRC),
+            training_config(TGT),
+            CLEAN,
+        ),
+        TokenizeJob(
+            "valid", (located(VALID_PREFIX),), layout.raw("valid"), layout.tok("valid"),
+            evaluation_config(SRC), evaluation_config(TGT),
+        ),
+        TokenizeJob(
+            "test", (test_text,), layout.raw("test"), layout.tok("test"),
+            evaluation_config(SRC), evaluation_config(TGT),
+        ),
+    ]  # fmt: skip
+    for job in jobs:
+        tokenize_split(runner, job, args.workers)
+    splits = ["train", "valid", "test"]
+    bpe_and_binarize(runner, layout, splits, bpe_config(args), args.workers)
+    print(line_count_table(layout, splits, runner.reports))
+
+
+if __name__ == "__main__":
+    run_cli(main)
