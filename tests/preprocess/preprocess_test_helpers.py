@@ -198,7 +198,9 @@ def wmt_archives(
         "test-full/newstest2014-deen-ref.en.sgm": wmt_sgm("en", "ref", [en for en, _ in test]).encode(),
     }
     return {
-        "training-parallel-europarl-v7.tgz": write_tgz(directory / "training-parallel-europarl-v7.tgz", europarl),
+        "training-parallel-europarl-v7.tgz": write_tgz(
+            directory / "training-parallel-europarl-v7.tgz", europarl
+        ),
         "training-parallel-commoncrawl.tgz": write_tgz(
             directory / "training-parallel-commoncrawl.tgz", commoncrawl
         ),
