@@ -1,7 +1,9 @@
 """The registered fairseq model ``macaron``: fairseq's Transformer with Macaron layers.
 
 Only the layer type changes: embeddings, positional encodings, output projection, every command-line
-flag of fairseq's ``transformer`` model, incremental decoding and the hub interface are inherited.
+flag of fairseq's ``transformer`` model, incremental decoding and the hub interface are inherited. The
+DT-Fixup/T-Fixup flags (``--init-scheme`` …, :mod:`macaron_fairseq.models.fixup_model`) and
+relation-aware self-attention (``--max-relative-positions``) apply as to every model of the plugin.
 """
 
 from __future__ import annotations
@@ -9,46 +11,27 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from fairseq.distributed import fsdp_wrap
 from fairseq.models import register_model
-from fairseq.models.transformer import (
-    TransformerConfig,
-    TransformerDecoderBase,
-    TransformerEncoderBase,
-    TransformerModel,
-)
-from fairseq.modules.checkpoint_activations import checkpoint_wrapper
+from fairseq.models.transformer import TransformerConfig, TransformerModel
 from torch import nn
 
-from macaron_fairseq.modules.macaron_layer import (
-    DEFAULT_FFN_STEP,
-    MacaronDecoderLayer,
-    MacaronEncoderLayer,
-    MacaronFFNMixin,
-)
+from macaron_fairseq.models.fixup_model import FixupModelMixin, add_fixup_args
+from macaron_fairseq.models.plugin_transformer import PluginDecoder, PluginEncoder, wrap_layer
+from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
+
+__all__ = ["MacaronDecoder", "MacaronEncoder", "MacaronModel", "wrap_layer"]
 
 
-def wrap_layer(layer: nn.Module, cfg: TransformerConfig) -> nn.Module:
-    """Apply fairseq's activation-checkpointing and FSDP wrappers exactly as its own layers get them."""
-    if cfg.checkpoint_activations:
-        layer = checkpoint_wrapper(layer, offload_to_cpu=cfg.offload_activations)
-    # with checkpointing, FSDP must always wrap the checkpointed layer, whatever its size
-    min_params_to_wrap = 0 if cfg.checkpoint_activations else cfg.min_params_to_wrap
-    return fsdp_wrap(layer, min_num_params=min_params_to_wrap)
+class MacaronEncoder(PluginEncoder):
+    LAYER_KIND = "macaron"
 
 
-class MacaronEncoder(TransformerEncoderBase):
-    def build_encoder_layer(self, cfg: TransformerConfig) -> nn.Module:
-        return wrap_layer(MacaronEncoderLayer(cfg, return_fc=self.return_fc), cfg)
-
-
-class MacaronDecoder(TransformerDecoderBase):
-    def build_decoder_layer(self, cfg: TransformerConfig, no_encoder_attn: bool = False) -> nn.Module:
-        return wrap_layer(MacaronDecoderLayer(cfg, no_encoder_attn=no_encoder_attn), cfg)
+class MacaronDecoder(PluginDecoder):
+    LAYER_KIND = "macaron"
 
 
 @register_model("macaron")
-class MacaronModel(TransformerModel):
+class MacaronModel(FixupModelMixin, TransformerModel):
     """Transformer whose layers are Macaron layers (Lu et al.; see ``macaron_fairseq.modules``)."""
 
     @classmethod
@@ -65,6 +48,7 @@ class MacaronModel(TransformerModel):
             help=f"step size γ of each FFN half step, x + γ·FFN(x) (default {DEFAULT_FFN_STEP}: "
             "Strang–Marchuk splitting)",
         )
+        add_fixup_args(parser)
 
     @classmethod
     def build_model(cls, args: argparse.Namespace, task: Any) -> MacaronModel:

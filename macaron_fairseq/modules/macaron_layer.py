@@ -16,7 +16,10 @@ weights and LayerNorm) in front of it and put the step γ on the output of both 
 architectures set it to half of their Transformer counterpart's, so the parameter counts match.
 
 Normalisation follows fairseq: post-norm (``LN(x + branch)``, the paper's setting) by default,
-pre-norm (``x + branch(LN(x))``) with ``--encoder/decoder-normalize-before``. Dropout on the FFN₁
+pre-norm (``x + branch(LN(x))``) with ``--encoder/decoder-normalize-before``; norm-free layers (DT-Fixup,
+T-Fixup) have their norms replaced by identities (:mod:`macaron_fairseq.modules.norm_free`). With
+``--max-relative-positions K`` the self-attention is relation-aware
+(:mod:`macaron_fairseq.modules.relative_attention`). Dropout on the FFN₁
 output and activation dropout inside it are the layer's ``dropout_module`` /
 ``activation_dropout_module``, as for FFN₂. FFN₁ is position-wise, so incremental decoding needs no
 state beyond what the parent's attention modules cache.
@@ -32,6 +35,7 @@ from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, Trans
 from torch import Tensor, nn
 
 from macaron_fairseq.modules.half_step_ffn import ScaledLinear
+from macaron_fairseq.modules.relative_attention import RelativeSelfAttentionMixin
 
 DEFAULT_FFN_STEP = 0.5
 
@@ -78,7 +82,7 @@ class MacaronFFNMixin:
         return x
 
 
-class MacaronEncoderLayer(MacaronFFNMixin, TransformerEncoderLayerBase):
+class MacaronEncoderLayer(MacaronFFNMixin, RelativeSelfAttentionMixin, TransformerEncoderLayerBase):
     """γ·FFN₁ → self-attention → γ·FFN₂ (paper Eq. 17–19)."""
 
     def __init__(self, cfg: Any, return_fc: bool = False, ffn_step: float = DEFAULT_FFN_STEP) -> None:
@@ -90,7 +94,7 @@ class MacaronEncoderLayer(MacaronFFNMixin, TransformerEncoderLayerBase):
         return super().forward(self.first_ffn(x), encoder_padding_mask, attn_mask=attn_mask)
 
 
-class MacaronDecoderLayer(MacaronFFNMixin, TransformerDecoderLayerBase):
+class MacaronDecoderLayer(MacaronFFNMixin, RelativeSelfAttentionMixin, TransformerDecoderLayerBase):
     """γ·FFN₁ → masked self-attention → encoder–decoder attention → γ·FFN₂.
 
     FFN₁ uses the *decoder*'s FFN size (the original Macaron code used the encoder's).

@@ -1,0 +1,138 @@
+"""fairseq glue: run the chosen init scheme once, after checkpoint loading and before the first update.
+
+``fairseq_cli/train.py`` builds the model, builds the trainer, loads ``checkpoint_last.pt`` if there is
+one (restoring the weights *and* the model's :class:`InitRecord`), then calls
+``trainer.begin_epoch`` → ``task.begin_epoch(epoch, model)`` before the first ``train_step``.
+``install_init_hook`` wraps that task method (on the task instance, so it works with any task): the
+first call runs the scheme if the record says it has not been applied, later calls and resumed runs only
+log the stored record. Pre-trained weights are loaded inside ``build_model``, i.e. before this point.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from fairseq import utils
+from fairseq.logging import progress_bar
+from torch import nn
+
+from macaron_fairseq.init.errors import EmptyTrainingSplitError
+from macaron_fairseq.init.stacks import dt_fixup_stacks
+
+logger = logging.getLogger(__name__)
+
+
+def _data_parallel() -> tuple[int, int, object | None]:
+    if not (torch.distributed.is_available() and torch.distributed.is_initialized()):
+        return 0, 1, None
+    from fairseq.distributed import utils as dist_utils
+
+    return (
+        dist_utils.get_data_parallel_rank(),
+        dist_utils.get_data_parallel_world_size(),
+        dist_utils.get_data_parallel_group(),
+    )
+
+
+def _arg(args: Any, name: str, default: Any) -> Any:
+    value = getattr(args, name, None)
+    return default if value is None else value
+
+
+def train_batches(task: Any, model: nn.Module, args: Any, split: str) -> Callable[[str], Iterable[dict]]:
+    """A factory of streamed passes over this worker's shard of ``split``, batched by the task's own
+    iterator with the training batch sizes, unshuffled, with fairseq's progress display."""
+    if split not in task.datasets:
+        task.load_dataset(split, combine=True, epoch=1)
+    dataset = task.dataset(split)
+    if len(dataset) == 0:
+        raise EmptyTrainingSplitError(
+            f"the '{split}' split holds no example: μ for DT-Fixup cannot be estimated; check the data, "
+            "or pass --dt-fixup-mu"
+        )
+    rank, world, _ = _data_parallel()
+    max_positions = utils.resolve_max_positions(task.max_positions(), model.max_positions())
+    use_cuda = next(model.parameters()).is_cuda
+
+    def passes(stack: str) -> Iterable[dict]:
+        itr = task.get_batch_iterator(
+            dataset=dataset,
+            max_tokens=_arg(args, "max_tokens", None),
+            max_sentences=_arg(args, "batch_size", None),
+            max_positions=max_positions,
+            ignore_invalid_inputs=bool(_arg(args, "skip_invalid_size_inputs_valid_test", False)),
+            required_batch_size_multiple=_arg(args, "required_batch_size_multiple", 1),
+            seed=_arg(args, "seed", 1),
+            num_shards=world,
+            shard_id=rank,
+            num_workers=_arg(args, "num_workers", 0),
+            epoch=1,
+            data_buffer_size=_arg(args, "data_buffer_size", 0),
+            disable_iterator_cache=True,
+        ).next_epoch_itr(shuffle=False, set_dataset_epoch=False)
+        bar = progress_bar.progress_bar(
+            itr,
+            log_format=_arg(args, "log_format", None),
+            log_interval=_arg(args, "log_interval", 100),
+            prefix=f"DT-Fixup μ ({stack})",
+            default_log_format="simple" if _arg(args, "no_progress_bar", False) else "tqdm",
+        )
+        for sample in bar:
+            yield utils.move_to_cuda(sample) if use_cuda and sample else sample
+
+    return passes
+
+
+def unwrap(model: nn.Module) -> nn.Module:
+    while hasattr(model, "module") and isinstance(model.module, nn.Module):
+        model = model.module
+    return model
+
+
+def run_init_scheme(model: nn.Module, task: Any) -> None:
+    """Apply the model's init scheme unless its record (possibly restored from a checkpoint) says done."""
+    target = unwrap(model)
+    record = getattr(target, "init_record", None)
+    if record is None:
+        return
+    if record.is_applied:
+        if not getattr(target, "_init_record_logged", False):
+            logger.info(
+                "init scheme already applied (restored from checkpoint), not re-applied: %s",
+                record.describe(),
+            )
+            target._init_record_logged = True
+        return
+    scheme = record.scheme_name
+    if scheme == "t-fixup":
+        results = target.apply_t_fixup_scheme()
+        for r in results:
+            logger.info("T-Fixup applied to %s", r.describe())
+    elif scheme == "dt-fixup":
+        args = target.init_args
+        split = _arg(args, "dt_fixup_split", None) or _arg(args, "train_subset", "train")
+        mu = _arg(args, "dt_fixup_mu", None)
+        batches = None if mu is not None else train_batches(task, target, args, split)
+        _, _, group = _data_parallel()
+        results = dt_fixup_stacks(target.init_stacks(), batches, target, mu=mu, group=group, split=split)
+        target.store_dt_fixup_results(results)
+    record.set(applied=1.0)
+    target._init_record_logged = True
+    logger.info("init scheme %s applied: %s", scheme, record.describe())
+
+
+def install_init_hook(task: Any) -> None:
+    """Make ``task.begin_epoch`` run :func:`run_init_scheme` first (once per task instance)."""
+    if getattr(task, "_macaron_init_hook_installed", False):
+        return
+    original = task.begin_epoch
+
+    def begin_epoch(epoch: int, model: nn.Module) -> Any:
+        run_init_scheme(model, task)
+        return original(epoch, model)
+
+    task.begin_epoch = begin_epoch
+    task._macaron_init_hook_installed = True

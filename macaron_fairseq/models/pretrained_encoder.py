@@ -1,0 +1,123 @@
+"""``--pretrained-encoder PATH``: the encoder of a fairseq checkpoint under K new layers (DT-Fixup's
+mixed setting: new layers on a pre-trained encoder whose output scale we do not control).
+
+Loaded inside ``build_model`` (the ``transformer_from_pretrained_xlm`` pattern), so the weights are in
+place before the init hook measures μ on the pre-trained encoder's outputs. The pre-trained layers keep
+their own kind (Macaron/vanilla, detected from the weights), relative-position setting and LayerNorms; the
+new layers are the model's kind. Embedding options of the encoder are taken from the checkpoint.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from fairseq import checkpoint_utils
+from torch import Tensor, nn
+
+logger = logging.getLogger(__name__)
+
+#: encoder embedding options copied from the pre-trained checkpoint's model config
+EMBEDDING_OPTIONS = (
+    "encoder_learned_pos",
+    "no_scale_embedding",
+    "layernorm_embedding",
+    "max_source_positions",
+    "no_token_positional_embeddings",
+    "encoder_attention_heads",
+)
+
+
+@dataclass
+class PretrainedEncoder:
+    path: str
+    state: dict[str, Tensor]  # encoder state dict (keys without the "encoder." prefix)
+    options: dict[str, Any]
+    n_layers: int
+    layer_type: str
+    max_relative_positions: int
+    norm_free: bool
+    embed_dim: int
+    ffn_dim: int
+
+    @classmethod
+    def read(cls, path: str) -> PretrainedEncoder:
+        ckpt = checkpoint_utils.load_checkpoint_to_cpu(path)
+        model_cfg = ckpt["cfg"]["model"] if ckpt.get("cfg") is not None else ckpt["args"]
+        state = {k[len("encoder.") :]: v for k, v in ckpt["model"].items() if k.startswith("encoder.")}
+        layer_ids = {int(k.split(".")[1]) for k in state if k.startswith("layers.")}
+        if not layer_ids:
+            raise ValueError(f"--pretrained-encoder {path}: the checkpoint has no encoder layers")
+        if bool(getattr(model_cfg, "encoder_normalize_before", False)):
+            raise ValueError(
+                f"--pretrained-encoder {path}: pre-norm encoders are not supported (their final LayerNorm "
+                "belongs between the pre-trained and the new layers); use a post-norm checkpoint"
+            )
+        rel = state.get("layers.0.self_attn.relative_keys.weight")
+        options = {
+            k: getattr(model_cfg, k) for k in EMBEDDING_OPTIONS if getattr(model_cfg, k, None) is not None
+        }
+        return cls(
+            path=path,
+            state=state,
+            options=options,
+            n_layers=max(layer_ids) + 1,
+            layer_type="macaron" if "layers.0.ffn1_fc1.weight" in state else "vanilla",
+            max_relative_positions=0 if rel is None else (rel.shape[0] - 1) // 2,
+            norm_free="layers.0.self_attn_layer_norm.weight" not in state,
+            embed_dim=int(state["embed_tokens.weight"].shape[1]),
+            ffn_dim=int(state["layers.0.fc1.weight"].shape[0]),
+        )
+
+    def configure(self, args: Any) -> None:
+        """Set the model args so that the encoder is these N layers + ``--new-encoder-layers`` K."""
+        new = int(getattr(args, "new_encoder_layers", None) or 0)
+        if new < 1:
+            raise ValueError("--pretrained-encoder needs --new-encoder-layers K >= 1 (the new layers on top)")
+        for key, value in self.options.items():
+            setattr(args, key, value)
+        args.encoder_embed_dim = self.embed_dim
+        args.encoder_ffn_embed_dim = self.ffn_dim
+        args.encoder_layers = self.n_layers + new
+        args.pretrained_encoder_layers = self.n_layers
+        args.pretrained_encoder_layer_type = self.layer_type
+        args.pretrained_encoder_max_relative_positions = self.max_relative_positions
+        args.pretrained_encoder_norm_free = self.norm_free
+        logger.info(
+            "pre-trained encoder %s: %d %s layers (d=%d, ffn=%d%s) + %d new layers",
+            self.path, self.n_layers, self.layer_type, self.embed_dim, self.ffn_dim,
+            f", relative K={self.max_relative_positions}" if self.max_relative_positions else "", new,
+        )  # fmt: skip
+
+    def load_into(self, encoder: nn.Module) -> None:
+        """Load the pre-trained weights; every encoder key must come from the checkpoint except those of
+        the new layers (and vice versa)."""
+        missing, unexpected = encoder.load_state_dict(self.state, strict=False)
+        first_new = self.n_layers
+        bad_missing = [
+            k for k in missing if not (k.startswith("layers.") and int(k.split(".")[1]) >= first_new)
+        ]
+        if unexpected or bad_missing:
+            raise ValueError(
+                f"--pretrained-encoder {self.path} does not fit the encoder: "
+                f"unexpected keys {unexpected[:8]}, "
+                f"missing keys {bad_missing[:8]}"
+            )
+
+
+def prepare_pretrained_encoder(args: Any) -> PretrainedEncoder | None:
+    """Read the checkpoint and configure ``args``; None when there is no pre-trained encoder, or when a
+    model saved with one is rebuilt for loading and the file is gone (its weights are in the checkpoint)."""
+    path = getattr(args, "pretrained_encoder", None)
+    if not path:
+        return None
+    if not os.path.exists(path):
+        if getattr(args, "pretrained_encoder_layers", None):
+            logger.warning("--pretrained-encoder %s not found; building the stored layout without it", path)
+            return None
+        raise FileNotFoundError(f"--pretrained-encoder {path}: no such file")
+    pre = PretrainedEncoder.read(path)
+    pre.configure(args)
+    return pre
