@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from fairseq import options, tasks
-
-import macaron_fairseq  # noqa: F401  (registers the macaron archs)
+from macaron_fairseq.build_offline import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.macaron_architectures import COUNTERPARTS
 
 EMBEDDINGS = {"shared": ["--share-all-embeddings"], "unshared": []}
@@ -38,21 +35,13 @@ class ParityRow:
 
 
 def count_parameters(data_dir: Path, arch: str, extra: list[str]) -> int:
-    parser = options.get_training_parser()
-    argv = [str(data_dir), "--task", "translation", "-s", "src", "-t", "tgt", "--arch", arch, *extra]
-    args = options.parse_args_and_arch(parser, input_args=argv)
-    model = tasks.setup_task(args).build_model(args)
+    model, _ = build_translation_model(data_dir, arch, extra)
     return sum(p.numel() for p in model.parameters())
 
 
 def parity_rows(vocab: int, archs: list[str] | None = None) -> list[ParityRow]:
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        data_dir = Path(tmp)
-        # fairseq adds 4 special symbols to the dictionary file's entries
-        entries = "".join(f"tok{i} 1\n" for i in range(vocab - 4))
-        for lang in ("src", "tgt"):
-            (data_dir / f"dict.{lang}.txt").write_text(entries)
+    with joined_dictionary_dir(vocab) as data_dir:
         for arch in archs or list(COUNTERPARTS):
             for emb, flags in EMBEDDINGS.items():
                 rows.append(

@@ -18,9 +18,8 @@ if str(REPO) not in sys.path:
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
-from fairseq import options, tasks  # noqa: E402
 
-import macaron_fairseq  # noqa: E402,F401  (registers the models before any test builds one)
+from macaron_fairseq.build_offline import build_translation_model  # noqa: E402  (registers the models)
 
 
 def write_dictionary(path: Path, size: int) -> None:
@@ -38,11 +37,7 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def build_model(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tuple[object, object]:
     """Build (model, task) exactly as fairseq-train does from command-line flags."""
-    parser = options.get_training_parser()
-    argv = [str(data_dir), "--task", "translation", "-s", "src", "-t", "tgt", "--arch", arch, *extra]
-    args = options.parse_args_and_arch(parser, input_args=argv)
-    task = tasks.setup_task(args)
-    return task.build_model(args), task
+    return build_translation_model(data_dir, arch, extra)
 
 
 TINY = [
