@@ -16,7 +16,10 @@ from preprocess_test_helpers import (
     write_tgz,
 )
 
-SPECIAL_TRAIN = ("He said «state-of-the-art»\u200b today.", "Er sagte «auf dem neuesten Stand der Technik» heute.")
+SPECIAL_TRAIN = (
+    "He said «state-of-the-art»\u200b today.",
+    "Er sagte «auf dem neuesten Stand der Technik» heute.",
+)
 SPECIAL_TEST = ("It’s a test-case.", "Es ist ein Test-Fall.")
 
 
