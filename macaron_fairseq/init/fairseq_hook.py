@@ -68,7 +68,7 @@ def train_batches(task: Any, model: nn.Module, args: Any, split: str) -> Callabl
             seed=_arg(args, "seed", 1),
             num_shards=world,
             shard_id=rank,
-            num_workers=_arg(args, "num_workers", 0),
+            num_workers=0,  # forward-only pass: loading in the main process (no worker start-up)
             epoch=1,
             data_buffer_size=_arg(args, "data_buffer_size", 0),
             disable_iterator_cache=True,
