@@ -1,0 +1,217 @@
+"""Throughput and peak memory of the preprocessing pipeline (``python -m preprocess.custom``).
+
+1. Throughput: the full pipeline on ``--lines`` generated sentence pairs, once per ``--workers`` value,
+   each from scratch (``--force`` into a fresh directory). Prints wall time and sentence pairs per second
+   for every stage and end to end, and the speed-up over the first worker count.
+2. Peak memory: the full pipeline on ``--rss-lines`` pairs with the largest worker count. A sampler reads
+   ``/proc`` every 0.1 s for the whole process tree (pipeline, its pool workers, the sentencepiece trainer,
+   fairseq-preprocess and its workers) and reports the peak of the summed PSS (shared pages divided between
+   the processes that share them), the peak of the summed RSS (shared pages counted in every process), and
+   the peak RSS of the largest single process.
+
+The load average is printed too: the numbers only mean something on an otherwise idle machine.
+
+Usage::
+
+    python benchmarks/preprocess_throughput.py [--lines 100000] [--rss-lines 1000000] [--workers 1 2]
+        [--work DIR] [--skip-rss] [--skip-throughput]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+STAGES = ("tokenize-train", "learn-bpe", "bpe-train", "binarize")
+
+
+# --------------------------------------------------------------------------------------------- corpus
+def pseudo_words(rng: random.Random, count: int) -> list[str]:
+    syllables = [c + v for c in "bdfgklmnprstvwz" for v in "aeiou"] + ["sch", "ung", "ei", "au", "ie"]
+    return ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(count)]
+
+
+def write_corpus(prefix: Path, pairs: int, seed: int = 0) -> None:
+    """``pairs`` lines per side: Zipf-distributed pseudo-words, 3-40 words, punctuation, numbers, hyphens."""
+    rng = random.Random(seed)
+    vocab_src, vocab_tgt = pseudo_words(rng, 30000), pseudo_words(rng, 30000)
+    weights = [1 / (rank + 1) for rank in range(len(vocab_src))]
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        open(f"{prefix}.en", "w", encoding="utf-8") as src,
+        open(f"{prefix}.de", "w", encoding="utf-8") as tgt,
+    ):
+        for _ in range(pairs):
+            n = rng.randint(3, 40)
+            idx = rng.choices(range(len(vocab_src)), weights=weights, k=n)
+            words_src = [vocab_src[i] for i in idx]
+            words_tgt = [vocab_tgt[i] for i in idx]
+            if rng.random() < 0.3:
+                words_src[0] += "'s"
+                words_tgt.insert(rng.randrange(n), f"{rng.randint(1, 9999)},{rng.randint(0, 99)}")
+            if rng.random() < 0.3:
+                words_src.insert(rng.randrange(n), f"{words_src[-1]}-{words_src[0]}")
+            punct = rng.choice(".?!")
+            src.write(
+                " ".join(words_src).capitalize() + ", " + rng.choice(['"yes"', "(no)", "ok"]) + punct + "\n"
+            )
+            tgt.write(
+                " ".join(words_tgt).capitalize() + ", " + rng.choice(["„ja“", "(nein)", "gut"]) + punct + "\n"
+            )
+
+
+def ensure_corpus(work: Path, pairs: int) -> Path:
+    directory = work / f"corpus-{pairs}"
+    prefix = directory / "train"
+    done = directory / ".complete"
+    if not done.exists():
+        print(f"generating {pairs} sentence pairs in {directory}", flush=True)
+        write_corpus(prefix, pairs)
+        write_corpus(directory / "valid", 2000, seed=1)
+        done.write_text("ok\n")
+    return directory
+
+
+# ------------------------------------------------------------------------------------------- memory
+def process_tree(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as handle:
+                    fields = handle.read().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry))
+            except (OSError, IndexError):
+                continue
+    tree, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo.extend(children.get(pid, []))
+    return tree
+
+
+def memory_kb(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of one process in kB, (0, 0) if it is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as handle:
+            values = {line.split(":")[0]: int(line.split()[1]) for line in handle if line.endswith("kB\n")}
+        return values.get("Rss", 0), values.get("Pss", 0)
+    except (OSError, ValueError):
+        return 0, 0
+
+
+class TreeMemorySampler(threading.Thread):
+    """Samples the summed RSS/PSS of a process tree until stopped; keeps the peaks."""
+
+    def __init__(self, root: int, interval: float = 0.1) -> None:
+        super().__init__(daemon=True)
+        self.root, self.interval = root, interval
+        self.peak_rss_kb = self.peak_pss_kb = self.max_single_rss_kb = 0
+        self.stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop_event.is_set():
+            usage = [memory_kb(pid) for pid in process_tree(self.root)]
+            self.peak_rss_kb = max(self.peak_rss_kb, sum(rss for rss, _ in usage))
+            self.peak_pss_kb = max(self.peak_pss_kb, sum(pss for _, pss in usage))
+            self.max_single_rss_kb = max(self.max_single_rss_kb, *(rss for rss, _ in usage))
+            self.stop_event.wait(self.interval)
+
+
+# ------------------------------------------------------------------------------------------- runs
+def run_pipeline(corpus: Path, dest: Path, workers: int, vocab: int, sample_memory: bool = False) -> dict:
+    shutil.rmtree(dest, ignore_errors=True)
+    command = [
+        sys.executable, "-m", "preprocess.custom", "--src", "en", "--tgt", "de",
+        "--trainpref", str(corpus / "train"), "--validpref", str(corpus / "valid"),
+        "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", str(vocab),
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sampler = TreeMemorySampler(process.pid) if sample_memory else None
+    if sampler:
+        sampler.start()
+    _, stderr = process.communicate()
+    wall = time.monotonic() - started
+    if sampler:
+        sampler.stop_event.set()
+        sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"pipeline failed:\n{stderr.decode()[-3000:]}")
+    stages = {
+        name: json.loads((dest / ".stages" / f"{name}.json").read_text())["report"]["seconds"]
+        for name in STAGES
+    }
+    result = {"wall": wall, "stages": stages}
+    if sampler:
+        result["peak_pss_mb"] = sampler.peak_pss_kb / 1024
+        result["peak_rss_sum_mb"] = sampler.peak_rss_kb / 1024
+        result["max_single_rss_mb"] = sampler.max_single_rss_kb / 1024
+    return result
+
+
+def throughput(args: argparse.Namespace, work: Path) -> None:
+    corpus = ensure_corpus(work, args.lines)
+    results = {w: run_pipeline(corpus, work / f"out-w{w}", w, args.vocab) for w in args.workers}
+    base = args.workers[0]
+    print(f"\nthroughput on {args.lines} sentence pairs (pairs/s; x = speed-up over {base} worker(s))")
+    header = f"{'stage':<16}" + "".join(f"{f'{w} worker(s)':>24}" for w in args.workers)
+    print(header)
+    print("-" * len(header))
+    for stage in (*STAGES, "end to end"):
+        cells = []
+        for w in args.workers:
+            seconds = results[w]["wall"] if stage == "end to end" else results[w]["stages"][stage]
+            base_seconds = results[base]["wall"] if stage == "end to end" else results[base]["stages"][stage]
+            speedup = base_seconds / seconds if seconds else float("nan")
+            cells.append(f"{seconds:7.1f}s {args.lines / seconds:9.0f}/s x{speedup:4.2f}")
+        print(f"{stage:<16}" + "".join(f"{c:>24}" for c in cells))
+
+
+def peak_memory(args: argparse.Namespace, work: Path) -> None:
+    corpus = ensure_corpus(work, args.rss_lines)
+    workers = max(args.workers)
+    result = run_pipeline(corpus, work / "out-rss", workers, args.vocab, sample_memory=True)
+    print(f"\npeak memory on {args.rss_lines} sentence pairs, {workers} workers, wall {result['wall']:.0f}s")
+    print(f"  peak summed PSS of the process tree: {result['peak_pss_mb']:8.0f} MB")
+    rss_sum = result["peak_rss_sum_mb"]
+    print(f"  peak summed RSS of the process tree: {rss_sum:8.0f} MB (shared pages counted in each process)")
+    print(f"  peak RSS of the largest process:     {result['max_single_rss_mb']:8.0f} MB")
+    print("  stage seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in result["stages"].items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lines", type=int, default=100_000, help="sentence pairs for the throughput runs")
+    parser.add_argument("--rss-lines", type=int, default=1_000_000, help="sentence pairs for the memory run")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare")
+    parser.add_argument("--vocab", type=int, default=8000, help="--bpe-vocab-size of the runs")
+    parser.add_argument("--work", type=Path, help="directory for corpora and outputs (default: a temp dir)")
+    parser.add_argument("--skip-rss", action="store_true", help="only measure throughput")
+    parser.add_argument("--skip-throughput", action="store_true", help="only measure peak memory")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="preprocess-bench-"))
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), cores: {os.cpu_count()}", flush=True)
+    if not args.skip_throughput:
+        throughput(args, work)
+    if not args.skip_rss:
+        peak_memory(args, work)
+    print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
