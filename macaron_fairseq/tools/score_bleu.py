@@ -1,0 +1,225 @@
+"""Score ``fairseq-generate`` output with clearly labelled BLEU variants and write a results JSON.
+
+    python -m macaron_fairseq.tools.score_bleu --gen generate-test.txt --ref raw/test.de \\
+        --tok-ref tok/test.de --lang de --json results/bleu.json --hyp-out results/test.hyp.de
+
+The hypotheses are the ``H-<id>`` lines of the generate output, put back in corpus order by id. They are
+expected to be Moses-tokenized text with the BPE already removed (``fairseq-generate --post-process
+sentencepiece``) and are
+
+* detokenized with sacremoses (``--no-detokenize`` if they are already plain text) and scored with
+  sacreBLEU against the raw references (``--ref``): "sacreBLEU (detokenized)", with its signature;
+* scored as they are against the tokenized references (``--tok-ref``, or the generate output's
+  ``T-<id>`` lines when no file is given) with sacreBLEU's ``tokenize=none``: "tokenized BLEU", the
+  number ``fairseq-generate``/``multi-bleu.perl`` report. ``--compound-split`` applies the
+  ``##AT##-##AT##`` rewriting of fairseq's WMT recipe to both sides first.
+
+``--lowercase`` makes both scores case-insensitive; ``--metrics`` picks which ones to compute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+METRICS = ("sacrebleu", "tokenized")
+_LINE = re.compile(r"^(?P<kind>[HT])-(?P<id>\d+)\t(?P<rest>.*)$")
+_HYPHEN = re.compile(r"(\S)-(\S)")
+
+
+class ScoreError(RuntimeError):
+    """Raised for inputs that cannot be scored (missing hypotheses, count mismatches)."""
+
+
+@dataclass
+class GenerateOutput:
+    """Hypotheses and targets of a ``fairseq-generate`` output, indexed by sentence id."""
+
+    hypotheses: dict[int, str]
+    targets: dict[int, str]
+
+
+def parse_generate_output(lines: Iterable[str]) -> GenerateOutput:
+    """Collect ``H-<id>\\t<score>\\t<text>`` and ``T-<id>\\t<text>`` lines; the first hypothesis of an id
+    wins (with ``--nbest > 1`` the best one comes first)."""
+    hypotheses: dict[int, str] = {}
+    targets: dict[int, str] = {}
+    for line in lines:
+        match = _LINE.match(line.rstrip("\n"))
+        if match is None:
+            continue
+        sent_id = int(match["id"])
+        if match["kind"] == "H":
+            parts = match["rest"].split("\t", 1)
+            text = parts[1] if len(parts) == 2 else ""
+            hypotheses.setdefault(sent_id, text.strip())
+        else:
+            targets.setdefault(sent_id, match["rest"].strip())
+    return GenerateOutput(hypotheses, targets)
+
+
+def in_corpus_order(by_id: dict[int, str], expected: int, what: str) -> list[str]:
+    """Values sorted by id; every id 0..expected-1 must be present exactly once."""
+    missing = [i for i in range(expected) if i not in by_id]
+    extra = sorted(i for i in by_id if not 0 <= i < expected)
+    if missing or extra:
+        detail = []
+        if missing:
+            detail.append(f"{len(missing)} ids missing (first: {missing[:5]})")
+        if extra:
+            detail.append(f"{len(extra)} ids outside 0..{expected - 1} (first: {extra[:5]})")
+        raise ScoreError(f"{what}: expected {expected} sentences, " + "; ".join(detail))
+    return [by_id[i] for i in range(expected)]
+
+
+def detokenize(lines: Sequence[str], lang: str) -> list[str]:
+    from sacremoses import MosesDetokenizer
+
+    detok = MosesDetokenizer(lang=lang)
+    return [detok.detokenize(line.split()) for line in lines]
+
+
+def compound_split(line: str) -> str:
+    """fairseq's ``compound_split_bleu.sh``: ``a-b`` → ``a ##AT##-##AT## b`` (and Moses ``@-@`` alike)."""
+    line = line.replace(" @-@ ", " ##AT##-##AT## ")
+    return _HYPHEN.sub(r"\1 ##AT##-##AT## \2", line)
+
+
+def read_lines(path: Path) -> list[str]:
+    with open(path, encoding="utf-8") as handle:
+        return [line.rstrip("\n") for line in handle]
+
+
+def bleu_record(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool,
+                label: str) -> dict[str, Any]:
+    import sacrebleu
+
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    result = metric.corpus_score(list(hyps), [list(refs)])
+    return {
+        "label": label,
+        "score": round(result.score, 2),
+        "signature": str(metric.get_signature()),
+        "precisions": [round(p, 2) for p in result.precisions],
+        "brevity_penalty": round(result.bp, 4),
+        "sys_len": result.sys_len,
+        "ref_len": result.ref_len,
+    }
+
+
+def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | None, lang: str,
+          metrics: Sequence[str], detokenize_hyps: bool = True, lowercase: bool = False,
+          split_compounds: bool = False) -> tuple[dict[str, Any], list[str]]:
+    """Compute the requested BLEU variants. Returns (results dict, detokenized hypotheses)."""
+    gen = parse_generate_output(gen_lines)
+    if not gen.hypotheses:
+        raise ScoreError("no H-<id> lines found: is this the stdout of fairseq-generate?")
+    refs = read_lines(ref_path) if ref_path is not None else None
+    expected = len(refs) if refs is not None else len(gen.hypotheses)
+    hyps_tok = in_corpus_order(gen.hypotheses, expected, "hypotheses (H-lines)")
+    hyps_plain = detokenize(hyps_tok, lang) if detokenize_hyps else list(hyps_tok)
+    case = "case-insensitive" if lowercase else "case-sensitive"
+    results: dict[str, Any] = {"n_sentences": expected, "lang": lang, "lowercase": lowercase,
+                               "detokenized_hypotheses": detokenize_hyps, "scores": {}}
+    if "sacrebleu" in metrics:
+        if refs is None:
+            raise ScoreError("sacreBLEU needs --ref (the raw, untokenized references)")
+        label = f"sacreBLEU (detokenized, 13a, {case})"
+        results["scores"]["sacrebleu"] = bleu_record(hyps_plain, refs, "13a", lowercase, label)
+        results["ref"] = str(ref_path)
+    if "tokenized" in metrics:
+        if tok_ref_path is not None:
+            tok_refs = read_lines(tok_ref_path)
+            if len(tok_refs) != expected:
+                raise ScoreError(f"--tok-ref has {len(tok_refs)} lines, expected {expected}")
+            results["tok_ref"] = str(tok_ref_path)
+        else:
+            tok_refs = in_corpus_order(gen.targets, expected, "targets (T-lines, used without --tok-ref)")
+            results["tok_ref"] = "T-lines of the generate output"
+        tok_hyps = list(hyps_tok)
+        label = f"tokenized BLEU (Moses-tokenized, {case}"
+        if split_compounds:
+            tok_hyps = [compound_split(h) for h in tok_hyps]
+            tok_refs = [compound_split(r) for r in tok_refs]
+            label += ", compound-split"
+        results["scores"]["tokenized"] = bleu_record(tok_hyps, tok_refs, "none", lowercase, label + ")")
+    return results, hyps_plain
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def format_report(results: dict[str, Any]) -> str:
+    lines = []
+    for record in results["scores"].values():
+        lines.append(f"{record['label']} = {record['score']:.2f}   [{record['signature']}]")
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m macaron_fairseq.tools.score_bleu",
+        description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--gen", required=True, help="fairseq-generate stdout ('-' reads stdin)")
+    parser.add_argument("--ref", type=Path, help="raw (detokenized) references, one per line")
+    parser.add_argument("--tok-ref", type=Path, help="tokenized references (default: the T-lines)")
+    parser.add_argument("--lang", default="en", help="target language for the Moses detokenizer")
+    parser.add_argument("--metrics", default="sacrebleu,tokenized",
+                        help=f"comma-separated subset of {','.join(METRICS)} (default: both)")
+    parser.add_argument("--no-detokenize", action="store_true",
+                        help="hypotheses are plain text already (e.g. generate --tokenizer moses)")
+    parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
+    parser.add_argument("--compound-split", action="store_true",
+                        help="split hyphenated compounds (##AT##-##AT##) before tokenized BLEU")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--hyp-out", type=Path, help="write the detokenized hypotheses here")
+    parser.add_argument("--name", default="", help="free-form label stored in the JSON (e.g. 'test')")
+    args = parser.parse_args(argv)
+    args.metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    unknown = sorted(set(args.metrics) - set(METRICS))
+    if unknown or not args.metrics:
+        parser.error(f"--metrics: unknown {unknown}; choose from {', '.join(METRICS)}")
+    if "sacrebleu" in args.metrics and args.ref is None:
+        parser.error("--ref is required for the sacrebleu metric")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        if args.gen == "-":
+            gen_lines = sys.stdin.readlines()
+        else:
+            gen_lines = read_lines(Path(args.gen))
+        results, hyps_plain = score(gen_lines, args.ref, args.tok_ref, args.lang, args.metrics,
+                                    detokenize_hyps=not args.no_detokenize, lowercase=args.lowercase,
+                                    split_compounds=args.compound_split)
+    except (ScoreError, OSError) as err:
+        print(f"score_bleu: error: {err}", file=sys.stderr)
+        return 1
+    results["name"] = args.name
+    results["generate_output"] = args.gen
+    if args.hyp_out is not None:
+        write_atomic(args.hyp_out, "".join(h + "\n" for h in hyps_plain))
+        results["hypotheses_file"] = str(args.hyp_out)
+    if args.json is not None:
+        write_atomic(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    print(format_report(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
