@@ -74,11 +74,10 @@ VALID_EVERY = 23
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m preprocess.iwslt14",
-        description=__doc__.split("\n\n")[0].replace("\n", " "),
-        epilog="outputs in DEST: the fairseq data-bin itself (dict.de.txt == dict.en.txt, "
-        "{train,valid,test}.de-en.{de,en}.{bin,idx}; train with --share-all-embeddings), plus tok/ "
-        "(tokenized lowercased references), raw/ (untokenized), bpe/, spm.model/.vocab, work/, .stages/. "
-        "A rerun resumes after the last finished stage.",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="--force redoes every stage but keeps a downloaded archive (delete DEST/work/downloads to "
+        "download again).",
     )
     parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
     parser.add_argument(

@@ -123,13 +123,10 @@ def evaluation_config(lang: str) -> MosesConfig:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m preprocess.wmt14_en_de",
-        description="WMT14 English->German (europarl-v7 + commoncrawl + news-commentary-v9; newstest2013 "
-        "valid; newstest2014 full test) -> Moses normalization/tokenization (-a) -> cleaning -> joint "
-        "sentencepiece BPE -> fairseq data-bin.",
-        epilog="outputs in DEST: the fairseq data-bin itself (dict.en.txt == dict.de.txt, "
-        "{train,valid,test}.en-de.{en,de}.{bin,idx}; train with --share-all-embeddings), raw/test.{en,de} "
-        "(detokenized references for sacreBLEU), tok/ (tokenized references), bpe/, spm.model/.vocab, work/ "
-        "(downloads, extracted files), .stages/. A rerun resumes after the last finished stage.",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="--force redoes every stage but keeps downloaded archives (delete DEST/work/downloads to "
+        "download again).",
     )
     parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
     parser.add_argument(
