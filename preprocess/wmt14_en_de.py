@@ -3,8 +3,8 @@ fairseq's ``examples/translation/prepare-wmt14en2de.sh --icml17``, into a fairse
 
 Usage::
 
-    python -m preprocess.wmt14_en_de --dest DIR [--raw-dir DIR] [--workers N] [--force] \
-        [--bpe-vocab-size 37000]
+    python -m preprocess.wmt14_en_de --dest DIR [--raw-dir DIR] [--workers N] [--force]
+                                     [--bpe-vocab-size 37000]
 
 Recipe (each step a resumable stage):
 
@@ -14,9 +14,9 @@ Recipe (each step a resumable stage):
 2. training text (europarl-v7 + commoncrawl + news-commentary-v9, streamed in that order):
    ``normalize-punctuation.perl`` -> ``remove-non-printing-char.perl`` -> ``tokenizer.perl -a`` (sacremoses,
    Moses default escaping) -> ``clean-corpus-n -ratio 1.5 1 250``.
-3. valid/test: the ``<seg id>`` lines of the test ``.sgm`` files, ``’`` -> ``'``, ``tokenizer.perl -a``
-   (fairseq's script does not normalize its test set; newstest2013 is treated like the test set). Never
-   length-filtered.
+3. test: the ``<seg id>`` lines of newstest2014-deen-src.en.sgm / -ref.de.sgm; valid: newstest2013.{en,de};
+   both ``’`` -> ``'`` then ``tokenizer.perl -a``, as fairseq's script does for its test set (it does not
+   normalize punctuation there). Never length-filtered.
 4. joint sentencepiece BPE (about 37k pieces as in the paper) learned on the tokenized training text of
    both sides (a random sample of ``--spm-input-sentence-size`` sentences), applied to every split;
    ``fairseq-preprocess --joined-dictionary``.
