@@ -33,6 +33,9 @@ def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
     train.append(("This one is far too long for its short partner " * 3, "Kurz."))  # ratio filter
     train.append(("   ", "Nur Leerzeichen links."))  # whitespace-only side: dropped pairwise
     write_parallel(raw / "train", train)
+    with open(raw / "train.en", "ab") as en, open(raw / "train.de", "ab") as de:
+        en.write(b"Invalid \xc3\x28 UTF-8 here.\n")  # dropped together with its partner
+        de.write(b"Gutes UTF-8 hier.\n")
     write_parallel(
         raw / "valid",
         [*random_pairs(60, seed=2), ("Short.", "Dies ist ein viel zu langer Satz, aber nie gefiltert.")],
@@ -59,7 +62,8 @@ def test_outputs_exist_and_sides_align(custom_run: tuple[Path, Path, str]) -> No
 def test_raw_copies_the_kept_pairs_and_tok_is_lowercased(custom_run: tuple[Path, Path, str]) -> None:
     raw, out, _ = custom_run
     kept_en = read_lines(out / "raw" / "train.en")
-    assert kept_en == read_lines(raw / "train.en")[:1500]  # the two bad pairs at the end are gone
+    raw_en = (raw / "train.en").read_bytes().split(b"\n")
+    assert kept_en == [line.decode() for line in raw_en[:1500]]  # the three bad pairs at the end are gone
     assert read_lines(out / "raw" / "valid.de")[-1] == "Dies ist ein viel zu langer Satz, aber nie gefiltert."
     tok = read_lines(out / "tok" / "train.en")
     assert tok[0] == tok[0].lower() and tok[0].endswith(", isn 't it ?")
@@ -77,8 +81,9 @@ def test_bpe_round_trip_gives_tokenized_text(custom_run: tuple[Path, Path, str])
 def test_summary_reports_counts_and_drops(custom_run: tuple[Path, Path, str]) -> None:
     _, _, log = custom_run
     train_row = next(line for line in log.splitlines() if line.startswith("train "))
-    assert train_row.split()[:6] == ["train", "1502", "1500", "1500", "1500", "1500"]
-    assert "1 empty" in train_row and "1 length/ratio" in train_row
+    assert train_row.split()[:6] == ["train", "1503", "1500", "1500", "1500", "1500"]
+    assert "1 empty" in train_row and "1 length/ratio" in train_row and "1 invalid UTF-8" in train_row
+    assert "dropped 1 pair(s) with invalid UTF-8" in log and "train.en:1503: invalid UTF-8 at byte 8" in log
 
 
 def test_rerun_skips_every_stage_and_force_redoes(custom_run: tuple[Path, Path, str]) -> None:
@@ -93,3 +98,33 @@ def test_rerun_skips_every_stage_and_force_redoes(custom_run: tuple[Path, Path, 
     changed = run_module("preprocess.custom", *custom_args(raw, out))
     assert "[tokenize-train] running" in changed.stderr
     assert read_lines(out / "tok" / "train.en")[0] != read_lines(out / "tok" / "train.en")[0].lower()
+
+
+def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
+    write_parallel(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    result = run_module("preprocess.custom", *custom_args(tmp_path / "RAW", tmp_path / "OUT"), check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    for name in ("valid.en", "valid.de", "test.en", "test.de"):
+        assert str(tmp_path / "RAW" / name) in result.stderr
+
+
+def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
+    raw = tmp_path / "RAW"
+    for split in SPLITS:
+        write_parallel(raw / split, random_pairs(10, seed=1))
+    (raw / "valid.de").write_text("only one line\n")
+    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    assert result.returncode == 2
+    assert f"{raw / 'valid.en'} has 10 lines but {raw / 'valid.de'} has 1 lines" in result.stderr
+    assert not (tmp_path / "OUT" / "tok").exists()
+
+
+def test_unwritable_destination(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("a file, not a directory")
+    write_parallel(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    result = run_module(
+        "preprocess.custom", "--src", "en", "--tgt", "de", "--trainpref", str(tmp_path / "RAW" / "train"),
+        "--dest", str(blocker / "out"), check=False,
+    )  # fmt: skip
+    assert result.returncode == 2 and f"destination {blocker / 'out'} is not writable" in result.stderr

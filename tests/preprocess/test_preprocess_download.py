@@ -1,0 +1,58 @@
+"""Downloading archives from a local HTTP server: mirror fallback, integrity check, nothing half-written."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from preprocess_test_helpers import write_tgz
+
+from preprocess.archives import verify_tar
+from preprocess.download import download_archive
+from preprocess.errors import PreprocessError
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(QuietHandler, directory=str(root))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_falls_back_to_the_second_mirror(server: tuple[str, Path], tmp_path: Path) -> None:
+    url, root = server
+    write_tgz(root / "de-en.tgz", {"de-en/a.txt": b"hello\n"})
+    target = tmp_path / "downloads" / "de-en.tgz"
+    download_archive([f"{url}/missing/de-en.tgz", f"{url}/de-en.tgz"], target, verify=verify_tar)
+    assert target.read_bytes() == (root / "de-en.tgz").read_bytes()
+    assert list(target.parent.iterdir()) == [target]
+
+
+def test_corrupt_download_is_refused_and_not_kept(server: tuple[str, Path], tmp_path: Path) -> None:
+    url, root = server
+    data = write_tgz(root / "full.tgz", {"x": b"y" * 100000}).read_bytes()
+    (root / "de-en.tgz").write_bytes(data[: len(data) // 2])
+    target = tmp_path / "downloads" / "de-en.tgz"
+    with pytest.raises(PreprocessError) as info:
+        download_archive([f"{url}/nothing-here.tgz", f"{url}/de-en.tgz"], target, verify=verify_tar)
+    message = str(info.value)
+    assert "nothing-here.tgz: HTTP Error 404" in message and "truncated or corrupt" in message
+    assert "--raw-dir" in message
+    assert list(target.parent.iterdir()) == []
