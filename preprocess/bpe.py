@@ -119,7 +119,8 @@ def encode_chunk(lines: list[bytes]) -> tuple[bytes, list[str]]:
     """Pieces of each tokenized line, space-separated; plus the lines that do not round-trip."""
     processor = _encoder["sp"]
     texts = [line.decode("utf-8") for line in lines]
-    encoded = [" ".join(pieces) for pieces in processor.encode(texts, out_type=str)]
+    # one thread per worker process: the parallelism comes from --workers, not from sentencepiece's pool
+    encoded = [" ".join(pieces) for pieces in processor.encode(texts, out_type=str, num_threads=1)]
     broken = [text for text, pieces in zip(texts, encoded, strict=True) if remove_bpe(pieces) != text.strip()]
     return ("\n".join(encoded) + "\n").encode("utf-8") if encoded else b"", broken
 
