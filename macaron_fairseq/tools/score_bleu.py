@@ -101,7 +101,8 @@ def bleu_record(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowerca
                 label: str) -> dict[str, Any]:
     import sacrebleu
 
-    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase)
+    # force: tokenized BLEU is meant to be computed on tokenized text (no "forgot to detokenize" warning)
+    metric = sacrebleu.metrics.BLEU(tokenize=tokenize, lowercase=lowercase, force=tokenize == "none")
     result = metric.corpus_score(list(hyps), [list(refs)])
     return {
         "label": label,
