@@ -1,0 +1,112 @@
+"""Average the parameters of the last N checkpoints of a fairseq run (the WMT/IWSLT recipes' last step
+before beam search).
+
+    python -m macaron_fairseq.tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
+        --output CKPT_DIR/checkpoint_avg_last5.pt
+    python -m macaron_fairseq.tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
+
+The output keeps the newest checkpoint's configuration and training state and replaces its model
+weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The
+checkpoints are read with torch's restricted unpickler plus the plugin's allow-list; the output is
+written to a temporary file and renamed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from macaron_fairseq import checkpoint_safety
+
+EPOCH_CHECKPOINT = re.compile(r"^checkpoint(\d+)\.pt$")
+UPDATE_CHECKPOINT = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
+
+
+class AveragingError(ValueError):
+    pass
+
+
+def last_checkpoints(directory: Path, count: int, by_update: bool) -> list[Path]:
+    """The ``count`` newest ``checkpointE.pt`` (or ``checkpoint_E_U.pt``) files, oldest first."""
+    pattern = UPDATE_CHECKPOINT if by_update else EPOCH_CHECKPOINT
+    numbered = sorted(
+        (int(m.group(1)), p) for p in directory.iterdir() if (m := pattern.match(p.name)) is not None
+    )
+    if len(numbered) < count:
+        kind = "checkpoint_<epoch>_<update>.pt" if by_update else "checkpoint<epoch>.pt"
+        raise AveragingError(
+            f"{directory}: asked to average the last {count} {kind} files but found {len(numbered)}: "
+            f"{[p.name for _, p in numbered]}"
+        )
+    return [p for _, p in numbered[-count:]]
+
+
+def average(paths: Sequence[Path]) -> dict:
+    if not paths:
+        raise AveragingError("no checkpoints to average")
+    checkpoint_safety.install()
+    sums: dict[str, torch.Tensor] = {}
+    keys: list[str] | None = None
+    state: dict = {}
+    for path in paths:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        model = state["model"]
+        if keys is None:
+            keys = list(model)
+        elif list(model) != keys:
+            missing, extra = set(keys) - set(model), set(model) - set(keys)
+            raise AveragingError(
+                f"{path} has different parameters from {paths[0]} (missing {sorted(missing)[:5]}, "
+                f"extra {sorted(extra)[:5]})"
+            )
+        for name, tensor in model.items():
+            if tensor.is_floating_point():  # integer buffers (e.g. version counters) keep the newest value
+                value = tensor.to(torch.float64)
+                sums[name] = sums[name] + value if name in sums else value
+    newest = state["model"]
+    state["model"] = {
+        name: (sums[name] / len(paths)).to(tensor.dtype) if name in sums else tensor
+        for name, tensor in newest.items()
+    }
+    return state
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--inputs", nargs="+", type=Path, required=True, help="checkpoint files, or one directory"
+    )
+    parser.add_argument("--output", type=Path, required=True)
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--num-epoch-checkpoints", type=int, help="average the last N checkpoint<epoch>.pt")
+    group.add_argument("--num-update-checkpoints", type=int, help="average the last N checkpoint_<e>_<u>.pt")
+    args = parser.parse_args(argv)
+    try:
+        if args.num_epoch_checkpoints or args.num_update_checkpoints:
+            if len(args.inputs) != 1 or not args.inputs[0].is_dir():
+                raise AveragingError("--num-*-checkpoints needs exactly one directory in --inputs")
+            by_update = bool(args.num_update_checkpoints)
+            count = args.num_update_checkpoints if by_update else args.num_epoch_checkpoints
+            paths = last_checkpoints(args.inputs[0], count, by_update)
+        else:
+            paths = list(args.inputs)
+            if missing := [str(p) for p in paths if not p.is_file()]:
+                raise AveragingError(f"checkpoint files not found: {missing}")
+        state = average(paths)
+    except AveragingError as err:
+        sys.exit(f"average_checkpoints: error: {err}")
+    tmp = args.output.with_name(args.output.name + ".tmp")
+    torch.save(state, tmp)
+    tmp.replace(args.output)
+    print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.output}")
+
+
+if __name__ == "__main__":
+    main()

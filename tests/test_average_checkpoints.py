@@ -1,0 +1,50 @@
+"""Checkpoint averaging: exact means, newest non-model state, clear errors."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+import torch
+
+from macaron_fairseq.tools.average_checkpoints import AveragingError, average, last_checkpoints, main
+
+
+def fake_checkpoint(path: Path, value: float, epoch: int) -> None:
+    state = {
+        "model": {"w": torch.full((2, 3), value), "step": torch.tensor([epoch])},
+        "cfg": {"model": argparse.Namespace(arch="macaron_base")},
+        "extra_state": {"epoch": epoch},
+    }
+    torch.save(state, path)
+
+
+def test_average_of_the_last_epoch_checkpoints(tmp_path: Path) -> None:
+    for epoch, value in enumerate([100.0, 1.0, 2.0, 6.0], start=1):
+        fake_checkpoint(tmp_path / f"checkpoint{epoch}.pt", value, epoch)
+    fake_checkpoint(tmp_path / "checkpoint_last.pt", 6.0, 4)
+    paths = last_checkpoints(tmp_path, 3, by_update=False)
+    assert [p.name for p in paths] == ["checkpoint2.pt", "checkpoint3.pt", "checkpoint4.pt"]
+    main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "3", "--output", str(tmp_path / "avg.pt")])
+    avg = torch.load(tmp_path / "avg.pt", weights_only=True)
+    assert torch.equal(avg["model"]["w"], torch.full((2, 3), 3.0))
+    assert avg["model"]["step"].tolist() == [4] and avg["extra_state"]["epoch"] == 4
+    assert not (tmp_path / "avg.pt.tmp").exists()
+
+
+def test_numeric_epoch_order_not_lexicographic(tmp_path: Path) -> None:
+    for epoch in (2, 9, 10, 11):
+        fake_checkpoint(tmp_path / f"checkpoint{epoch}.pt", float(epoch), epoch)
+    names = [p.name for p in last_checkpoints(tmp_path, 2, by_update=False)]
+    assert names == ["checkpoint10.pt", "checkpoint11.pt"]
+
+
+def test_too_few_checkpoints_and_mismatched_parameters_are_errors(tmp_path: Path) -> None:
+    fake_checkpoint(tmp_path / "checkpoint1.pt", 1.0, 1)
+    with pytest.raises(AveragingError, match=r"last 2 checkpoint<epoch>\.pt files but found 1"):
+        last_checkpoints(tmp_path, 2, by_update=False)
+    other = tmp_path / "other.pt"
+    torch.save({"model": {"v": torch.zeros(1)}, "cfg": {}}, other)
+    with pytest.raises(AveragingError, match="different parameters"):
+        average([tmp_path / "checkpoint1.pt", other])
