@@ -1,0 +1,243 @@
+"""Tests of the synthetic English→German-like corpus generator (preprocess.synthetic_en_de)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from preprocess import synthetic_en_de as syn
+from preprocess.synthetic_en_de import Clause, NounPhrase, PrepPhrase
+
+NOUN = {n.en_sg: n for n in syn.NOUNS}
+ADJ = {a.en: a for a in syn.ADJECTIVES}
+
+
+def verb(en: str, frame: str | None = None) -> syn.Verb:
+    return next(v for v in syn.VERBS if v.en == en and (frame is None or v.frame == frame))
+
+
+def np_(noun: str, det: str = "def", number: str = "sg", adjs: tuple[str, ...] = ()) -> NounPhrase:
+    return NounPhrase("noun", noun=NOUN[noun], number=number, det=det, adjs=tuple(ADJ[a] for a in adjs))
+
+
+def pron(key: str) -> NounPhrase:
+    return NounPhrase("pron", pron=key)
+
+
+def both(clause: Clause, mode: str = "main") -> tuple[str, str]:
+    en_mode = "question" if mode == "question" else "main"
+    end = "?" if mode == "question" else "."
+    return (syn.detokenize([*syn.en_clause(clause, en_mode), end]),
+            syn.detokenize([*syn.de_clause(clause, mode), end]))
+
+
+# --- determinism, sizes, files ----------------------------------------------------------------------------
+
+
+def test_same_seed_gives_identical_corpus() -> None:
+    sizes = {"train": 300, "valid": 50, "test": 50}
+    assert syn.generate_corpus(sizes, seed=7) == syn.generate_corpus(sizes, seed=7)
+
+
+def test_different_seed_gives_different_corpus() -> None:
+    sizes = {"train": 100, "valid": 20, "test": 20}
+    assert syn.generate_corpus(sizes, seed=1)["train"] != syn.generate_corpus(sizes, seed=2)["train"]
+
+
+def test_test_split_does_not_depend_on_training_size() -> None:
+    small = syn.generate_corpus({"train": 50, "valid": 30, "test": 40}, seed=3)
+    large = syn.generate_corpus({"train": 500, "valid": 30, "test": 40}, seed=3)
+    assert small["test"] == large["test"]
+    assert small["valid"] == large["valid"]
+
+
+def test_sizes_uniqueness_and_lengths() -> None:
+    corpus = syn.generate_corpus({"train": 1000, "valid": 100, "test": 100}, seed=1)
+    assert {k: len(v) for k, v in corpus.items()} == {"train": 1000, "valid": 100, "test": 100}
+    english = [en for pairs in corpus.values() for en, _ in pairs]
+    assert len(set(english)) == len(english), "a sentence appears twice (within or across splits)"
+    for en, de in corpus["train"]:
+        assert syn.MIN_WORDS <= len(en.split()) <= syn.MAX_WORDS
+        assert en[0].isupper() and de[0].isupper()
+        assert en[-1] in ".?" and de[-1] == en[-1]
+    # neither a copy nor a reversal of the source
+    copies = sum(en == de for en, de in corpus["train"])
+    reversals = sum(en.split() == de.split()[::-1] for en, de in corpus["train"])
+    assert copies + reversals < 5
+
+
+def test_structure_is_rich() -> None:
+    corpus = syn.generate_corpus({"train": 3000}, seed=1)
+    german = "\n".join(de for _, de in corpus["train"])
+    for marker in (", weil ", ", dass ", "Wenn ", "Als ", " kein", " im ", " zur ", " ins ", " hat ", " ist ",
+                   " wird ", " darf ", "?", ", die ", ", der ", " an.", " auf."):
+        assert marker in german, marker
+    vocabulary = {w for _, de in corpus["train"] for w in de.split()}
+    assert len(vocabulary) > 800
+
+
+def test_cli_writes_aligned_files_under_5mb(tmp_path: Path) -> None:
+    assert syn.main(["--dest", str(tmp_path), "--train", "200", "--valid", "20", "--test", "30"]) == 0
+    for split, n in (("train", 200), ("valid", 20), ("test", 30)):
+        en = (tmp_path / f"{split}.en").read_text(encoding="utf-8").splitlines()
+        de = (tmp_path / f"{split}.de").read_text(encoding="utf-8").splitlines()
+        assert len(en) == len(de) == n
+    assert not list(tmp_path.glob("*.tmp*"))
+
+
+def test_default_corpus_size_is_below_5mb() -> None:
+    # the CLI defaults (20000/500/500): estimate from a 2000-pair sample, with a wide margin
+    pairs = syn.generate_pairs(2000, seed=1, split="train", seen=set())
+    sample_bytes = sum(len(en.encode()) + len(de.encode()) + 2 for en, de in pairs)
+    assert sample_bytes / 2000 * 21000 < 5e6 * 0.7
+
+
+def test_cli_rejects_non_positive_sizes(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        syn.main(["--dest", str(tmp_path), "--train", "0"])
+
+
+# --- morphology ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phrase", "case", "expected"),
+    [
+        (np_("dog"), "nom", "der Hund"),
+        (np_("dog"), "acc", "den Hund"),
+        (np_("dog"), "dat", "dem Hund"),
+        (np_("woman", "indef"), "dat", "einer Frau"),
+        (np_("child", "indef", adjs=("small",)), "nom", "ein kleines Kind"),
+        (np_("child", "def", adjs=("small",)), "nom", "das kleine Kind"),
+        (np_("dog", "indef", adjs=("big",)), "acc", "einen großen Hund"),
+        (np_("dog", "indef", adjs=("big",)), "nom", "ein großer Hund"),
+        (np_("car", "poss:my", adjs=("expensive",)), "acc", "mein teures Auto"),
+        (np_("dog", "def", "pl", ("black",)), "dat", "den schwarzen Hunden"),
+        (np_("dog", "bare", "pl", ("black",)), "nom", "schwarze Hunde"),
+        (np_("dog", "num:two", "pl", ("black",)), "dat", "zwei schwarzen Hunden"),
+        (np_("milk", "bare", adjs=("cold",)), "dat", "kalter Milch"),
+        (np_("coffee", "bare", adjs=("cold",)), "acc", "kalten Kaffee"),
+        (np_("boy"), "acc", "den Jungen"),
+        (np_("neighbour", "dem"), "dat", "diesem Nachbarn"),
+        (np_("student", "poss:our"), "nom", "unser Student"),
+        (np_("cat", "poss:her", "pl"), "acc", "ihre Katzen"),
+        (np_("child", "def", "pl"), "dat", "den Kindern"),
+        (np_("cat", "def", adjs=("tired",)), "nom", "die müde Katze"),
+        (pron("3sg:m"), "dat", "ihm"),
+        (pron("3pl"), "dat", "ihnen"),
+    ],
+)
+def test_german_noun_phrase_agreement(phrase: NounPhrase, case: str, expected: str) -> None:
+    assert " ".join(syn.de_np(phrase, case)) == expected
+
+
+def test_english_noun_phrases() -> None:
+    assert syn.en_np(np_("umbrella", "indef")) == ["an", "umbrella"]
+    assert syn.en_np(np_("dog", "indef", adjs=("old",))) == ["an", "old", "dog"]
+    assert syn.en_np(np_("child", "dem", "pl")) == ["these", "children"]
+    assert syn.en_np(pron("3sg:f"), "obj") == ["her"]
+
+
+@pytest.mark.parametrize(
+    ("en", "person", "expected"),
+    [("work", "3sg", "arbeitet"), ("work", "2sg", "arbeitest"), ("see", "3sg", "sieht"),
+     ("dance", "2sg", "tanzt"), ("open", "3sg", "öffnet"), ("live", "3sg", "wohnt"),
+     ("draw", "2sg", "zeichnest"), ("come", "3sg", "kommt"), ("like", "1sg", "mag"),
+     ("feed", "1sg", "füttere"), ("read", "1pl", "lesen")],
+)
+def test_present_tense(en: str, person: str, expected: str) -> None:
+    frame = "motion" if en == "come" else None
+    assert verb(en, frame).de_present(person) == expected
+
+
+def test_preterite_and_participles() -> None:
+    assert verb("work").de_preterite("3pl") == "arbeiteten"
+    assert verb("see").de_preterite("2sg") == "sahst"
+    assert verb("find").de_preterite("2sg") == "fandest"
+    assert verb("find").de_preterite("1pl") == "fanden"
+    assert verb("visit").de_pp == "besucht"
+    assert verb("repair").de_pp == "repariert"
+    assert verb("call").de_pp == "angerufen"
+    assert verb("tidy").de_pp == "aufgeräumt"
+    assert verb("go").de_aux == "sein"
+
+
+# --- word order and clause-level rules -----------------------------------------------------------------
+
+
+def test_v2_with_fronted_time_adverb() -> None:
+    c = Clause(subj=np_("man"), verb=verb("see"), tense="pres", acc=np_("dog"),
+               time=syn.Adverb("today", "heute"), time_front=True)
+    assert both(c) == ("Today the man sees the dog.", "Heute sieht der Mann den Hund.")
+
+
+def test_perfect_puts_participle_last_and_picks_auxiliary() -> None:
+    c = Clause(subj=np_("man"), verb=verb("see"), tense="perf", acc=np_("dog"))
+    assert both(c) == ("The man has seen the dog.", "Der Mann hat den Hund gesehen.")
+    c = Clause(subj=pron("1pl"), verb=verb("go"), tense="perf",
+               pp=PrepPhrase("to", "zu", "dat", np_("station")))
+    assert both(c) == ("We have gone to the station.", "Wir sind zum Bahnhof gegangen.")
+
+
+def test_separable_prefix_main_and_subordinate() -> None:
+    c = Clause(subj=np_("woman"), verb=verb("call"), tense="pres", acc=pron("3sg:m"))
+    assert both(c) == ("The woman calls him.", "Die Frau ruft ihn an.")
+    assert " ".join(syn.de_clause(c, "sub")) == "die Frau ihn anruft"
+
+
+def test_subordinate_clause_is_verb_final() -> None:
+    c = Clause(subj=np_("child"), verb=verb("read"), tense="perf", acc=np_("book", "indef"))
+    assert " ".join(syn.de_clause(c, "sub")) == "das Kind ein Buch gelesen hat"
+    c = Clause(subj=np_("child"), verb=verb("read"), tense="can", acc=np_("book", "indef"))
+    assert " ".join(syn.de_clause(c, "sub")) == "das Kind ein Buch lesen kann"
+
+
+def test_negation_kein_vs_nicht_and_must_not() -> None:
+    c = Clause(subj=np_("man"), verb=verb("buy"), tense="pres", acc=np_("car", "indef"), neg=True)
+    assert both(c) == ("The man does not buy a car.", "Der Mann kauft kein Auto.")
+    c = Clause(subj=np_("man"), verb=verb("buy"), tense="pres", acc=np_("car"), neg=True)
+    assert both(c)[1] == "Der Mann kauft das Auto nicht."
+    c = Clause(subj=pron("2sg"), verb=verb("drink"), tense="must", acc=np_("wine", "bare"), neg=True)
+    assert both(c) == ("You must not drink wine.", "Du darfst keinen Wein trinken.")
+
+
+def test_question_is_verb_first_and_progressive_maps_to_present() -> None:
+    c = Clause(subj=np_("girl"), verb=verb("help"), tense="pres", dat=np_("farmer"))
+    assert both(c, "question") == ("Does the girl help the farmer?", "Hilft das Mädchen dem Bauern?")
+    c = Clause(subj=np_("girl"), verb=verb("eat"), tense="prog", acc=np_("apple", "indef"))
+    assert both(c) == ("The girl is eating an apple.", "Das Mädchen isst einen Apfel.")
+
+
+def test_ditransitive_dative_before_accusative() -> None:
+    c = Clause(subj=pron("1sg"), verb=verb("give"), tense="past", dat=np_("child"), acc=np_("ball", "indef"),
+               en_to_dative=True)
+    assert both(c) == ("I gave a ball to the child.", "Ich gab dem Kind einen Ball.")
+
+
+def test_prepositions_govern_case_and_contract() -> None:
+    def pp(en: str, de: str, case: str, phrase: NounPhrase) -> str:
+        return " ".join(syn.de_pp(PrepPhrase(en, de, case, phrase)))
+
+    assert pp("in", "in", "dat", np_("garden")) == "im Garten"
+    assert pp("into", "in", "acc", np_("house")) == "ins Haus"
+    assert pp("into", "in", "acc", np_("garden")) == "in den Garten"
+    assert pp("to", "zu", "dat", np_("school")) == "zur Schule"
+    assert pp("for", "für", "acc", np_("dog")) == "für den Hund"
+    assert pp("with", "mit", "dat", np_("dog", "dem")) == "mit diesem Hund"
+
+
+def test_relative_clause_agrees_with_head() -> None:
+    head = np_("woman")
+    head.rel = Clause(subj=head, verb=verb("read"), tense="pres", acc=np_("book", "indef"))
+    head.rel_role = "subj"
+    c = Clause(subj=head, verb=verb("sleep"), tense="pres")
+    assert both(c) == ("The woman who reads a book sleeps.", "Die Frau, die ein Buch liest, schläft.")
+
+
+def test_sampled_sentences_render_without_errors() -> None:
+    sampler = syn.Sampler(random.Random(0))
+    for _ in range(2000):
+        en, de = sampler.sentence()
+        assert en and de
