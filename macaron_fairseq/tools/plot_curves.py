@@ -115,7 +115,7 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False) -> None:
         if nll:
             xs, ys = curves.series(which, "nll_loss")
             if xs:
-                ax.plot(xs, ys, style, alpha=0.5, linestyle="--", label=f"{label} nll_loss")
+                ax.plot(xs, ys, style[0] + "--", alpha=0.5, label=f"{label} nll_loss")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("epoch")
     ax.set_ylabel("loss (base 2)")

@@ -88,8 +88,9 @@ def detokenize(lines: Sequence[str], lang: str) -> list[str]:
 
 def compound_split(line: str) -> str:
     """fairseq's ``compound_split_bleu.sh``: ``a-b`` → ``a ##AT##-##AT## b`` (and Moses ``@-@`` alike)."""
-    line = line.replace(" @-@ ", " ##AT##-##AT## ")
-    return _HYPHEN.sub(r"\1 ##AT##-##AT## \2", line)
+    tokens = ["##AT##-##AT##" if tok == "@-@" else _HYPHEN.sub(r"\1 ##AT##-##AT## \2", tok)
+              for tok in line.split()]
+    return " ".join(tokens)
 
 
 def read_lines(path: Path) -> list[str]:

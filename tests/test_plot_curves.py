@@ -1,0 +1,75 @@
+"""Tests of macaron_fairseq.tools.plot_curves (fairseq log parsing, PNG output)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from macaron_fairseq.tools import plot_curves
+
+PREFIX = "2026-01-01 10:00:00 | INFO |"
+
+
+def json_log(epochs: int = 3) -> list[str]:
+    lines = [f"{PREFIX} fairseq_cli.train | task: TranslationTask"]
+    for epoch in range(1, epochs + 1):
+        for step in range(2):
+            upd = (epoch - 1) * 2 + step + 1
+            stats = {"epoch": epoch, "update": epoch - 1 + 0.5, "loss": f"{10 - upd:.3f}",
+                     "num_updates": str(upd)}
+            lines.append(f"{PREFIX} train_inner | {json.dumps(stats)}")
+        valid = {"epoch": epoch, "valid_loss": f"{9 - epoch:.3f}", "valid_nll_loss": "1.0",
+                 "valid_num_updates": str(epoch * 2)}
+        train = {"epoch": epoch, "train_loss": f"{9.5 - epoch:.3f}", "train_num_updates": str(epoch * 2)}
+        lines.append(f"{PREFIX} valid | {json.dumps(valid)}")
+        lines.append(f"{PREFIX} train | {json.dumps(train)}")
+        lines.append(f"{PREFIX} train | {json.dumps(train)}")  # duplicated handler output
+    return lines
+
+
+def test_parse_json_log() -> None:
+    curves = plot_curves.parse_log(json_log(3))
+    assert curves.series("train") == ([1, 2, 3], [8.5, 7.5, 6.5])
+    assert curves.series("valid") == ([1, 2, 3], [8.0, 7.0, 6.0])
+    assert curves.series("inner")[0] == [1, 2, 3, 4, 5, 6]
+    assert curves.valid_epoch[2]["num_updates"] == 4
+
+
+def test_parse_simple_log() -> None:
+    lines = [
+        f"{PREFIX} train_inner | epoch 001:     10 / 50 loss=9.1, nll_loss=9.0",  # not a record we use
+        f"{PREFIX} valid | epoch 001 | valid on 'valid' subset | loss 7.2 | nll_loss 7 | num_updates 50",
+        f"{PREFIX} train | epoch 001 | loss 8.4 | nll_loss 8.3 | num_updates 50 | lr 0.001",
+        f"{PREFIX} valid | epoch 002 | valid on 'valid' subset | loss 6.1 | nll_loss 6 | num_updates 100",
+        f"{PREFIX} train | epoch 002 | loss 7.0 | nll_loss 6.9 | num_updates 100 | lr 0.001",
+    ]
+    curves = plot_curves.parse_log(lines)
+    assert curves.series("train") == ([1, 2], [8.4, 7.0])
+    assert curves.series("valid") == ([1, 2], [7.2, 6.1])
+
+
+def test_cli_writes_png_and_json(tmp_path: Path) -> None:
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(json_log(3)) + "\n", encoding="utf-8")
+    out, data = tmp_path / "plots" / "curves.png", tmp_path / "curves.json"
+    assert plot_curves.main(["--log", str(log), "--out", str(out), "--json", str(data), "--nll"]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert json.loads(data.read_text())["valid"]["3"]["loss"] == 6.0
+    assert not list(out.parent.glob(".*tmp*"))
+
+
+def test_epoch_only_log_gives_single_panel_png(tmp_path: Path) -> None:
+    lines = [line for line in json_log(2) if "train_inner" not in line]
+    out = tmp_path / "c.png"
+    plot_curves.plot(plot_curves.parse_log(lines), out)
+    assert out.stat().st_size > 1000
+
+
+def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = tmp_path / "empty.log"
+    log.write_text("hello\n", encoding="utf-8")
+    assert plot_curves.main(["--log", str(log), "--out", str(tmp_path / "x.png")]) == 1
+    assert "no train/valid loss records" in capsys.readouterr().err
+    assert plot_curves.main(["--log", str(tmp_path / "missing.log"), "--out", str(tmp_path / "x.png")]) == 1

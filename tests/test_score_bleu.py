@@ -1,0 +1,118 @@
+"""Tests of macaron_fairseq.tools.score_bleu (parsing fairseq-generate output, labelled BLEU, JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from macaron_fairseq.tools import score_bleu
+
+REFS = ["Der Hund schläft.", "Die Frau liest ein Buch, weil sie müde ist.", "Sieht er den Mann?"]
+TOK_REFS = ["Der Hund schläft .", "Die Frau liest ein Buch , weil sie müde ist .", "Sieht er den Mann ?"]
+
+
+def generate_output(hyps: list[str], order: list[int] | None = None) -> list[str]:
+    """fairseq-generate style lines (S/T/H/D/P per sentence), in the given id order."""
+    lines = ["2026-01-01 | INFO | fairseq_cli.generate | loading model"]
+    for i in order if order is not None else range(len(hyps)):
+        lines += [f"S-{i}\tsource {i}", f"T-{i}\t{TOK_REFS[i]}", f"H-{i}\t-0.123\t{hyps[i]}",
+                  f"D-{i}\t-0.123\t{hyps[i]}", f"P-{i}\t-0.1 -0.2"]
+    lines.append("Generate test with beam=5: BLEU4 = 100.00, 100.0/100.0/100.0/100.0")
+    return lines
+
+
+def write(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_parse_sorts_hypotheses_by_id_and_keeps_first_of_nbest() -> None:
+    lines = [*generate_output(TOK_REFS, order=[2, 0, 1]), "H-0\t-9.0\tworse second best"]
+    gen = score_bleu.parse_generate_output(lines)
+    assert score_bleu.in_corpus_order(gen.hypotheses, 3, "h") == TOK_REFS
+    assert gen.targets[1] == TOK_REFS[1]
+
+
+def test_missing_hypothesis_is_an_error() -> None:
+    lines = generate_output(TOK_REFS, order=[0, 2])
+    with pytest.raises(score_bleu.ScoreError, match="1 ids missing"):
+        score_bleu.score(lines, None, None, "de", ["tokenized"])
+
+
+def test_perfect_hypotheses_score_100_both_ways(tmp_path: Path) -> None:
+    ref = write(tmp_path / "ref.de", REFS)
+    tok = write(tmp_path / "tok.de", TOK_REFS)
+    results, detok = score_bleu.score(generate_output(TOK_REFS), ref, tok, "de", ["sacrebleu", "tokenized"])
+    assert detok == REFS  # Moses detokenization restores the raw text
+    assert results["scores"]["sacrebleu"]["score"] == pytest.approx(100.0)
+    assert results["scores"]["tokenized"]["score"] == pytest.approx(100.0)
+    assert results["scores"]["sacrebleu"]["label"].startswith("sacreBLEU (detokenized")
+    assert results["scores"]["tokenized"]["label"].startswith("tokenized BLEU")
+    assert "tok:13a" in results["scores"]["sacrebleu"]["signature"]
+    assert "tok:none" in results["scores"]["tokenized"]["signature"]
+
+
+def test_tokenized_reference_falls_back_to_t_lines(tmp_path: Path) -> None:
+    results, _ = score_bleu.score(generate_output(TOK_REFS), None, None, "de", ["tokenized"])
+    assert results["scores"]["tokenized"]["score"] == pytest.approx(100.0)
+    assert "T-lines" in results["tok_ref"]
+
+
+def test_lowercase_makes_scores_case_insensitive(tmp_path: Path) -> None:
+    ref = write(tmp_path / "ref.de", REFS)
+    shouting = [h.upper() for h in TOK_REFS]
+    cased, _ = score_bleu.score(generate_output(shouting), ref, None, "de", ["sacrebleu"])
+    uncased, _ = score_bleu.score(generate_output(shouting), ref, None, "de", ["sacrebleu"], lowercase=True)
+    assert cased["scores"]["sacrebleu"]["score"] < 10
+    assert uncased["scores"]["sacrebleu"]["score"] == pytest.approx(100.0)
+    assert "case-insensitive" in uncased["scores"]["sacrebleu"]["label"]
+
+
+def test_no_detokenize_scores_hypotheses_as_given(tmp_path: Path) -> None:
+    ref = write(tmp_path / "ref.de", REFS)
+    results, hyps = score_bleu.score(generate_output(REFS), ref, None, "de", ["sacrebleu"],
+                                     detokenize_hyps=False)
+    assert hyps == REFS
+    assert results["scores"]["sacrebleu"]["score"] == pytest.approx(100.0)
+
+
+def test_imperfect_hypotheses_score_between_0_and_100(tmp_path: Path) -> None:
+    ref = write(tmp_path / "ref.de", REFS)
+    hyps = ["Der Hund schläft .", "Die Frau liest das Buch , weil sie müde war .", "Sieht er die Frau ?"]
+    results, _ = score_bleu.score(generate_output(hyps), ref, None, "de", ["sacrebleu"])
+    assert 0 < results["scores"]["sacrebleu"]["score"] < 100
+
+
+def test_compound_split() -> None:
+    assert score_bleu.compound_split("ein Macaron-Net Modell") == "ein Macaron ##AT##-##AT## Net Modell"
+    assert score_bleu.compound_split("ein Macaron @-@ Net") == "ein Macaron ##AT##-##AT## Net"
+
+
+def test_cli_writes_json_and_hypotheses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gen = write(tmp_path / "gen.txt", generate_output(TOK_REFS))
+    ref = write(tmp_path / "ref.de", REFS)
+    out_json, out_hyp = tmp_path / "res" / "bleu.json", tmp_path / "res" / "hyp.de"
+    code = score_bleu.main(["--gen", str(gen), "--ref", str(ref), "--lang", "de", "--json", str(out_json),
+                            "--hyp-out", str(out_hyp), "--name", "unit"])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "sacreBLEU (detokenized, 13a, case-sensitive) = 100.00" in printed
+    assert "tokenized BLEU (Moses-tokenized, case-sensitive) = 100.00" in printed
+    data = json.loads(out_json.read_text(encoding="utf-8"))
+    assert data["name"] == "unit" and data["n_sentences"] == 3
+    assert set(data["scores"]) == {"sacrebleu", "tokenized"}
+    assert out_hyp.read_text(encoding="utf-8").splitlines() == REFS
+
+
+def test_cli_reports_missing_h_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gen = write(tmp_path / "gen.txt", ["nothing useful here"])
+    ref = write(tmp_path / "ref.de", REFS)
+    assert score_bleu.main(["--gen", str(gen), "--ref", str(ref)]) == 1
+    assert "no H-<id> lines" in capsys.readouterr().err
+
+
+def test_cli_rejects_unknown_metric(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit):
+        score_bleu.main(["--gen", "x", "--metrics", "chrf"])
