@@ -68,14 +68,24 @@ def check_layers(layers: Sequence[nn.Module], what: str) -> None:
 
 @torch.no_grad()
 def xavier_init_(layers: Sequence[nn.Module]) -> int:
-    """Xavier-initialise (normal, gain 1; BorealisAI ``glorot_init``) every weight with dim > 1 of the
-    new layers. Biases are left as built. Returns the number of tensors re-initialised."""
+    """Xavier-initialise the new layers: every weight with dim > 1 ~ Xavier normal (gain 1; BorealisAI
+    ``glorot_init``), every bias = 0 (Glorot & Bengio's init; the T-Fixup reference's ``Linear``).
+
+    Zero biases are what makes the theorems' bias-free analysis hold at initialisation: with fairseq's
+    default (uniform) biases, relu(W₁x + b₁) and Σα(v x + b_v) are dominated by b₁, b_v once W₁, v are
+    scaled down, and the update size grows linearly with N (measured, docs/dt_fixup.md). The BorealisAI
+    code leaves PyTorch's default biases. Returns the number of tensors re-initialised.
+    """
     count = 0
     for layer in layers:
-        for p in layer.parameters():
+        for name, p in layer.named_parameters():
             if p.dim() > 1:
                 nn.init.xavier_normal_(p)
-                count += 1
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+            else:
+                continue
+            count += 1
     return count
 
 

@@ -1,0 +1,131 @@
+"""Update size at initialisation: ‖Δf‖ after one SGD step, for stacks of N norm-free layers.
+
+DT-Fixup's Theorems 3.1/3.2 (and our Macaron derivation, docs/dt_fixup.md) claim that with the DT-Fixup
+scaling one SGD step with learning rate η changes the stack output by Θ(η), independently of N. We build
+N ∈ {2, 4, …, 64} norm-free encoder layers (vanilla and Macaron, d = 64), feed embedding-like inputs
+(√d-scaled N(0, d^-½) token embeddings + sinusoidal positions, so ‖x‖ ≈ μ ≈ 10), take the loss
+L = ⟨f(x), g⟩ / (T·B) for a fixed random direction g, one SGD step θ ← θ − η∇L, and report
+
+    ‖Δf‖ / η   with   ‖Δf‖ = RMS over tokens of ‖f_θ'(x) − f_θ(x)‖₂
+
+once with the SGD step on the weight matrices only (the theorems' setting: their G_l have no biases, and
+DT-Fixup leaves biases unscaled) and once on all parameters, for: the same Xavier init *without* scaling
+("xavier, no LN"), *DT-Fixup* (Xavier + scaling by the measured μ; for Macaron also with the vanilla
+factor N^-½/(2μ) instead of the derived (3N)^-½/μ), and, as a reference, fairseq's post-LN layers with
+their default init. Float64 throughout.
+
+    python benchmarks/dt_fixup_update_size.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import torch
+from fairseq.models.transformer import TransformerConfig
+from fairseq.modules import SinusoidalPositionalEmbedding
+from torch import Tensor, nn
+
+from macaron_fairseq.init import apply_dt_fixup, vanilla_scale, xavier_init_
+from macaron_fairseq.init.targets import dt_fixup_parameters
+from macaron_fairseq.models.layer_plan import LayerSpec, build_encoder_layer
+
+
+def make_cfg(d: int, ffn: int, heads: int) -> TransformerConfig:
+    cfg = TransformerConfig()
+    cfg.encoder.embed_dim, cfg.encoder.ffn_embed_dim, cfg.encoder.attention_heads = d, ffn, heads
+    cfg.dropout = cfg.attention_dropout = cfg.activation_dropout = 0.0
+    return cfg
+
+
+def build_stack(kind: str, n: int, init: str, cfg: TransformerConfig, mu: float) -> nn.ModuleList:
+    spec = LayerSpec(kind=kind, new=True, norm_free=(init != "post-ln"))
+    layers = nn.ModuleList([build_encoder_layer(spec, cfg) for _ in range(n)])
+    if kind == "macaron":
+        for layer in layers:
+            layer.set_ffn_step(0.5)
+    if init in ("xavier", "dt-fixup", "dt-fixup-vanilla-factor"):
+        xavier_init_(layers)
+    if init in ("dt-fixup", "dt-fixup-vanilla-factor"):
+        result = apply_dt_fixup(list(layers), mu, name=f"{kind}-{n}")
+        if init == "dt-fixup-vanilla-factor":  # what the vanilla formula N^-½/(2μ) would have used
+            ratio = vanilla_scale(n, mu) / result.factor
+            with torch.no_grad():
+                for layer in layers:
+                    for _, param in dt_fixup_parameters(layer):
+                        param.mul_(ratio)
+    return layers.double()
+
+
+def run(layers: nn.ModuleList, x: Tensor) -> Tensor:
+    for layer in layers:
+        x = layer(x, None)
+    return x
+
+
+def inputs(d: int, tokens: int, batch: int, seed: int) -> Tensor:
+    g = torch.Generator().manual_seed(seed)
+    vocab = 100
+    emb = torch.randn(vocab, d, generator=g, dtype=torch.float64) * d**-0.5
+    ids = torch.randint(4, vocab, (batch, tokens), generator=g)
+    pos = SinusoidalPositionalEmbedding(d, padding_idx=1, init_size=tokens + 4)
+    x = math.sqrt(d) * emb[ids] + pos(ids).double()
+    return x.transpose(0, 1).contiguous()  # T × B × C
+
+
+def update_size(layers: nn.ModuleList, x: Tensor, lr: float, seed: int, biases: bool) -> float:
+    g = torch.randn(x.shape, generator=torch.Generator().manual_seed(seed + 1), dtype=torch.float64)
+    g = g / g.norm(dim=-1, keepdim=True)
+    tokens = x.shape[0] * x.shape[1]
+    before = run(layers, x)
+    loss = (before * g).sum() / tokens
+    params = [p for p in layers.parameters() if p.requires_grad and (biases or p.dim() > 1)]
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, gr in zip(params, grads, strict=True):
+            p.sub_(lr * gr)
+        after = run(layers, x)
+    delta = (after - before.detach()).norm(dim=-1)
+    return float(delta.pow(2).mean().sqrt()) / lr
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8, 16, 32, 64])
+    p.add_argument("--lr", type=float, default=1e-4)
+    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--ffn", type=int, default=128)
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args()
+    torch.manual_seed(a.seed)
+    cfg = make_cfg(a.dim, a.ffn, 4)
+    x = inputs(a.dim, tokens=12, batch=16, seed=a.seed)
+    mu = float(x.norm(dim=-1).max())
+    columns = [
+        ("vanilla", "xavier", "vanilla: xavier, no LN"),
+        ("vanilla", "dt-fixup", "vanilla: DT-Fixup"),
+        ("vanilla", "post-ln", "vanilla: post-LN"),
+        ("macaron", "xavier", "Macaron: xavier, no LN"),
+        ("macaron", "dt-fixup", "Macaron: DT-Fixup (3μ² derivation)"),
+        ("macaron", "dt-fixup-vanilla-factor", "Macaron: vanilla factor N^-½/(2μ)"),
+        ("macaron", "post-ln", "Macaron: post-LN"),
+    ]
+    print(f"μ = {mu:.3f}, η = {a.lr:g}, d = {a.dim}, FFN = {a.ffn}, seed = {a.seed}; entries: ‖Δf‖ / η")
+    header = " | ".join(title for _, _, title in columns)
+    for biases in (False, True):
+        what = "all parameters (weights and biases)" if biases else "weight matrices only (biases frozen)"
+        print(f"\nSGD step on {what}\n")
+        print(f"| N | {header} |")
+        print("|---" * (1 + len(columns)) + "|")
+        for n in a.depths:
+            cells = []
+            for kind, init, _ in columns:
+                torch.manual_seed(a.seed)
+                layers = build_stack(kind, n, init, cfg, mu)
+                cells.append(f"{update_size(layers, x, a.lr, a.seed, biases):.3g}")
+            print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
