@@ -1,0 +1,91 @@
+"""Cost of DT-Fixup's μ estimation relative to one training epoch on the same data.
+
+In one process, with fairseq's own ``Trainer`` and batch iterator (as ``fairseq-train`` builds them):
+time the init hook (the μ passes over the training split: one for the encoder stack — embeddings only — and
+one for the decoder stack — target embeddings plus the encoder output its cross-attention reads), then
+time one full training epoch (``trainer.train_step`` on every batch). The issue's budget is
+μ time ≤ 0.35 × epoch time.
+
+    python benchmarks/dt_fixup_mu_cost.py --arch fixup_transformer_iwslt_de_en --encoder-layers 8 32
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dt_fixup_data import make_data_bin
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def measure(data: Path, arch: str, layers: int, a: argparse.Namespace) -> tuple[float, float, str]:
+    from fairseq import options, tasks, utils
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from fairseq.trainer import Trainer
+
+    argv = [
+        str(data), "--user-dir", str(REPO / "macaron_fairseq"),
+        "--task", "translation", "-s", "src", "-t", "tgt",
+        "--arch", arch, "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
+        "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
+        "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
+        "--encoder-layers", str(layers), "--decoder-layers", str(a.decoder_layers), "--share-all-embeddings",
+        "--init-scheme", "dt-fixup", "--optimizer", "adam", "--lr", "1e-3",
+        "--lr-scheduler", "polynomial_decay",
+        "--power", "0.5", "--total-num-update", "100000", "--batch-size", str(a.batch_size),
+        "--criterion", "label_smoothed_cross_entropy", "--cpu", "--num-workers", "0", "--seed", "1",
+        "--log-format", "none",
+    ]  # fmt: skip
+    args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
+    cfg = convert_namespace_to_omegaconf(args)
+    utils.set_torch_seed(1)
+    task = tasks.setup_task(cfg.task)
+    model = task.build_model(cfg.model)
+    trainer = Trainer(cfg, task, model, task.build_criterion(cfg.criterion))
+    epoch_itr = trainer.get_train_iterator(epoch=1, load_dataset=True)
+    from macaron_fairseq.init.fairseq_hook import run_init_scheme
+
+    # torch imports sympy/torch.fx lazily (≈ 3 s) on the first key-padding-mask check of an attention
+    # forward; import it up front so that neither timing includes this one-off process start-up cost
+    import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+    start = time.perf_counter()
+    run_init_scheme(model, task)
+    mu_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    for sample in epoch_itr.next_epoch_itr(shuffle=True):
+        trainer.train_step([sample])
+    epoch_seconds = time.perf_counter() - start
+    return mu_seconds, epoch_seconds, model.init_record.describe()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")
+    p.add_argument("--archs", nargs="+", default=["fixup_transformer_iwslt_de_en", "macaron_small"])
+    p.add_argument("--encoder-layers", type=int, nargs="+", default=[8, 32])
+    p.add_argument("--decoder-layers", type=int, default=2)
+    p.add_argument("--dim", type=int, default=64)
+    p.add_argument("--ffn", type=int, default=128)
+    p.add_argument("--batch-size", type=int, default=32)
+    p.add_argument("--train-size", type=int, default=8000)
+    a = p.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    data = make_data_bin(a.out_dir / "data", train=a.train_size)
+    print(f"data: {data} ({a.train_size} training pairs), batch {a.batch_size} sentences, d={a.dim}")
+    print("| arch | encoder layers | μ passes (s) | one epoch (s) | ratio |")
+    print("|---|---|---|---|---|")
+    for arch in a.archs:
+        for layers in a.encoder_layers:
+            mu_s, epoch_s, record = measure(data, arch, layers, a)
+            print(f"| {arch} | {layers} | {mu_s:.2f} | {epoch_s:.1f} | {mu_s / epoch_s:.3f} |", flush=True)
+            print(f"<!-- {record} -->", flush=True)
+
+
+if __name__ == "__main__":
+    main()
