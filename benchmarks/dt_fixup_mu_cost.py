@@ -48,11 +48,11 @@ def measure(data: Path, arch: str, layers: int, a: argparse.Namespace) -> tuple[
     model = task.build_model(cfg.model)
     trainer = Trainer(cfg, task, model, task.build_criterion(cfg.criterion))
     epoch_itr = trainer.get_train_iterator(epoch=1, load_dataset=True)
-    from macaron_fairseq.init.fairseq_hook import run_init_scheme
-
     # torch imports sympy/torch.fx lazily (≈ 3 s) on the first key-padding-mask check of an attention
     # forward; import it up front so that neither timing includes this one-off process start-up cost
     import torch.fx.experimental.symbolic_shapes  # noqa: F401
+
+    from macaron_fairseq.init.fairseq_hook import run_init_scheme
 
     start = time.perf_counter()
     run_init_scheme(model, task)
