@@ -78,6 +78,14 @@ def test_scaled_weight_norms_match_the_formulas(dict_dir, arch: str, rel: str) -
                 torch.testing.assert_close(value, old[name], rtol=0, atol=0)
 
 
+def test_dt_fixup_xavier_init_of_new_layers_has_zero_biases(dict_dir) -> None:
+    model, _ = build_model(dict_dir, "macaron_small", [*TINY, "--init-scheme", "dt-fixup"])
+    for layer in model.new_layers():
+        for name, p in layer.named_parameters():
+            if name.endswith("bias"):
+                assert p.abs().sum() == 0, name
+
+
 def test_decoder_factor_uses_the_cross_attention_bound(dict_dir) -> None:
     torch.manual_seed(0)
     model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*TINY, "--init-scheme", "dt-fixup"])
