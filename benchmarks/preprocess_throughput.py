@@ -45,7 +45,11 @@ def write_corpus(prefix: Path, pairs: int, seed: int = 0) -> None:
     """``pairs`` lines per side: Zipf-distributed pseudo-words, 3-40 words, punctuation, numbers, hyphens."""
     rng = random.Random(seed)
     vocab_src, vocab_tgt = pseudo_words(rng, 30000), pseudo_words(rng, 30000)
-    weights = [1 / (rank + 1) for rank in range(len(vocab_src))]
+    cumulative, total = [], 0.0
+    for rank in range(len(vocab_src)):
+        total += 1 / (rank + 1)  # Zipf
+        cumulative.append(total)
+    indices = range(len(vocab_src))
     prefix.parent.mkdir(parents=True, exist_ok=True)
     with (
         open(f"{prefix}.en", "w", encoding="utf-8") as src,
@@ -53,7 +57,7 @@ def write_corpus(prefix: Path, pairs: int, seed: int = 0) -> None:
     ):
         for _ in range(pairs):
             n = rng.randint(3, 40)
-            idx = rng.choices(range(len(vocab_src)), weights=weights, k=n)
+            idx = rng.choices(indices, cum_weights=cumulative, k=n)
             words_src = [vocab_src[i] for i in idx]
             words_tgt = [vocab_tgt[i] for i in idx]
             if rng.random() < 0.3:
@@ -111,6 +115,15 @@ def memory_kb(pid: int) -> tuple[int, int]:
         return 0, 0
 
 
+def describe_process(pid: int) -> str:
+    """The command line of ``pid`` (truncated)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
+    except OSError:
+        return "?"
+
+
 class TreeMemorySampler(threading.Thread):
     """Samples the summed RSS/PSS of a process tree until stopped; keeps the peaks."""
 
@@ -118,14 +131,18 @@ class TreeMemorySampler(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.interval = root, interval
         self.peak_rss_kb = self.peak_pss_kb = self.max_single_rss_kb = 0
+        self.largest_process = ""
         self.stop_event = threading.Event()
 
     def run(self) -> None:
         while not self.stop_event.is_set():
-            usage = [memory_kb(pid) for pid in process_tree(self.root)]
+            pids = process_tree(self.root)
+            usage = [memory_kb(pid) for pid in pids]
             self.peak_rss_kb = max(self.peak_rss_kb, sum(rss for rss, _ in usage))
             self.peak_pss_kb = max(self.peak_pss_kb, sum(pss for _, pss in usage))
-            self.max_single_rss_kb = max(self.max_single_rss_kb, *(rss for rss, _ in usage))
+            rss, pid = max((rss, pid) for (rss, _), pid in zip(usage, pids, strict=True))
+            if rss > self.max_single_rss_kb:
+                self.max_single_rss_kb, self.largest_process = rss, describe_process(pid)
             self.stop_event.wait(self.interval)
 
 
@@ -159,6 +176,7 @@ def run_pipeline(corpus: Path, dest: Path, workers: int, vocab: int, sample_memo
         result["peak_pss_mb"] = sampler.peak_pss_kb / 1024
         result["peak_rss_sum_mb"] = sampler.peak_rss_kb / 1024
         result["max_single_rss_mb"] = sampler.max_single_rss_kb / 1024
+        result["largest_process"] = sampler.largest_process
     return result
 
 
@@ -189,6 +207,7 @@ def peak_memory(args: argparse.Namespace, work: Path) -> None:
     rss_sum = result["peak_rss_sum_mb"]
     print(f"  peak summed RSS of the process tree: {rss_sum:8.0f} MB (shared pages counted in each process)")
     print(f"  peak RSS of the largest process:     {result['max_single_rss_mb']:8.0f} MB")
+    print(f"    (that process: {result['largest_process']})")
     print("  stage seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in result["stages"].items()))
 
 

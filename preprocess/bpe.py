@@ -33,7 +33,7 @@ class BpeConfig:
     """sentencepiece training options (``model_type=bpe``)."""
 
     vocab_size: int = 8000
-    input_sentence_size: int = 2_000_000
+    input_sentence_size: int = 1_000_000
     character_coverage: float = 0.9995
     seed: int = 1
     threads: int = 1
