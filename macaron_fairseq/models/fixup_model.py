@@ -142,11 +142,20 @@ class FixupModelMixin:
         model.init_args = args
         if pretrained is not None:
             pretrained.load_into(model.encoder)
-            model.set_pretrained_lr_multiplier(
+            multiplier = (
                 args.pretrained_lr_multiplier
                 if args.pretrained_lr_multiplier is not None
                 else DEFAULT_PRETRAINED_LR_MULTIPLIER
             )
+            model.set_pretrained_lr_multiplier(multiplier)
+            optimizer = getattr(args, "optimizer", None)
+            if multiplier != 1.0 and optimizer is not None and optimizer != "adam_lr_groups":
+                logger.warning(
+                    "--pretrained-lr-multiplier %g is only honoured by --optimizer adam_lr_groups (got %s): "
+                    "the pre-trained encoder will train at the full learning rate",
+                    multiplier,
+                    optimizer,
+                )
         scheme = args.init_scheme
         if scheme != "default":
             new = model.new_layers()
