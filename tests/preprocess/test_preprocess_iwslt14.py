@@ -22,9 +22,11 @@ from preprocess_test_helpers import (
     write_tgz,
 )
 
-from preprocess.archives import extract_members, verify_tar
+from preprocess.archives import extract_members, locate_members, verify_tar
 from preprocess.corpus_files import ParallelFiles
 from preprocess.errors import PreprocessError
+from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
+from preprocess.stages import StageRunner
 from preprocess.ted_metadata import is_metadata, write_talk_text
 from preprocess.xml_segments import segments
 
@@ -146,17 +148,19 @@ def test_bpe_round_trip(iwslt_run) -> None:
             assert [remove_bpe(line) for line in pieces] == read_lines(out / "tok" / f"{split}.{lang}")
 
 
-def test_extracted_folder_gives_the_same_text(iwslt_input, iwslt_run, tmp_path: Path) -> None:
+def test_extracted_folder_is_used_in_place(iwslt_input, tmp_path: Path) -> None:
     raw, _, _ = iwslt_input
-    out, _ = iwslt_run
     shutil.unpack_archive(raw / "de-en.tgz", tmp_path / "raw")
-    dest = tmp_path / "out"
-    args = ["--dest", str(dest), "--raw-dir", str(tmp_path / "raw"), "--bpe-vocab-size", "200"]
-    run_module("preprocess.iwslt14", *args)
-    for folder in ("raw", "tok", "bpe"):
-        for path in sorted((out / folder).iterdir()):
-            assert (dest / folder / path.name).read_bytes() == path.read_bytes(), path
-    assert (dest / "train.de-en.en.bin").read_bytes() == (out / "train.de-en.en.bin").read_bytes()
+    runner = StageRunner(tmp_path / ".stages")
+    for raw_dir in (tmp_path / "raw", tmp_path / "raw" / "de-en"):  # the folder holding de-en/, or de-en/
+        located = locate_members(ARCHIVE, raw_dir, tmp_path / "work", runner)
+        assert located[f"{TRAIN_PREFIX}.de"] == tmp_path / "raw" / "de-en" / "train.tags.de-en.de"
+        assert len(located) == len(ARCHIVE.members) == 12
+    assert not (tmp_path / "work").exists()  # nothing copied or extracted
+    (tmp_path / "raw" / "de-en" / "IWSLT14.TED.tst2012.de-en.en.xml").unlink()
+    with pytest.raises(PreprocessError, match=r"holds neither de-en\.tgz nor its extracted files") as info:
+        locate_members(ARCHIVE, tmp_path / "raw" / "de-en", tmp_path / "work", runner)  # and no archive
+    assert "IWSLT14.TED.tst2012.de-en.en.xml" in str(info.value)
 
 
 # ----------------------------------------------------------------------------- pairwise metadata

@@ -60,7 +60,7 @@ def snapshot(out: Path) -> dict[str, object]:
 
 def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
-    write_parallel(raw / "train", random_pairs(10000, seed=4))
+    write_parallel(raw / "train", random_pairs(5000, seed=4))
     write_parallel(raw / "valid", random_pairs(200, seed=5))
     reference = tmp_path / "reference"
     run_module("preprocess.custom", *custom_args(raw, reference), "--workers", "2")
