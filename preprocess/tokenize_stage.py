@@ -50,6 +50,7 @@ class TokenizeJob:
 class ChunkResult:
     """Output of one worker call: encoded blobs ready to append, plus drop counters."""
 
+    input_pairs: int = 0
     raw_src: bytes = b""
     raw_tgt: bytes = b""
     tok_src: bytes = b""
@@ -88,7 +89,7 @@ def process_chunk(pairs: list[LinePair]) -> ChunkResult:
     job: TokenizeJob = _worker_state["job"]
     src_pipeline: MosesPipeline = _worker_state["src"]
     tgt_pipeline: MosesPipeline = _worker_state["tgt"]
-    result = ChunkResult()
+    result = ChunkResult(input_pairs=len(pairs))
     raw_src: list[str] = []
     raw_tgt: list[str] = []
     tok_src: list[str] = []
@@ -141,7 +142,7 @@ def run_tokenize(job: TokenizeJob, temps: Mapping[Path, Path], workers: int, chu
         progress = tqdm(total=total, desc=f"tokenize {job.split}", unit="lines", file=sys.stderr, delay=0.5)
         with progress:
             chunks = chunked(_numbered_pairs(job.inputs), chunk_lines)
-            for n_in, result in ordered_map(_counted(process_chunk), chunks, workers, _init_worker, (job,)):
+            for result in ordered_map(process_chunk, chunks, workers, _init_worker, (job,)):
                 for handle, blob in zip(
                     handles, (result.raw_src, result.raw_tgt, result.tok_src, result.tok_tgt), strict=True
                 ):
@@ -151,7 +152,7 @@ def run_tokenize(job: TokenizeJob, temps: Mapping[Path, Path], workers: int, chu
                 totals.empty += result.empty
                 totals.length_ratio += result.length_ratio
                 totals.examples.extend(result.examples[: MAX_EXAMPLES - len(totals.examples)])
-                progress.update(n_in)
+                progress.update(result.input_pairs)
     finally:
         for handle in handles:
             handle.close()
@@ -175,16 +176,6 @@ def run_tokenize(job: TokenizeJob, temps: Mapping[Path, Path], workers: int, chu
         "dropped_length_ratio": totals.length_ratio,
         "invalid_utf8_examples": totals.examples,
     }
-
-
-class _counted:
-    """Wraps the chunk function so the parent learns how many input pairs each result covers."""
-
-    def __init__(self, function: Any) -> None:
-        self.function = function
-
-    def __call__(self, chunk: list[LinePair]) -> tuple[int, ChunkResult]:
-        return len(chunk), self.function(chunk)
 
 
 def tokenize_split(
