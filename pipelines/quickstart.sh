@@ -29,7 +29,7 @@
 #   --ffn-dim N            inner dimension of EACH of the two half-step FFNs of a Macaron layer [256]
 #   --layers N             encoder layers = decoder layers [2]
 #   --heads N              attention heads [4]
-#   --max-update N         stop after N updates [600]; 0 = no limit (then set --max-epoch)
+#   --max-update N         stop after N updates [750]; 0 = no limit (then set --max-epoch)
 #   --max-epoch N          stop after N epochs [0 = no limit]
 #   --max-tokens N         tokens per batch [2048]
 #   --lr X / --warmup N    peak learning rate / inverse_sqrt warm-up updates [3e-3 / 100]
@@ -53,7 +53,7 @@ train_prefix=""; valid_prefix=""; test_prefix=""
 train_size=12000; valid_size=400; test_size=400; seed=1
 bpe_vocab_size=2000; lowercase=0
 embed_dim=128; ffn_dim=256; layers=2; heads=4
-max_update=600; max_epoch=0; max_tokens=2048; lr=3e-3; warmup=100; dropout=0.1
+max_update=750; max_epoch=0; max_tokens=2048; lr=3e-3; warmup=100; dropout=0.1
 beam=5; lenpen=1.0
 threads="$("$PY" -c 'import os; print(len(os.sched_getaffinity(0)))' 2>/dev/null || echo 2)"
 skip_install=0; force=0
@@ -199,16 +199,21 @@ fi
 
 # 4. translate the test split -------------------------------------------------------------------------
 gen="$workdir/generate-test.txt"
-if [ -s "$gen" ]; then
+gen_args=(
+  "$data/data-bin" --user-dir "$here/macaron_fairseq" --task translation --source-lang "$src"
+  --target-lang "$tgt" --path "$ckpt/checkpoint_best.pt" --gen-subset test --beam "$beam" --lenpen "$lenpen"
+  --post-process sentencepiece --batch-size 128 --num-workers 0 --cpu
+)
+gen_key="$(printf '%s\n' "${gen_args[@]}"; stat -c %Y "$ckpt/checkpoint_best.pt")"
+if [ -s "$gen" ] && [ -f "$gen.args" ] && [ "$(cat "$gen.args")" = "$gen_key" ]; then
   say "translation: up to date ($gen)"
 else
   say "translating the test split (beam $beam)"
-  fairseq-generate "$data/data-bin" --user-dir "$here/macaron_fairseq" --task translation \
-    --source-lang "$src" --target-lang "$tgt" --path "$ckpt/checkpoint_best.pt" --gen-subset test \
-    --beam "$beam" --lenpen "$lenpen" --post-process sentencepiece --batch-size 128 --num-workers 0 \
-    --cpu > "$gen.tmp" 2> "$workdir/generate-test.log" \
+  rm -f "$gen" "$gen.args"
+  fairseq-generate "${gen_args[@]}" > "$gen.tmp" 2> "$workdir/generate-test.log" \
     || { tail -20 "$workdir/generate-test.log" >&2; die "fairseq-generate failed (log: $workdir/generate-test.log)"; }
   mv "$gen.tmp" "$gen"
+  echo "$gen_key" > "$gen.args"
 fi
 
 # 5. score --------------------------------------------------------------------------------------------
