@@ -67,7 +67,12 @@ while [ "$#" -gt 0 ]; do
     --force) force=1; shift; continue ;;
     --lowercase) lowercase=1; shift; continue ;;
   esac
-  need_value "$@"
+  case "$1" in
+    --workdir|--src|--tgt|--train-prefix|--valid-prefix|--test-prefix|--train-size|--valid-size|--test-size|\
+    --seed|--bpe-vocab-size|--embed-dim|--ffn-dim|--layers|--heads|--max-update|--max-epoch|--max-tokens|\
+    --lr|--warmup|--dropout|--beam|--lenpen|--threads) need_value "$@" ;;
+    *) die "unknown option '$1' (try --help)" ;;
+  esac
   case "$1" in
     --workdir) workdir="$2" ;;
     --src) src="$2" ;;
