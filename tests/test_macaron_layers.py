@@ -137,3 +137,19 @@ def test_dropout_is_active_in_training_and_off_in_eval() -> None:
     assert not torch.equal(layer(x, None), layer(x, None))
     layer.eval()
     torch.testing.assert_close(layer(x, None), layer(x, None), rtol=0, atol=0)
+
+
+def test_scaled_linear_equals_step_times_linear_in_value_and_gradients() -> None:
+    from macaron_fairseq.modules import ScaledLinear
+
+    torch.manual_seed(5)
+    scaled = ScaledLinear(8, 5, step=0.5)
+    plain = torch.nn.Linear(8, 5)
+    plain.load_state_dict(scaled.state_dict())
+    x = torch.randn(3, 4, 8)
+    g = torch.randn(3, 4, 5)
+    (scaled(x) * g).sum().backward()
+    (0.5 * plain(x) * g).sum().backward()
+    torch.testing.assert_close(scaled(x), 0.5 * plain(x))
+    torch.testing.assert_close(scaled.weight.grad, plain.weight.grad)
+    torch.testing.assert_close(scaled.bias.grad, plain.bias.grad)

@@ -30,8 +30,14 @@ class ScaledLinear(nn.Linear):
         self.step = float(step)
 
     def forward(self, input: torch.Tensor) -> torch.Tensor:
-        out = F.linear(input, self.weight, self.bias)
-        return out if self.step == 1.0 else out * self.step
+        if self.step == 1.0 or self.bias is None:
+            out = F.linear(input, self.weight, self.bias)
+            return out if self.step == 1.0 else out * self.step
+        # γ·(x Wᵀ + b) inside the GEMM (addmm's alpha/beta): no extra pass over the output, forward or
+        # backward, which a separate multiplication would cost
+        flat = input.reshape(-1, input.size(-1))
+        out = torch.addmm(self.bias, flat, self.weight.t(), beta=self.step, alpha=self.step)
+        return out.view(*input.shape[:-1], self.out_features)
 
     def extra_repr(self) -> str:
         return f"{super().extra_repr()}, step={self.step}"
