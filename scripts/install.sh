@@ -33,6 +33,9 @@ pipi() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-
 import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)
 PYEOF
 
+# 0. the installer's own helper dependency (a bare virtualenv has no 'packaging')
+"$PY" -c 'import packaging.requirements, packaging.version' 2>/dev/null || { say "installing packaging"; pipi packaging; }
+
 # 1. torch
 torch_version="$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
 if [ -n "$torch_version" ] && "$PY" -c "
@@ -50,7 +53,10 @@ echo "torch==${torch_version}" > "$constraints"
 # 2. requirements (only the unsatisfied ones go to pip)
 reqs=("$here/requirements.txt")
 [ "$dev" = 1 ] && reqs+=("$here/requirements-dev.txt")
-mapfile -t missing < <("$PY" "$here/scripts/missing_requirements.py" "${reqs[@]}")
+missing_list="$("$PY" "$here/scripts/missing_requirements.py" "${reqs[@]}")" \
+  || { echo "[install] could not check the requirements (see the error above)" >&2; exit 1; }
+missing=()
+[ -n "$missing_list" ] && mapfile -t missing <<< "$missing_list"
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing: ${missing[*]}"
   pipi -c "$constraints" "${missing[@]}"
