@@ -73,7 +73,8 @@ def test_scaled_weight_norms_match_the_formulas(dict_dir, arch: str, rel: str) -
         assert scaled == expected_scaled
         for name, value in layer.state_dict().items():
             if name in scaled:
-                assert value.norm() == pytest.approx(result.factor * old[name].norm(), rel=1e-6), name
+                expected = result.factor * float(old[name].norm())
+                assert float(value.norm()) == pytest.approx(expected, rel=1e-6), name
             else:  # q, k, rᵏ, every bias: untouched
                 torch.testing.assert_close(value, old[name], rtol=0, atol=0)
 
