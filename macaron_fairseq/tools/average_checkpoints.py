@@ -28,7 +28,7 @@ UPDATE_CHECKPOINT = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
 
 
 class AveragingError(ValueError):
-    pass
+    """The checkpoints cannot be averaged (too few, or different parameters)."""
 
 
 def last_checkpoints(directory: Path, count: int, by_update: bool) -> list[Path]:

@@ -104,7 +104,7 @@ RECIPES = {
 
 
 class PipelineError(RuntimeError):
-    pass
+    """A pipeline stage failed; the message names the command."""
 
 
 def log(message: str) -> None:
