@@ -1,8 +1,16 @@
-"""Stage "binarize": the real ``fairseq-preprocess --joined-dictionary`` CLI, run as a subprocess.
+"""Stage "binarize": BPE text -> fairseq data-bin with one joined dictionary.
 
-fairseq-preprocess writes into a temporary directory; its files are checked (identical source and
-target dictionaries, as ``--share-all-embeddings`` requires; one binarized sentence per BPE line on both
-sides) before being moved into the destination.
+Two interchangeable binarizers write the same files (byte for byte, see the tests):
+
+* ``parallel`` (default): :mod:`preprocess.parallel_binarizer`, fairseq's own ``Dictionary`` and mmap
+  dataset builder driven from a pool that keeps every worker busy in both phases (count, encode);
+* ``fairseq-preprocess``: the real ``fairseq-preprocess --joined-dictionary`` CLI in a subprocess, which
+  in fairseq 0.12.x hardly speeds up with ``--workers`` (its main process waits for its pool before it
+  encodes its own share) and runs its counting/encoding loops one word at a time in Python.
+
+Either writes into a temporary directory; the files are checked (identical source and target
+dictionaries, as ``--share-all-embeddings`` requires; one binarized sentence per BPE line on both sides)
+before being moved into the destination.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from preprocess.errors import PreprocessError
 from preprocess.stages import StageReport, StageRunner, temporary_path
 
 _MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
+BINARIZERS = ("parallel", "fairseq-preprocess")
 
 
 def binarized_files(splits: Sequence[str], src: str, tgt: str) -> list[str]:
@@ -51,41 +60,86 @@ def fairseq_preprocess_command(
     return [*command, "--destdir", str(destdir), "--joined-dictionary", "--workers", str(max(1, workers))]
 
 
-def run_fairseq_preprocess(
-    prefixes: Mapping[str, Path], src: str, tgt: str, temps: Mapping[Path, Path], dest: Path, workers: int
-) -> StageReport:
-    workdir = temporary_path(dest / "fairseq-preprocess")
-    shutil.rmtree(workdir, ignore_errors=True)
+def run_fairseq_cli(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int) -> None:
+    """``fairseq-preprocess --joined-dictionary`` into ``workdir``; its output is shown only on failure."""
     command = fairseq_preprocess_command(prefixes, src, tgt, workdir, workers)
     print("running: " + " ".join(command), file=sys.stderr, flush=True)
+    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if completed.returncode != 0:
+        raise PreprocessError(
+            f"fairseq-preprocess failed with exit code {completed.returncode}:\n" + completed.stdout[-4000:]
+        )
+
+
+def run_parallel_binarizer(
+    prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int
+) -> None:
+    """The same files as :func:`run_fairseq_cli`, from :mod:`preprocess.parallel_binarizer`."""
+    from preprocess.parallel_binarizer import binarize_joined
+
+    if "train" not in prefixes:
+        raise PreprocessError("the joined dictionary is built from the training split, which is missing")
+    workdir.mkdir(parents=True)
+    train = prefixes["train"]
+    jobs = [
+        (Path(f"{prefix}.{lang}"), workdir / f"{split}.{src}-{tgt}.{lang}")
+        for lang in (src, tgt)
+        for split, prefix in prefixes.items()
+    ]
+    dictionary, summaries = binarize_joined(
+        [Path(f"{train}.{src}"), Path(f"{train}.{tgt}")], jobs, workdir, workers
+    )
+    for lang in (src, tgt):
+        dictionary.save(str(workdir / f"dict.{lang}.txt"))
+    log = [f"joined dictionary of {train}.{src} + {train}.{tgt}: {len(dictionary)} types"]
+    log += [
+        f"{text}: {summary} (by {dictionary.unk_word})"
+        for (text, _), summary in zip(jobs, summaries, strict=True)
+    ]
+    (workdir / "preprocess.log").write_text("\n".join(log) + "\n", encoding="utf-8")
+
+
+def check_and_collect(
+    prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, temps: Mapping[Path, Path]
+) -> StageReport:
+    """Check the binarizer's files in ``workdir``, then move them to their temporary final names."""
+    src_dict, tgt_dict = workdir / f"dict.{src}.txt", workdir / f"dict.{tgt}.txt"
+    if src_dict.read_bytes() != tgt_dict.read_bytes():
+        raise PreprocessError(f"{src_dict} and {tgt_dict} differ although the dictionary is joined")
+    sentences = {}
+    for split, prefix in prefixes.items():
+        expected = count_lines(Path(f"{prefix}.{src}"))
+        for lang in (src, tgt):
+            index = workdir / f"{split}.{src}-{tgt}.{lang}.idx"
+            found = indexed_dataset_length(index)
+            if found != expected:
+                raise PreprocessError(
+                    f"binarized {split}.{lang} has {found} sentences but {prefix}.{src} has {expected} lines"
+                )
+        sentences[split] = expected
+    dictionary_size = count_lines(src_dict)
+    for final, temp in temps.items():
+        os.replace(workdir / final.name, temp)
+    return {"sentences": sentences, "dictionary_size": dictionary_size}
+
+
+def run_binarizer(
+    binarizer: str,
+    prefixes: Mapping[str, Path],
+    src: str,
+    tgt: str,
+    temps: Mapping[Path, Path],
+    dest: Path,
+    workers: int,
+) -> StageReport:
+    workdir = temporary_path(dest / "binarize")
+    shutil.rmtree(workdir, ignore_errors=True)
+    run = {"parallel": run_parallel_binarizer, "fairseq-preprocess": run_fairseq_cli}[binarizer]
     try:
-        completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if completed.returncode != 0:
-            raise PreprocessError(
-                f"fairseq-preprocess failed with exit code {completed.returncode}:\n"
-                + completed.stdout[-4000:]
-            )
-        src_dict, tgt_dict = workdir / f"dict.{src}.txt", workdir / f"dict.{tgt}.txt"
-        if src_dict.read_bytes() != tgt_dict.read_bytes():
-            raise PreprocessError(f"{src_dict} and {tgt_dict} differ although --joined-dictionary was given")
-        sentences = {}
-        for split, prefix in prefixes.items():
-            expected = count_lines(Path(f"{prefix}.{src}"))
-            for lang in (src, tgt):
-                index = workdir / f"{split}.{src}-{tgt}.{lang}.idx"
-                found = indexed_dataset_length(index)
-                if found != expected:
-                    raise PreprocessError(
-                        f"binarized {split}.{lang} has {found} sentences "
-                        f"but {prefix}.{src} has {expected} lines"
-                    )
-            sentences[split] = expected
-        dictionary_size = count_lines(src_dict)
-        for final, temp in temps.items():
-            os.replace(workdir / final.name, temp)
+        run(prefixes, src, tgt, workdir, workers)
+        return {**check_and_collect(prefixes, src, tgt, workdir, temps), "binarizer": binarizer}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return {"sentences": sentences, "dictionary_size": dictionary_size}
 
 
 def binarize(
@@ -95,8 +149,11 @@ def binarize(
     tgt: str,
     dest: Path,
     workers: int,
+    binarizer: str = "parallel",
 ) -> StageReport:
-    """Stage "binarize": ``fairseq-preprocess --joined-dictionary`` of the BPE files into ``dest``."""
+    """Stage "binarize": the BPE files of every split into the data-bin ``dest`` (joined dictionary)."""
+    if binarizer not in BINARIZERS:
+        raise PreprocessError(f"unknown binarizer {binarizer!r}, choose from {', '.join(BINARIZERS)}")
     inputs = [Path(f"{prefix}.{lang}") for prefix in bpe_prefixes.values() for lang in (src, tgt)]
     for split, prefix in bpe_prefixes.items():
         check_parallel_counts(ParallelFiles.from_prefix(prefix, src, tgt), f"before binarizing {split}")
@@ -106,5 +163,5 @@ def binarize(
         inputs,
         outputs,
         {"splits": sorted(bpe_prefixes), "src": src, "tgt": tgt, "version": 1},
-        lambda temps: run_fairseq_preprocess(bpe_prefixes, src, tgt, temps, dest, workers),
+        lambda temps: run_binarizer(binarizer, bpe_prefixes, src, tgt, temps, dest, workers),
     )

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 
+from preprocess.binarize import BINARIZERS
 from preprocess.bpe import BpeConfig
 from preprocess.errors import PreprocessError
 
@@ -26,12 +27,12 @@ def positive_int(text: str) -> int:
 
 
 def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> None:
-    """--workers, --force and the BPE options, identical in every preprocessing CLI."""
+    """--workers, --force, --binarizer and the BPE options, identical in every preprocessing CLI."""
     parser.add_argument(
         "--workers",
         type=positive_int,
         default=available_cores(),
-        help="processes for tokenization, BPE encoding and fairseq-preprocess "
+        help="processes for tokenization, BPE encoding and binarization "
         "(default: the usable cores, here %(default)s)",
     )
     parser.add_argument(
@@ -39,6 +40,14 @@ def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> N
         action="store_true",
         help="redo every stage even if its completion marker says it is up to date "
         "(without it, a rerun resumes after the last completed stage)",
+    )
+    parser.add_argument(
+        "--binarizer",
+        choices=BINARIZERS,
+        default="parallel",
+        help="how the data-bin is written: 'parallel' (fairseq's Dictionary and mmap builder on --workers "
+        "processes) or 'fairseq-preprocess' (the fairseq CLI itself, slower); both write identical files "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--bpe-vocab-size",

@@ -17,7 +17,7 @@ Stages (each resumable, see :mod:`preprocess.stages`):
    length/ratio-filtered like ``clean-corpus-n.perl -ratio RATIO ... 1 MAX_LEN``; valid/test never are.
 2. bpe-train: joint sentencepiece BPE on the tokenized training text of both sides.
 3. bpe-<split>: sentencepiece pieces, checked to decode back to the tokenized text.
-4. binarize: ``fairseq-preprocess --joined-dictionary``.
+4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see :mod:`preprocess.binarize`).
 
 Output in OUT::
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> None:
     clean = CleanConfig(min_len=args.min_len, max_len=args.max_len, ratio=args.ratio)
     for job in tokenize_jobs(layout, inputs, moses(args.src), moses(args.tgt), clean):
         tokenize_split(runner, job, args.workers)
-    bpe_and_binarize(runner, layout, list(inputs), bpe_config(args), args.workers)
+    bpe_and_binarize(runner, layout, list(inputs), bpe_config(args), args.workers, args.binarizer)
     print(line_count_table(layout, list(inputs), runner.reports))
     print(f"data-bin: {layout.data_bin}", file=sys.stderr)
 

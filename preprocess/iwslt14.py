@@ -17,7 +17,7 @@ Recipe (each step a resumable stage):
    ``clean-corpus-n -ratio 1.5 1 175`` on the training pairs, lowercasing.
 5. valid-split: valid = every 23rd cleaned training pair, train = the others.
 6. joint sentencepiece BPE (10k vocabulary as in the paper) learned on train (both sides), applied to
-   train/valid/test; ``fairseq-preprocess --joined-dictionary``.
+   train/valid/test; the data-bin of ``fairseq-preprocess --joined-dictionary`` (see ``--binarizer``).
 
 Output in DIR::
 
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         every=VALID_EVERY,
     )
     splits = ["train", "valid", "test"]
-    bpe_and_binarize(runner, layout, splits, bpe_config(args), args.workers)
+    bpe_and_binarize(runner, layout, splits, bpe_config(args), args.workers, args.binarizer)
     print(describe_cleaning("train.tags", runner.reports, extra_key="talk-text"))
     print(
         f"valid = cleaned train.tags pairs {VALID_EVERY}, {2 * VALID_EVERY}, {3 * VALID_EVERY}, ...; "

@@ -42,7 +42,12 @@ def tokenize_jobs(
 
 
 def bpe_and_binarize(
-    runner: StageRunner, layout: OutputLayout, splits: Sequence[str], bpe: BpeConfig, workers: int
+    runner: StageRunner,
+    layout: OutputLayout,
+    splits: Sequence[str],
+    bpe: BpeConfig,
+    workers: int,
+    binarizer: str = "parallel",
 ) -> None:
     """Learn joint BPE on ``tok/train``, encode every split into ``bpe/``, binarize into the data-bin."""
     learn_bpe(runner, layout.tok("train"), layout.spm_model, layout.spm_vocab, bpe)
@@ -55,4 +60,5 @@ def bpe_and_binarize(
         layout.tgt,
         layout.data_bin,
         workers,
+        binarizer,
     )

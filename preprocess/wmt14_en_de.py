@@ -19,7 +19,7 @@ Recipe (each step a resumable stage):
    normalize punctuation there). Never length-filtered.
 4. joint sentencepiece BPE (about 37k pieces as in the paper) learned on the tokenized training text of
    both sides (a random sample of ``--spm-input-sentence-size`` sentences), applied to every split;
-   ``fairseq-preprocess --joined-dictionary``.
+   the data-bin of ``fairseq-preprocess --joined-dictionary`` (see ``--binarizer``).
 
 Differences from fairseq's script, on purpose: valid is newstest2013 (the script holds out every 100th
 training pair instead and never uses its downloaded dev set); cleaning counts Moses tokens before BPE
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
     for job in jobs:
         tokenize_split(runner, job, args.workers)
     splits = ["train", "valid", "test"]
-    bpe_and_binarize(runner, layout, splits, bpe_config(args), args.workers)
+    bpe_and_binarize(runner, layout, splits, bpe_config(args), args.workers, args.binarizer)
     print(line_count_table(layout, splits, runner.reports))
 
 

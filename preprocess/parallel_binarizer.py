@@ -1,0 +1,298 @@
+"""What ``fairseq-preprocess --joined-dictionary`` does, with both of its phases really parallel.
+
+fairseq 0.12.x spends its time in two Python loops: counting tokens (``Dictionary.add_file_to_dictionary``
+updates a ``Counter`` one word at a time) and encoding (``Dictionary.encode_line`` fills a torch tensor one
+id at a time). And its ``FileBinarizer.multiprocess_dataset`` joins the worker pool *before* the main
+process encodes its own share, so ``--workers 2`` runs the two halves one after the other (measured: 1.07x).
+
+Here every input file is cut into line-aligned byte ranges and the ranges of all files go to one pool of
+``workers`` processes, which read them themselves (the main process only merges): first the token counts
+of the training files (a ``Counter`` over ``str.split``, a C loop), then the ids of every file (dict
+lookups in a list comprehension, one numpy array per block), each range into its own part file.
+Everything that defines the output is fairseq's own: the :class:`~fairseq.data.Dictionary` (symbols added
+and ``finalize``\\d as ``fairseq-preprocess`` does, padded to a multiple of 8), the id dtype
+(``best_fitting_int_dtype``), the mmap ``.bin``/``.idx`` format and the merge of the parts
+(``MMapIndexedDatasetBuilder``). The files are byte-identical to those of ``fairseq-preprocess
+--joined-dictionary``; the tests check this. fairseq (and torch) are imported while the pool counts.
+
+A line is split like fairseq's ``tokenize_line`` does: on runs of Unicode whitespace (``str.split()``
+and the ``\\s+`` regex agree, and both drop the ``\\r`` of a ``\\r\\n`` line end). Lines end at ``\\n``
+only (see :mod:`preprocess.corpus_files`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import signal
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from preprocess.errors import PreprocessError
+
+EOS_WORD = "</s>"
+BLOCK_BYTES = 1 << 22
+RANGES_PER_WORKER = 4
+MIN_RANGE_BYTES = 1 << 20
+
+
+# ----------------------------------------------------------------------------------------- byte ranges
+@dataclass(frozen=True)
+class ByteRange:
+    """Bytes ``[start, end)`` of ``path``: whole lines (``start`` is 0 or follows a ``\\n``)."""
+
+    path: Path
+    start: int
+    end: int
+
+
+def line_ranges(path: Path, parts: int, min_bytes: int | None = None) -> list[ByteRange]:
+    """Cut ``path`` into at most ``parts`` ranges of whole lines of about ``min_bytes`` or more."""
+    size = path.stat().st_size
+    parts = max(1, min(parts, size // max(1, min_bytes or MIN_RANGE_BYTES)))
+    cuts = [0]
+    with open(path, "rb") as handle:
+        for i in range(1, parts):
+            handle.seek(max(size * i // parts, cuts[-1]))
+            handle.readline()  # move to the start of the next line
+            position = handle.tell()
+            if cuts[-1] < position < size:
+                cuts.append(position)
+    cuts.append(size)
+    return [ByteRange(path, start, end) for start, end in itertools.pairwise(cuts)]
+
+
+def read_blocks(byte_range: ByteRange, block_bytes: int | None = None) -> Iterator[tuple[str, int]]:
+    """The range as text blocks of whole lines (about ``block_bytes`` each), with their line counts.
+
+    A last line without ``\\n`` at the end of the file counts as a line, as everywhere else.
+    """
+    block_bytes = block_bytes or BLOCK_BYTES
+    with open(byte_range.path, "rb") as handle:
+        handle.seek(byte_range.start)
+        remaining, carry, offset = byte_range.end - byte_range.start, b"", byte_range.start
+        while remaining > 0 or carry:
+            data = handle.read(min(block_bytes, remaining)) if remaining > 0 else b""
+            remaining -= len(data)
+            data = carry + data
+            cut = data.rfind(b"\n") + 1 if remaining > 0 else len(data)
+            if cut == 0:  # a line longer than a block: read on
+                carry = data
+                continue
+            block, carry = data[:cut], data[cut:]
+            lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            try:
+                yield block.decode("utf-8"), lines
+            except UnicodeDecodeError as exc:
+                raise PreprocessError(
+                    f"{byte_range.path}: invalid UTF-8 at byte {offset + exc.start}: {exc.reason}"
+                ) from exc
+            offset += len(block)
+
+
+# ---------------------------------------------------------------------------------------------- pool
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent, which ends the pool
+
+
+class RangePool:
+    """``workers`` forked processes (none for ``workers <= 1``) mapping a function over byte ranges."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.pool = (
+            multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
+            if workers > 1
+            else None
+        )
+
+    def submit(self, function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
+        """Start ``function(*args)``; the returned callable waits for and returns (or raises) its result."""
+        if self.pool is None:
+            return lambda: function(*args)
+        result = self.pool.apply_async(function, args)
+        return result.get
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+
+# ------------------------------------------------------------------------------------------ counting
+def count_range(byte_range: ByteRange) -> Counter[str]:
+    """Token counts of the lines in the range, plus one ``</s>`` per line (fairseq counts it too)."""
+    counts: Counter[str] = Counter()
+    lines = 0
+    for text, n in read_blocks(byte_range):
+        counts.update(text.split())
+        lines += n
+    counts[EOS_WORD] += lines
+    return counts
+
+
+def joined_dictionary(counts_per_file: Sequence[Counter[str]]) -> Any:
+    """The dictionary ``fairseq-preprocess --joined-dictionary`` builds from these files' token counts.
+
+    Each file's counts are added in sorted order, as ``Dictionary.add_file_to_dictionary`` does, and the
+    dictionary is finalized with fairseq-preprocess's defaults (threshold 0, all words, padding factor 8).
+    """
+    from fairseq.data import Dictionary
+
+    dictionary = Dictionary()
+    for counts in counts_per_file:
+        for word, count in sorted(counts.items()):
+            dictionary.add_symbol(word, count)
+    dictionary.finalize(threshold=0, nwords=-1, padding_factor=8)
+    return dictionary
+
+
+# ------------------------------------------------------------------------------------------ encoding
+@dataclass
+class BinarizeSummary:
+    """What fairseq-preprocess logs per file: sentences, tokens (eos included), replaced by ``<unk>``."""
+
+    sentences: int = 0
+    tokens: int = 0
+    replaced: Counter[str] = field(default_factory=Counter)
+
+    def merge(self, other: BinarizeSummary) -> None:
+        self.sentences += other.sentences
+        self.tokens += other.tokens
+        self.replaced.update(other.replaced)
+
+    def __str__(self) -> str:
+        percent = 100 * sum(self.replaced.values()) / self.tokens if self.tokens else 0.0
+        return f"{self.sentences} sents, {self.tokens} tokens, {percent:.3}% replaced"
+
+
+def encode_text(
+    text: str, indices: dict[str, int], unk: int, eos: int
+) -> tuple[list[int], list[int], Counter[str]]:
+    """``Dictionary.encode_line(line, add_if_not_exist=False, append_eos=True)`` for every line of ``text``.
+
+    Returns the ids of all lines concatenated, the number of ids per line, and the words replaced by unk.
+    """
+    get = indices.get
+    flat: list[int] = []
+    sizes: list[int] = []
+    replaced: Counter[str] = Counter()
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    for line in lines:
+        words = line.split()
+        ids = [get(word, unk) for word in words]
+        if unk in ids:
+            replaced.update(word for word in words if word not in indices)
+        ids.append(eos)
+        flat += ids
+        sizes.append(len(ids))
+    return flat, sizes, replaced
+
+
+def chunk_builder(path: str, dtype: type) -> Any:
+    """fairseq's ``MMapIndexedDatasetBuilder`` writing ``path``, plus ``add_ids`` for many sentences."""
+    from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
+
+    class ChunkedMMapBuilder(MMapIndexedDatasetBuilder):
+        def add_ids(self, flat: list[int], sizes: list[int]) -> None:
+            """Append sentences given as concatenated ids and ids per sentence (what ``add_item`` writes)."""
+            self._data_file.write(np.array(flat, dtype=self._dtype).tobytes(order="C"))
+            self._sizes.extend(sizes)
+
+    return ChunkedMMapBuilder(path, dtype=dtype)
+
+
+_vocabulary: dict[str, Any] = {}
+
+
+def encode_range(byte_range: ByteRange, part_prefix: str) -> BinarizeSummary:
+    """Binarize the lines of the range into the part dataset ``part_prefix.{bin,idx}``."""
+    indices, unk, eos, dtype = (_vocabulary[k] for k in ("indices", "unk", "eos", "dtype"))
+    builder = chunk_builder(f"{part_prefix}.bin", dtype)
+    summary = BinarizeSummary()
+    for text, _ in read_blocks(byte_range):
+        flat, sizes, replaced = encode_text(text, indices, unk, eos)
+        builder.add_ids(flat, sizes)
+        summary.merge(BinarizeSummary(len(sizes), len(flat), replaced))
+    builder.finalize(f"{part_prefix}.idx")
+    return summary
+
+
+# ------------------------------------------------------------------------------------------- driver
+def _import_fairseq_data() -> None:
+    import fairseq.data  # noqa: F401  (seconds of imports, overlapped with the counting)
+
+
+def binarize_joined(
+    training_files: Sequence[Path],
+    jobs: Sequence[tuple[Path, Path]],
+    workdir: Path,
+    workers: int,
+) -> tuple[Any, list[BinarizeSummary]]:
+    """Build the joined dictionary of ``training_files``, then binarize each ``(text, output prefix)``.
+
+    Part files go to ``workdir``. Returns the dictionary (not yet saved) and one summary per job.
+    """
+    pool = RangePool(workers)
+    try:
+        parts = workers * RANGES_PER_WORKER
+        counting = [
+            [pool.submit(count_range, r) for r in line_ranges(path, parts)] for path in training_files
+        ]
+        _import_fairseq_data()
+        counts_per_file = []
+        with tqdm(
+            total=len(training_files), desc="count tokens", unit="file", file=sys.stderr, delay=1
+        ) as bar:
+            for results in counting:
+                total: Counter[str] = Counter()
+                for result in results:
+                    total.update(result())
+                counts_per_file.append(total)
+                bar.update()
+        dictionary = joined_dictionary(counts_per_file)
+    finally:
+        pool.close()
+
+    from fairseq.data.indexed_dataset import best_fitting_int_dtype
+
+    dtype = best_fitting_int_dtype(len(dictionary))
+    _vocabulary.update(indices=dictionary.indices, unk=dictionary.unk(), eos=dictionary.eos(), dtype=dtype)
+    pool = RangePool(workers)  # forked now: the workers inherit the vocabulary
+    try:
+        encoding = []
+        for job, (text_file, _) in enumerate(jobs):
+            ranges = line_ranges(text_file, parts)
+            prefixes = [str(workdir / f"part{job}.{i}") for i in range(len(ranges))]
+            encoding.append(
+                [
+                    (prefix, pool.submit(encode_range, r, prefix))
+                    for r, prefix in zip(ranges, prefixes, strict=True)
+                ]
+            )
+        summaries = []
+        with tqdm(total=len(jobs), desc="binarize", unit="file", file=sys.stderr, delay=1) as bar:
+            for (_, output_prefix), results in zip(jobs, encoding, strict=True):
+                builder = chunk_builder(f"{output_prefix}.bin", dtype)
+                summary = BinarizeSummary()
+                for prefix, result in results:
+                    summary.merge(result())
+                    builder.merge_file_(prefix)
+                    os.remove(f"{prefix}.bin")
+                    os.remove(f"{prefix}.idx")
+                builder.finalize(f"{output_prefix}.idx")
+                summaries.append(summary)
+                bar.update()
+    finally:
+        pool.close()
+    return dictionary, summaries
