@@ -15,7 +15,7 @@ The load average is printed too: the numbers only mean something on an otherwise
 Usage::
 
     python benchmarks/preprocess_throughput.py [--lines 100000] [--rss-lines 1000000] [--workers 1 2]
-        [--repeats 1] [--work DIR] [--skip-rss] [--skip-throughput]
+        [--repeats 1] [--binarizer parallel] [--work DIR] [--skip-rss] [--skip-throughput]
 """
 
 from __future__ import annotations
@@ -148,12 +148,15 @@ class TreeMemorySampler(threading.Thread):
 
 
 # ------------------------------------------------------------------------------------------- runs
-def run_pipeline(corpus: Path, dest: Path, workers: int, vocab: int, sample_memory: bool = False) -> dict:
+def run_pipeline(
+    corpus: Path, dest: Path, workers: int, vocab: int, binarizer: str, sample_memory: bool = False
+) -> dict:
     shutil.rmtree(dest, ignore_errors=True)
     command = [
         sys.executable, "-m", "preprocess.custom", "--src", "en", "--tgt", "de",
         "--trainpref", str(corpus / "train"), "--validpref", str(corpus / "valid"),
         "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", str(vocab),
+        "--binarizer", binarizer,
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
@@ -195,7 +198,7 @@ def throughput(args: argparse.Namespace, work: Path) -> None:
     for repeat in range(args.repeats):
         order = args.workers if repeat % 2 == 0 else list(reversed(args.workers))  # alternate the order
         for w in order:
-            runs[w].append(run_pipeline(corpus, work / f"out-w{w}", w, args.vocab))
+            runs[w].append(run_pipeline(corpus, work / f"out-w{w}", w, args.vocab, args.binarizer))
             stages = ", ".join(f"{k} {v:.1f}s" for k, v in runs[w][-1]["stages"].items())
             print(
                 f"  run {repeat + 1}, {w} worker(s): {stages}, total {runs[w][-1]['wall']:.1f}s", flush=True
@@ -203,7 +206,10 @@ def throughput(args: argparse.Namespace, work: Path) -> None:
     results = {w: best_of(runs[w]) for w in args.workers}
     base = args.workers[0]
     best = f"best of {args.repeats} runs, " if args.repeats > 1 else ""
-    print(f"\nthroughput on {args.lines} sentence pairs ({best}pairs/s; x = speed-up over {base} worker(s))")
+    print(
+        f"\nthroughput on {args.lines} sentence pairs, binarizer {args.binarizer} "
+        f"({best}pairs/s; x = speed-up over {base} worker(s))"
+    )
     header = f"{'stage':<16}" + "".join(f"{f'{w} worker(s)':>24}" for w in args.workers)
     print(header)
     print("-" * len(header))
@@ -220,7 +226,7 @@ def throughput(args: argparse.Namespace, work: Path) -> None:
 def peak_memory(args: argparse.Namespace, work: Path) -> None:
     corpus = ensure_corpus(work, args.rss_lines)
     workers = max(args.workers)
-    result = run_pipeline(corpus, work / "out-rss", workers, args.vocab, sample_memory=True)
+    result = run_pipeline(corpus, work / "out-rss", workers, args.vocab, args.binarizer, sample_memory=True)
     print(f"\npeak memory on {args.rss_lines} sentence pairs, {workers} workers, wall {result['wall']:.0f}s")
     print(f"  peak summed PSS of the process tree: {result['peak_pss_mb']:8.0f} MB")
     rss_sum = result["peak_rss_sum_mb"]
@@ -239,6 +245,9 @@ def main() -> None:
         "--repeats", type=int, default=1, help="runs per worker count; the fastest per stage is reported"
     )
     parser.add_argument("--vocab", type=int, default=8000, help="--bpe-vocab-size of the runs")
+    parser.add_argument(
+        "--binarizer", default="parallel", help="--binarizer of the runs: parallel or fairseq-preprocess"
+    )
     parser.add_argument("--work", type=Path, help="directory for corpora and outputs (default: a temp dir)")
     parser.add_argument("--skip-rss", action="store_true", help="only measure throughput")
     parser.add_argument("--skip-throughput", action="store_true", help="only measure peak memory")

@@ -7,7 +7,7 @@
 #   0. bash scripts/install.sh                     installs whatever is missing (skip: --skip-install)
 #   1. python -m preprocess.synthetic_en_de        generated en→de corpus (or your files, see below)
 #   2. python -m preprocess.custom                 sacremoses tokenization, joint sentencepiece BPE,
-#                                                  fairseq-preprocess --joined-dictionary
+#                                                  binarized data-bin (joined dictionary)
 #   3. fairseq-train --arch macaron_base ...       via macaron_fairseq.tools.train_progress (progress
 #                                                  display; the full JSON log goes to train.log)
 #   4. fairseq-generate --beam 5                   test split, --post-process sentencepiece
