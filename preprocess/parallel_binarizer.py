@@ -8,12 +8,13 @@ process encodes its own share, so ``--workers 2`` runs the two halves one after 
 Here every input file is cut into line-aligned byte ranges and the ranges of all files go to one pool of
 ``workers`` processes, which read them themselves (the main process only merges): first the token counts
 of the training files (a ``Counter`` over ``str.split``, a C loop), then the ids of every file (dict
-lookups in a list comprehension, one numpy array per block), each range into its own part file.
-Everything that defines the output is fairseq's own: the :class:`~fairseq.data.Dictionary` (symbols added
-and ``finalize``\\d as ``fairseq-preprocess`` does, padded to a multiple of 8), the id dtype
-(``best_fitting_int_dtype``), the mmap ``.bin``/``.idx`` format and the merge of the parts
-(``MMapIndexedDatasetBuilder``). The files are byte-identical to those of ``fairseq-preprocess
---joined-dictionary``; the tests check this. fairseq (and torch) are imported while the pool counts.
+lookups in a list comprehension, one numpy array per block), each range into its own part file of raw
+ids. The pool is forked before fairseq and torch are imported; the main process imports them while the
+workers count. Everything that defines the output is fairseq's own: the
+:class:`~fairseq.data.Dictionary` (symbols added and ``finalize``\\d as ``fairseq-preprocess`` does, padded
+to a multiple of 8), the id dtype (``best_fitting_int_dtype``) and the mmap ``.bin``/``.idx`` writer
+(``MMapIndexedDatasetBuilder``, which appends the parts). The files are byte-identical to those of
+``fairseq-preprocess --joined-dictionary``; the tests check this.
 
 A line is split like fairseq's ``tokenize_line`` does: on runs of Unicode whitespace (``str.split()``
 and the ``\\s+`` regex agree, and both drop the ``\\r`` of a ``\\r\\n`` line end). Lines end at ``\\n``
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
+import shutil
 import signal
 import sys
 from collections import Counter
@@ -199,33 +200,47 @@ def encode_text(
     return flat, sizes, replaced
 
 
-def chunk_builder(path: str, dtype: type) -> Any:
-    """fairseq's ``MMapIndexedDatasetBuilder`` writing ``path``, plus ``add_ids`` for many sentences."""
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a worker needs to encode: the dictionary's ``indices``, its unk/eos ids, the id dtype."""
+
+    indices: dict[str, int]
+    unk: int
+    eos: int
+    dtype: type
+
+
+def encode_range(
+    byte_range: ByteRange, part_file: Path, vocabulary: Vocabulary
+) -> tuple[np.ndarray, BinarizeSummary]:
+    """Write the ids of the range's lines to ``part_file`` (raw, as the mmap ``.bin`` stores them).
+
+    Returns the number of ids of every line (the ``.idx`` sizes) and the summary. Needs no fairseq, so
+    the pool's workers stay small.
+    """
+    sizes: list[int] = []
+    summary = BinarizeSummary()
+    with open(part_file, "wb") as out:
+        for text, _ in read_blocks(byte_range):
+            flat, line_sizes, replaced = encode_text(text, vocabulary.indices, vocabulary.unk, vocabulary.eos)
+            out.write(np.array(flat, dtype=vocabulary.dtype).tobytes(order="C"))
+            sizes += line_sizes
+            summary.merge(BinarizeSummary(len(line_sizes), len(flat), replaced))
+    return np.array(sizes, dtype=np.int32), summary
+
+
+def parts_builder(path: Path, dtype: type) -> Any:
+    """fairseq's ``MMapIndexedDatasetBuilder`` writing ``path``, plus ``add_part`` for an encoded range."""
     from fairseq.data.indexed_dataset import MMapIndexedDatasetBuilder
 
-    class ChunkedMMapBuilder(MMapIndexedDatasetBuilder):
-        def add_ids(self, flat: list[int], sizes: list[int]) -> None:
-            """Append sentences given as concatenated ids and ids per sentence (what ``add_item`` writes)."""
-            self._data_file.write(np.array(flat, dtype=self._dtype).tobytes(order="C"))
-            self._sizes.extend(sizes)
+    class PartsMMapBuilder(MMapIndexedDatasetBuilder):
+        def add_part(self, part_file: Path, sizes: np.ndarray) -> None:
+            """Append the sentences of a part written by :func:`encode_range` (what ``add_item`` writes)."""
+            with open(part_file, "rb") as part:
+                shutil.copyfileobj(part, self._data_file)
+            self._sizes.extend(sizes.tolist())
 
-    return ChunkedMMapBuilder(path, dtype=dtype)
-
-
-_vocabulary: dict[str, Any] = {}
-
-
-def encode_range(byte_range: ByteRange, part_prefix: str) -> BinarizeSummary:
-    """Binarize the lines of the range into the part dataset ``part_prefix.{bin,idx}``."""
-    indices, unk, eos, dtype = (_vocabulary[k] for k in ("indices", "unk", "eos", "dtype"))
-    builder = chunk_builder(f"{part_prefix}.bin", dtype)
-    summary = BinarizeSummary()
-    for text, _ in read_blocks(byte_range):
-        flat, sizes, replaced = encode_text(text, indices, unk, eos)
-        builder.add_ids(flat, sizes)
-        summary.merge(BinarizeSummary(len(sizes), len(flat), replaced))
-    builder.finalize(f"{part_prefix}.idx")
-    return summary
+    return PartsMMapBuilder(str(path), dtype=dtype)
 
 
 # ------------------------------------------------------------------------------------------- driver
@@ -241,7 +256,9 @@ def binarize_joined(
 ) -> tuple[Any, list[BinarizeSummary]]:
     """Build the joined dictionary of ``training_files``, then binarize each ``(text, output prefix)``.
 
-    Part files go to ``workdir``. Returns the dictionary (not yet saved) and one summary per job.
+    One pool serves both phases. It is forked before fairseq and torch are imported (the main process
+    imports them while the workers count), so the workers stay small. Part files go to ``workdir`` and
+    are deleted once merged. Returns the dictionary (not yet saved) and one summary per job.
     """
     pool = RangePool(workers)
     try:
@@ -261,35 +278,32 @@ def binarize_joined(
                 counts_per_file.append(total)
                 bar.update()
         dictionary = joined_dictionary(counts_per_file)
-    finally:
-        pool.close()
 
-    from fairseq.data.indexed_dataset import best_fitting_int_dtype
+        from fairseq.data.indexed_dataset import best_fitting_int_dtype
 
-    dtype = best_fitting_int_dtype(len(dictionary))
-    _vocabulary.update(indices=dictionary.indices, unk=dictionary.unk(), eos=dictionary.eos(), dtype=dtype)
-    pool = RangePool(workers)  # forked now: the workers inherit the vocabulary
-    try:
+        vocabulary = Vocabulary(
+            dictionary.indices, dictionary.unk(), dictionary.eos(), best_fitting_int_dtype(len(dictionary))
+        )
         encoding = []
         for job, (text_file, _) in enumerate(jobs):
             ranges = line_ranges(text_file, parts)
-            prefixes = [str(workdir / f"part{job}.{i}") for i in range(len(ranges))]
+            part_files = [workdir / f"part{job}.{i}.bin" for i in range(len(ranges))]
             encoding.append(
                 [
-                    (prefix, pool.submit(encode_range, r, prefix))
-                    for r, prefix in zip(ranges, prefixes, strict=True)
+                    (part, pool.submit(encode_range, r, part, vocabulary))
+                    for r, part in zip(ranges, part_files, strict=True)
                 ]
             )
         summaries = []
         with tqdm(total=len(jobs), desc="binarize", unit="file", file=sys.stderr, delay=1) as bar:
             for (_, output_prefix), results in zip(jobs, encoding, strict=True):
-                builder = chunk_builder(f"{output_prefix}.bin", dtype)
+                builder = parts_builder(Path(f"{output_prefix}.bin"), vocabulary.dtype)
                 summary = BinarizeSummary()
-                for prefix, result in results:
-                    summary.merge(result())
-                    builder.merge_file_(prefix)
-                    os.remove(f"{prefix}.bin")
-                    os.remove(f"{prefix}.idx")
+                for part, result in results:
+                    sizes, part_summary = result()
+                    builder.add_part(part, sizes)
+                    summary.merge(part_summary)
+                    part.unlink()
                 builder.finalize(f"{output_prefix}.idx")
                 summaries.append(summary)
                 bar.update()
