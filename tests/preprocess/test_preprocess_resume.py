@@ -22,11 +22,18 @@ def custom_args(raw: Path, out: Path) -> list[str]:
     ]  # fmt: skip
 
 
+def _default_sigint() -> None:
+    # A shell starts background jobs with SIGINT ignored and Python keeps an inherited SIG_IGN, so under
+    # `.ci/run &` the Ctrl-C below would be ignored; give the child the disposition of a terminal process.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(args: list[str], workers: int) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
         [sys.executable, "-m", "preprocess.custom", *args, "--workers", str(workers)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        preexec_fn=_default_sigint,
     )  # fmt: skip
 
 
