@@ -110,9 +110,11 @@ class ProgressDisplay:
             self.bar.close()
 
 
-def run(command: Sequence[str], log_path: Path, stream: TextIO = sys.stderr, use_bar: bool | None = None,
+def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, use_bar: bool | None = None,
         tail_lines: int = 40) -> int:
-    """Run ``command``, tee its output to ``log_path``, display progress on ``stream``."""
+    """Run ``command``, tee its output to ``log_path``, display progress on ``stream`` (the current
+    ``sys.stderr`` by default)."""
+    stream = stream if stream is not None else sys.stderr
     if use_bar is None:
         use_bar = stream.isatty()
     max_update_text = option_value(command, "--max-update")
