@@ -22,6 +22,7 @@ from macaron_fairseq.init import (
     vanilla_scale,
 )
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
+from macaron_fairseq.init.scaling import StackScaling
 from macaron_fairseq.init.targets import dt_fixup_parameters, residual_blocks
 from macaron_fairseq.modules.norm_free import is_layer_norm
 
@@ -165,3 +166,10 @@ def test_t_fixup_scales_a_shared_embedding_once(dict_dir) -> None:
     torch.testing.assert_close(model.encoder.embed_tokens.weight, before * 18**-0.25)  # (9·N_enc)^-¼, N=2
     run_init_scheme(model, task)  # applied already: a second call is a no-op
     torch.testing.assert_close(model.encoder.embed_tokens.weight, before * 18**-0.25)
+
+
+def test_describe_prints_mu_only_when_the_scheme_uses_it() -> None:
+    dt = StackScaling("encoder", 6, 2.5, None, 0.0408, 24).describe()
+    assert dt == "encoder: N=6, μ=2.5000, factor=0.0408 (24 weight tensors scaled)"
+    t_fixup = StackScaling("decoder", 6, float("nan"), None, 0.35, 36).describe()
+    assert t_fixup == "decoder: N=6, factor=0.35 (36 weight tensors scaled)"

@@ -42,9 +42,10 @@ class StackScaling:
     n_tensors: int
 
     def describe(self) -> str:
+        mu = "" if math.isnan(self.mu) else f", μ={self.mu:.4f}"  # T-Fixup does not use μ
         cross = f", μ_cross={self.mu_cross:.4f}" if self.mu_cross is not None else ""
         return (
-            f"{self.name}: N={self.n_layers}, μ={self.mu:.4f}{cross}, factor={self.factor:.6g} "
+            f"{self.name}: N={self.n_layers}{mu}{cross}, factor={self.factor:.6g} "
             f"({self.n_tensors} weight tensors scaled)"
         )
 
