@@ -91,11 +91,12 @@ def read_blocks(byte_range: ByteRange, block_bytes: int | None = None) -> Iterat
             block, carry = data[:cut], data[cut:]
             lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
             try:
-                yield block.decode("utf-8"), lines
+                text = block.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise PreprocessError(
                     f"{byte_range.path}: invalid UTF-8 at byte {offset + exc.start}: {exc.reason}"
                 ) from exc
+            yield text, lines
             offset += len(block)
 
 
