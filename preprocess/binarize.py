@@ -81,6 +81,12 @@ def run_parallel_binarizer(
         raise PreprocessError("the joined dictionary is built from the training split, which is missing")
     workdir.mkdir(parents=True)
     train = prefixes["train"]
+    print(
+        f"binarizing with {workers} worker(s): joined dictionary of {train}.{src} + {train}.{tgt}, then "
+        f"{', '.join(prefixes)} (--binarizer fairseq-preprocess runs the fairseq CLI instead)",
+        file=sys.stderr,
+        flush=True,
+    )
     jobs = [
         (Path(f"{prefix}.{lang}"), workdir / f"{split}.{src}-{tgt}.{lang}")
         for lang in (src, tgt)

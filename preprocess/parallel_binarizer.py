@@ -265,19 +265,17 @@ def binarize_joined(
     try:
         parts = workers * RANGES_PER_WORKER
         counting = [
-            [pool.submit(count_range, r) for r in line_ranges(path, parts)] for path in training_files
+            [(r, pool.submit(count_range, r)) for r in line_ranges(path, parts)] for path in training_files
         ]
         _import_fairseq_data()
         counts_per_file = []
-        with tqdm(
-            total=len(training_files), desc="count tokens", unit="file", file=sys.stderr, delay=1
-        ) as bar:
+        with progress_bar("count tokens", counting) as bar:
             for results in counting:
                 total: Counter[str] = Counter()
-                for result in results:
+                for byte_range, result in results:
                     total.update(result())
+                    bar.update(byte_range.end - byte_range.start)
                 counts_per_file.append(total)
-                bar.update()
         dictionary = joined_dictionary(counts_per_file)
 
         from fairseq.data.indexed_dataset import best_fitting_int_dtype
@@ -291,23 +289,31 @@ def binarize_joined(
             part_files = [workdir / f"part{job}.{i}.bin" for i in range(len(ranges))]
             encoding.append(
                 [
-                    (part, pool.submit(encode_range, r, part, vocabulary))
+                    (r, (part, pool.submit(encode_range, r, part, vocabulary)))
                     for r, part in zip(ranges, part_files, strict=True)
                 ]
             )
         summaries = []
-        with tqdm(total=len(jobs), desc="binarize", unit="file", file=sys.stderr, delay=1) as bar:
+        with progress_bar("binarize", encoding) as bar:
             for (_, output_prefix), results in zip(jobs, encoding, strict=True):
                 builder = parts_builder(Path(f"{output_prefix}.bin"), vocabulary.dtype)
                 summary = BinarizeSummary()
-                for part, result in results:
+                for byte_range, (part, result) in results:
                     sizes, part_summary = result()
                     builder.add_part(part, sizes)
                     summary.merge(part_summary)
                     part.unlink()
+                    bar.update(byte_range.end - byte_range.start)
                 builder.finalize(f"{output_prefix}.idx")
                 summaries.append(summary)
-                bar.update()
     finally:
         pool.close()
     return dictionary, summaries
+
+
+def progress_bar(description: str, work: Sequence[Sequence[tuple[ByteRange, Any]]]) -> tqdm:
+    """A bar over the bytes of all ranges in ``work`` (one list of ``(range, ...)`` per file)."""
+    total = sum(r.end - r.start for ranges in work for r, _ in ranges)
+    return tqdm(
+        total=total, desc=description, unit="B", unit_scale=True, file=sys.stderr, delay=1, mininterval=1
+    )
