@@ -9,6 +9,7 @@ and the number of workers, never on the corpus size.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.pool
 import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +39,13 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+def worker_pool(
+    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+) -> multiprocessing.pool.Pool:
+    """A pool of ``workers`` processes (forked where possible) that leave Ctrl-C to the parent."""
+    return _context().Pool(workers, initializer=_ignore_sigint_then, initargs=(initializer, *initargs))
+
+
 def ordered_map(
     function: Callable[[T], R],
     chunks: Iterable[T],
@@ -57,7 +65,7 @@ def ordered_map(
         yield from map(function, chunks)
         return
     window = window or 2 * workers
-    pool = _context().Pool(workers, initializer=_ignore_sigint_then, initargs=(initializer, *initargs))
+    pool = worker_pool(workers, initializer, initargs)
     try:
         pending: deque[Any] = deque()
         for chunk in chunks:

@@ -24,9 +24,7 @@ only (see :mod:`preprocess.corpus_files`).
 from __future__ import annotations
 
 import itertools
-import multiprocessing
 import shutil
-import signal
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -38,6 +36,7 @@ import numpy as np
 from tqdm import tqdm
 
 from preprocess.errors import PreprocessError
+from preprocess.parallel import worker_pool
 
 EOS_WORD = "</s>"
 BLOCK_BYTES = 1 << 22
@@ -101,20 +100,11 @@ def read_blocks(byte_range: ByteRange, block_bytes: int | None = None) -> Iterat
 
 
 # ---------------------------------------------------------------------------------------------- pool
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is handled by the parent, which ends the pool
-
-
 class RangePool:
     """``workers`` forked processes (none for ``workers <= 1``) mapping a function over byte ranges."""
 
     def __init__(self, workers: int) -> None:
-        self.workers = workers
-        self.pool = (
-            multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_sigint)
-            if workers > 1
-            else None
-        )
+        self.pool = worker_pool(workers) if workers > 1 else None
 
     def submit(self, function: Callable[..., Any], *args: Any) -> Callable[[], Any]:
         """Start ``function(*args)``; the returned callable waits for and returns (or raises) its result."""
