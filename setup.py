@@ -5,6 +5,8 @@ from pathlib import Path
 from setuptools import find_packages, setup
 
 here = Path(__file__).parent
+#: the plugin, and the checkout's command packages (see docs/architecture.md)
+TOP_LEVEL_PACKAGES = ("macaron_fairseq", "preprocess", "workflow", "tools", "pipelines")
 
 
 def read_requirements(name: str) -> list[str]:
@@ -19,7 +21,7 @@ setup(
     long_description=(here / "README.md").read_text() if (here / "README.md").exists() else "",
     long_description_content_type="text/markdown",
     python_requires=">=3.10",
-    packages=find_packages(include=["macaron_fairseq", "macaron_fairseq.*", "preprocess", "preprocess.*"]),
+    packages=find_packages(include=[f"{top}{sub}" for top in TOP_LEVEL_PACKAGES for sub in ("", ".*")]),
     # torch is accepted as installed (any CUDA/CPU build >= 2.1). fairseq is NOT declared: the PyPI
     # release does not import on Python 3.11 and the working fork declares torchaudio, which would
     # replace torch; scripts/install.sh installs ve-fairseq==0.12.3 with --no-deps.

@@ -15,7 +15,7 @@ The load average is printed too: the numbers only mean something on an otherwise
 Usage::
 
     python benchmarks/preprocess_throughput.py [--lines 100000] [--rss-lines 1000000] [--workers 1 2]
-        [--repeats 1] [--binarizer parallel] [--work DIR] [--skip-rss] [--skip-throughput]
+        [--repeats 1] [--binarizer pool] [--work DIR] [--skip-rss] [--skip-throughput]
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def main() -> None:
     )
     parser.add_argument("--vocab", type=int, default=8000, help="--bpe-vocab-size of the runs")
     parser.add_argument(
-        "--binarizer", default="parallel", help="--binarizer of the runs: parallel or fairseq-preprocess"
+        "--binarizer", default="pool", help="--binarizer of the runs: pool or fairseq-preprocess"
     )
     parser.add_argument("--work", type=Path, help="directory for corpora and outputs (default: a temp dir)")
     parser.add_argument("--skip-rss", action="store_true", help="only measure throughput")

@@ -8,11 +8,11 @@
 #   1. python -m preprocess.synthetic_en_de        generated en→de corpus (or your files, see below)
 #   2. python -m preprocess.custom                 sacremoses tokenization, joint sentencepiece BPE,
 #                                                  binarized data-bin (joined dictionary)
-#   3. fairseq-train --arch macaron_base ...       via macaron_fairseq.tools.train_progress (progress
+#   3. fairseq-train --arch macaron_base ...       via tools.train_progress (progress
 #                                                  display; the full JSON log goes to train.log)
 #   4. fairseq-generate --beam 5                   test split, --post-process sentencepiece
-#   5. python -m macaron_fairseq.tools.score_bleu  detokenized sacreBLEU + tokenized BLEU -> bleu.json
-#   6. python -m macaron_fairseq.tools.plot_curves train/valid loss per epoch -> loss_curves.png
+#   5. python -m tools.score_bleu  detokenized sacreBLEU + tokenized BLEU -> bleu.json
+#   6. python -m tools.plot_curves train/valid loss per epoch -> loss_curves.png
 #
 # Options (defaults in brackets):
 #   --workdir DIR          everything is written here [work_dirs/quickstart in the repository]
@@ -131,9 +131,9 @@ if [ "$force" = 1 ]; then
          "$workdir/train.log" "$workdir/generate-test.txt"
 fi
 
-# The tools are run as scripts (same CLI as `python -m macaron_fairseq.tools.NAME`): `-m` would first
+# The tools are run as scripts (same CLI as `python -m tools.NAME`): `-m` would first
 # import the macaron_fairseq package, i.e. fairseq, ~3.5 s of CPU each time, which these tools never use.
-tools="$here/macaron_fairseq/tools"
+tools="$here/tools"
 
 # 0. install ------------------------------------------------------------------------------------------
 if [ "$skip_install" = 0 ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shared body of pipelines/iwslt14.sh and pipelines/wmt14.sh (the logic is in
-# macaron_fairseq/tools/translation_pipeline.py; run it with --help for every option).
+# pipelines/translation.py; run it with --help for every option).
 #
 #   bash pipelines/translation.sh {iwslt14|wmt14} [options] [-- extra fairseq-train flags]
 #
@@ -14,7 +14,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 [ "$#" -ge 1 ] || { echo "usage: bash pipelines/translation.sh iwslt14|wmt14 [options]" >&2; exit 2; }
 recipe="$1"; shift
-case "${1:-}" in -h|--help) exec "$PY" -m macaron_fairseq.tools.translation_pipeline --help ;; esac
+case "${1:-}" in -h|--help) exec "$PY" -m pipelines.translation --help ;; esac
 [ "${SKIP_INSTALL:-0}" = 1 ] || bash "$here/scripts/install.sh"
 args=("$recipe" --workdir "${WORKDIR:-$here/work_dirs/$recipe}")
 [ -n "${RAW_DIR:-}" ] && args+=(--raw-dir "$RAW_DIR")
@@ -28,4 +28,4 @@ args=("$recipe" --workdir "${WORKDIR:-$here/work_dirs/$recipe}")
 [ -n "${WORKERS:-}" ] && args+=(--workers "$WORKERS")
 [ "${SMALL:-0}" = 1 ] && args+=(--small)
 cd "$here"
-exec "$PY" -m macaron_fairseq.tools.translation_pipeline "${args[@]}" "$@"
+exec "$PY" -m pipelines.translation "${args[@]}" "$@"

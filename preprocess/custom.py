@@ -10,14 +10,14 @@ Usage::
 Input: raw (detokenized) UTF-8 text, one sentence per line, ``RAW/train.en`` aligned line by line with
 ``RAW/train.de`` (likewise valid/test).
 
-Stages (each resumable, see :mod:`preprocess.stages`):
+Stages (each resumable, see :mod:`workflow.stages`):
 
 1. tokenize: Moses tokenization (sacremoses, no escaping), optional lowercasing. Pairs with invalid
    UTF-8 or an empty/whitespace-only side are dropped pairwise and reported; training pairs are also
    length/ratio-filtered like ``clean-corpus-n.perl -ratio RATIO ... 1 MAX_LEN``; valid/test never are.
 2. bpe-train: joint sentencepiece BPE on the tokenized training text of both sides.
 3. bpe-<split>: sentencepiece pieces, checked to decode back to the tokenized text.
-4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see :mod:`preprocess.binarize`).
+4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see :mod:`preprocess.text.binarize`).
 
 Output in OUT::
 
@@ -36,16 +36,16 @@ import argparse
 import sys
 from pathlib import Path
 
-from preprocess.cleaning import CleanConfig
-from preprocess.cli_common import add_shared_options, bpe_config, positive_int, run_cli
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, ensure_writable_dir, require_files
-from preprocess.errors import PreprocessError
-from preprocess.layout import OutputLayout
-from preprocess.moses import MosesConfig
-from preprocess.stages import StageRunner
-from preprocess.summary import line_count_table
-from preprocess.text_to_databin import bpe_and_binarize, tokenize_jobs
-from preprocess.tokenize_stage import tokenize_split
+from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from preprocess.text.cleaning import CleanConfig
+from preprocess.text.moses import MosesConfig
+from preprocess.text.options import add_shared_options, bpe_config, start_run
+from preprocess.text.summary import line_count_table
+from preprocess.text.to_databin import bpe_and_binarize, tokenize_jobs
+from preprocess.text.tokenize_stage import tokenize_split
+from workflow.cli import positive_int, run_cli
+from workflow.errors import UserError
+from workflow.files import require_files
 
 OUTPUTS_HELP = """outputs in DEST:
   raw/{train,valid,test}.{SRC,TGT}  raw input of the kept pairs (train after pairwise cleaning; valid/test
@@ -117,23 +117,21 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.src == args.tgt:
-        raise PreprocessError("--src and --tgt must differ")
+        raise UserError("--src and --tgt must differ")
     if args.ratio < 1:
-        raise PreprocessError(f"--ratio must be >= 1, got {args.ratio}")
+        raise UserError(f"--ratio must be >= 1, got {args.ratio}")
     if args.max_len < args.min_len:
-        raise PreprocessError(f"--max-len {args.max_len} is smaller than --min-len {args.min_len}")
+        raise UserError(f"--max-len {args.max_len} is smaller than --min-len {args.min_len}")
     prefixes = {"train": args.trainpref, "valid": args.validpref, "test": args.testpref}
     inputs = {
-        split: [ParallelFiles.from_prefix(prefix, args.src, args.tgt)]
+        split: [BitextFiles.from_prefix(prefix, args.src, args.tgt)]
         for split, prefix in prefixes.items()
         if prefix is not None
     }
     require_files([path for files in inputs.values() for path in files[0].both()], "input files")
     for split, files in inputs.items():
-        check_parallel_counts(files[0], f"in the {split} input")
-    dest = ensure_writable_dir(args.dest)
-    layout = OutputLayout(dest, args.src, args.tgt, data_bin=dest / "data-bin")
-    runner = StageRunner(layout.state_dir, force=args.force)
+        check_bitext_counts(files[0], f"in the {split} input")
+    layout, runner = start_run(args.dest, args.src, args.tgt, args.force, data_bin=Path("data-bin"))
 
     def moses(lang: str) -> MosesConfig:
         return MosesConfig(

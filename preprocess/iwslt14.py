@@ -10,7 +10,7 @@ Recipe (each step a resumable stage):
 1. ``de-en.tgz``: downloaded (fairseq's mirror, then the original WIT3 host) or taken from ``--raw-dir``
    (the archive, or its extracted ``de-en/`` folder).
 2. talk-text: ``train.tags.de-en.{de,en}`` without the talk metadata lines, removed **pairwise**
-   (:mod:`preprocess.ted_metadata`), ``<title>``/``<description>`` tags stripped.
+   (:mod:`preprocess.sources.ted_metadata`), ``<title>``/``<description>`` tags stripped.
 3. test-segments: the ``<seg id>`` lines of IWSLT14.TED.dev2010, IWSLT14.TEDX.dev2012 and
    IWSLT14.TED.tst2010/2011/2012, concatenated in that order (``’`` becomes ``'`` before tokenization).
 4. tokenize: Moses tokenizer (sacremoses, with Moses' default escaping as in the Perl script),
@@ -30,21 +30,19 @@ Output in DIR::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from preprocess.archives import ArchiveSpec, locate_members
-from preprocess.cleaning import CleanConfig
-from preprocess.cli_common import add_shared_options, bpe_config, run_cli
-from preprocess.corpus_files import ParallelFiles, ensure_writable_dir
-from preprocess.holdout import holdout_split
-from preprocess.layout import OutputLayout
-from preprocess.moses import MosesConfig
-from preprocess.stages import StageRunner
-from preprocess.summary import describe_cleaning, line_count_table
-from preprocess.ted_metadata import remove_talk_metadata
-from preprocess.text_to_databin import bpe_and_binarize
-from preprocess.tokenize_stage import TokenizeJob, tokenize_split
-from preprocess.xml_segments import extract_segments
+from preprocess.sources.archives import ArchiveSpec, locate_members
+from preprocess.sources.ted_metadata import remove_talk_metadata
+from preprocess.sources.xml_segments import extract_segments
+from preprocess.text.bitext import BitextFiles
+from preprocess.text.cleaning import CleanConfig
+from preprocess.text.holdout import holdout_split
+from preprocess.text.moses import MosesConfig
+from preprocess.text.options import bpe_config, corpus_parser, start_run
+from preprocess.text.summary import describe_cleaning, line_count_table
+from preprocess.text.to_databin import bpe_and_binarize
+from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
+from workflow.cli import run_cli
 
 SRC, TGT = "de", "en"
 TEST_SETS = (
@@ -72,45 +70,36 @@ VALID_EVERY = 23
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m preprocess.iwslt14",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--force redoes every stage but keeps a downloaded archive (delete DEST/work/downloads to "
-        "download again).",
+    return corpus_parser(
+        "python -m preprocess.iwslt14",
+        __doc__,
+        raw_dir_help="directory holding de-en.tgz or its extracted de-en/ folder (default: download into "
+        "DEST/work)",
+        default_vocab=10000,
     )
-    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
-    parser.add_argument(
-        "--raw-dir", type=Path,
-        help="directory holding de-en.tgz or its extracted de-en/ folder (default: download into DEST/work)",
-    )  # fmt: skip
-    add_shared_options(parser, default_vocab=10000)
-    return parser
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    dest = ensure_writable_dir(args.dest)
-    layout = OutputLayout(dest, SRC, TGT, data_bin=dest)
-    runner = StageRunner(layout.state_dir, force=args.force)
+    layout, runner = start_run(args.dest, SRC, TGT, args.force)
     members = locate_members(ARCHIVE, args.raw_dir, layout.work, runner)
 
-    train_tags = ParallelFiles(members[f"{TRAIN_PREFIX}.{SRC}"], members[f"{TRAIN_PREFIX}.{TGT}"])
-    talk_text = ParallelFiles.from_prefix(layout.work / "train.tags", SRC, TGT)
+    train_tags = BitextFiles(members[f"{TRAIN_PREFIX}.{SRC}"], members[f"{TRAIN_PREFIX}.{TGT}"])
+    talk_text = BitextFiles.from_prefix(layout.work / "train.tags", SRC, TGT)
     remove_talk_metadata(runner, train_tags, talk_text)
 
     test_sets = [
-        ParallelFiles(members[f"de-en/{name}.de-en.{SRC}.xml"], members[f"de-en/{name}.de-en.{TGT}.xml"])
+        BitextFiles(members[f"de-en/{name}.de-en.{SRC}.xml"], members[f"de-en/{name}.de-en.{TGT}.xml"])
         for name in TEST_SETS
     ]
-    test_text = ParallelFiles.from_prefix(layout.work / "test", SRC, TGT)
+    test_text = BitextFiles.from_prefix(layout.work / "test", SRC, TGT)
     extract_segments(runner, "test-segments", test_sets, test_text)
 
     def moses(lang: str, eval_set: bool) -> MosesConfig:
         return MosesConfig(lang=lang, escape=True, lowercase=True, right_quote_to_apostrophe=eval_set)
 
-    cleaned_raw = ParallelFiles.from_prefix(layout.work / "train.tags.clean.raw", SRC, TGT)
-    cleaned_tok = ParallelFiles.from_prefix(layout.work / "train.tags.clean.tok", SRC, TGT)
+    cleaned_raw = BitextFiles.from_prefix(layout.work / "train.tags.clean.raw", SRC, TGT)
+    cleaned_tok = BitextFiles.from_prefix(layout.work / "train.tags.clean.tok", SRC, TGT)
     train_job = TokenizeJob(
         "train.tags", (talk_text,), cleaned_raw, cleaned_tok, moses(SRC, False), moses(TGT, False), CLEAN
     )

@@ -36,19 +36,17 @@ Output in DIR::
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from preprocess.archives import ArchiveSpec, locate_all
-from preprocess.cleaning import CleanConfig
-from preprocess.cli_common import add_shared_options, bpe_config, run_cli
-from preprocess.corpus_files import ParallelFiles, ensure_writable_dir
-from preprocess.layout import OutputLayout
-from preprocess.moses import MosesConfig
-from preprocess.stages import StageRunner
-from preprocess.summary import line_count_table
-from preprocess.text_to_databin import bpe_and_binarize
-from preprocess.tokenize_stage import TokenizeJob, tokenize_split
-from preprocess.xml_segments import extract_segments
+from preprocess.sources.archives import ArchiveSpec, locate_all
+from preprocess.sources.xml_segments import extract_segments
+from preprocess.text.bitext import BitextFiles
+from preprocess.text.cleaning import CleanConfig
+from preprocess.text.moses import MosesConfig
+from preprocess.text.options import bpe_config, corpus_parser, start_run
+from preprocess.text.summary import line_count_table
+from preprocess.text.to_databin import bpe_and_binarize
+from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
+from workflow.cli import run_cli
 
 SRC, TGT = "en", "de"
 TRAIN_CORPORA = (
@@ -121,37 +119,27 @@ def evaluation_config(lang: str) -> MosesConfig:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m preprocess.wmt14_en_de",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--force redoes every stage but keeps downloaded archives (delete DEST/work/downloads to "
-        "download again).",
-    )
-    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
-    parser.add_argument(
-        "--raw-dir", type=Path,
-        help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
+    return corpus_parser(
+        "python -m preprocess.wmt14_en_de",
+        __doc__,
+        raw_dir_help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
         "training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz, dev.tgz, test-full.tgz) or "
         "their extracted files (default: download into DEST/work/downloads)",
-    )  # fmt: skip
-    add_shared_options(parser, default_vocab=37000)
-    return parser
+        default_vocab=37000,
+    )
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
-    dest = ensure_writable_dir(args.dest)
-    layout = OutputLayout(dest, SRC, TGT, data_bin=dest)
-    runner = StageRunner(layout.state_dir, force=args.force)
+    layout, runner = start_run(args.dest, SRC, TGT, args.force)
     files = locate_all(ARCHIVES, args.raw_dir, layout.work, runner)
 
-    def located(prefix: str) -> ParallelFiles:
-        return ParallelFiles(files[f"{prefix}.{SRC}"], files[f"{prefix}.{TGT}"])
+    def located(prefix: str) -> BitextFiles:
+        return BitextFiles(files[f"{prefix}.{SRC}"], files[f"{prefix}.{TGT}"])
 
-    test_text = ParallelFiles.from_prefix(layout.work / "newstest2014", SRC, TGT)
+    test_text = BitextFiles.from_prefix(layout.work / "newstest2014", SRC, TGT)
     extract_segments(
-        runner, "test-segments", [ParallelFiles(files[TEST_SGM[0]], files[TEST_SGM[1]])], test_text
+        runner, "test-segments", [BitextFiles(files[TEST_SGM[0]], files[TEST_SGM[1]])], test_text
     )
 
     jobs = [

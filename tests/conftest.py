@@ -48,7 +48,7 @@ TINY = [
 ]  # fmt: skip
 
 
-def make_parallel_text(out_dir: Path, seed: int = 0, sizes: dict[str, int] | None = None) -> None:
+def make_bitext(out_dir: Path, seed: int = 0, sizes: dict[str, int] | None = None) -> None:
     """A tiny learnable 'translation': word-by-word lexicon + moving the first word to the end."""
     rng = random.Random(seed)
     src_vocab = [f"w{i}" for i in range(30)]
@@ -79,7 +79,7 @@ def run_cli(argv: Sequence[str], cwd: Path | None = None, check: bool = True) ->
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A binarized joined-dictionary parallel corpus made with the real fairseq-preprocess."""
     root = tmp_path_factory.mktemp("tiny_corpus")
-    make_parallel_text(root)
+    make_bitext(root)
     run_cli(
         [
             "fairseq-preprocess", "--source-lang", "src", "--target-lang", "tgt",

@@ -1,4 +1,4 @@
-"""Tests of macaron_fairseq.tools.plot_curves (fairseq log parsing, PNG output)."""
+"""Tests of tools.plot_curves (fairseq log parsing, PNG output)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from macaron_fairseq.tools import plot_curves
+from tools import plot_curves
 
 PREFIX = "2026-01-01 10:00:00 | INFO |"
 

@@ -12,7 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from macaron_fairseq.tools.plot_curves import parse_log
+from tools.plot_curves import parse_log
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = [

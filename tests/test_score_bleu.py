@@ -1,4 +1,4 @@
-"""Tests of macaron_fairseq.tools.score_bleu (parsing fairseq-generate output, labelled BLEU, JSON)."""
+"""Tests of tools.score_bleu (parsing fairseq-generate output, labelled BLEU, JSON)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from macaron_fairseq.tools import score_bleu
+from tools import score_bleu
 
 REFS = ["Der Hund schläft.", "Die Frau liest ein Buch, weil sie müde ist.", "Sieht er den Mann?"]
 TOK_REFS = ["Der Hund schläft .", "Die Frau liest ein Buch , weil sie müde ist .", "Sieht er den Mann ?"]

@@ -30,7 +30,7 @@ def sentence_pair(rng: random.Random, min_words: int = 3, max_words: int = 14) -
     return en, de
 
 
-def write_parallel(prefix: Path, pairs: list[tuple[str, str]], src: str = "en", tgt: str = "de") -> None:
+def write_bitext(prefix: Path, pairs: list[tuple[str, str]], src: str = "en", tgt: str = "de") -> None:
     prefix.parent.mkdir(parents=True, exist_ok=True)
     Path(f"{prefix}.{src}").write_text("".join(a + "\n" for a, _ in pairs), encoding="utf-8")
     Path(f"{prefix}.{tgt}").write_text("".join(b + "\n" for _, b in pairs), encoding="utf-8")

@@ -11,7 +11,7 @@ from preprocess_test_helpers import (
     read_lines,
     remove_bpe,
     run_module,
-    write_parallel,
+    write_bitext,
 )
 
 SPLITS = ("train", "valid", "test")
@@ -32,15 +32,15 @@ def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
     train = random_pairs(1500, seed=1)
     train.append(("This one is far too long for its short partner " * 3, "Kurz."))  # ratio filter
     train.append(("   ", "Nur Leerzeichen links."))  # whitespace-only side: dropped pairwise
-    write_parallel(raw / "train", train)
+    write_bitext(raw / "train", train)
     with open(raw / "train.en", "ab") as en, open(raw / "train.de", "ab") as de:
         en.write(b"Invalid \xc3\x28 UTF-8 here.\n")  # dropped together with its partner
         de.write(b"Gutes UTF-8 hier.\n")
-    write_parallel(
+    write_bitext(
         raw / "valid",
         [*random_pairs(60, seed=2), ("Short.", "Dies ist ein viel zu langer Satz, aber nie gefiltert.")],
     )
-    write_parallel(raw / "test", random_pairs(50, seed=3))
+    write_bitext(raw / "test", random_pairs(50, seed=3))
     out = root / "OUT"
     completed = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
     return raw, out, completed.stdout + completed.stderr
@@ -97,7 +97,7 @@ def test_rerun_skips_every_stage(custom_run: tuple[Path, Path, str]) -> None:
 
 
 def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
-    write_parallel(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    write_bitext(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
     result = run_module("preprocess.custom", *custom_args(tmp_path / "RAW", tmp_path / "OUT"), check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     for name in ("valid.en", "valid.de", "test.en", "test.de"):
@@ -107,7 +107,7 @@ def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
 def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
     for split in SPLITS:
-        write_parallel(raw / split, random_pairs(10, seed=1))
+        write_bitext(raw / split, random_pairs(10, seed=1))
     (raw / "valid.de").write_text("only one line\n")
     result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2
@@ -118,7 +118,7 @@ def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
 def test_unwritable_destination(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a directory")
-    write_parallel(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    write_bitext(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
     result = run_module(
         "preprocess.custom", "--src", "en", "--tgt", "de", "--trainpref", str(tmp_path / "RAW" / "train"),
         "--dest", str(blocker / "out"), check=False,

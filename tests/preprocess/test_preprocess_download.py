@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from preprocess_test_helpers import write_tgz
 
-from preprocess.archives import verify_tar
-from preprocess.download import download_archive
-from preprocess.errors import PreprocessError
+from preprocess.sources.archives import verify_tar
+from preprocess.sources.download import download_archive
+from workflow.errors import UserError
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -50,7 +50,7 @@ def test_corrupt_download_is_refused_and_not_kept(server: tuple[str, Path], tmp_
     data = write_tgz(root / "full.tgz", {"x": b"y" * 100000}).read_bytes()
     (root / "de-en.tgz").write_bytes(data[: len(data) // 2])
     target = tmp_path / "downloads" / "de-en.tgz"
-    with pytest.raises(PreprocessError) as info:
+    with pytest.raises(UserError) as info:
         download_archive([f"{url}/nothing-here.tgz", f"{url}/de-en.tgz"], target, verify=verify_tar)
     message = str(info.value)
     assert "nothing-here.tgz: HTTP Error 404" in message and "truncated or corrupt" in message

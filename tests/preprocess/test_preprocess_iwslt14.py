@@ -22,13 +22,13 @@ from preprocess_test_helpers import (
     write_tgz,
 )
 
-from preprocess.archives import extract_members, locate_members, verify_tar
-from preprocess.corpus_files import ParallelFiles
-from preprocess.errors import PreprocessError
 from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
-from preprocess.stages import StageRunner
-from preprocess.ted_metadata import is_metadata, write_talk_text
-from preprocess.xml_segments import segments
+from preprocess.sources.archives import extract_members, locate_members, verify_tar
+from preprocess.sources.ted_metadata import is_metadata, write_talk_text
+from preprocess.sources.xml_segments import segments
+from preprocess.text.bitext import BitextFiles
+from workflow.errors import UserError
+from workflow.stages import StageRunner
 
 TAG_LIKE_PAIRS = [
     ("Geben Sie <url> in das Feld ein.", "Type the address into the field."),  # tag inside, one side
@@ -158,7 +158,7 @@ def test_extracted_folder_is_used_in_place(iwslt_input, tmp_path: Path) -> None:
         assert len(located) == len(ARCHIVE.members) == 12
     assert not (tmp_path / "work").exists()  # nothing copied or extracted
     (tmp_path / "raw" / "de-en" / "IWSLT14.TED.tst2012.de-en.en.xml").unlink()
-    with pytest.raises(PreprocessError, match=r"holds neither de-en\.tgz nor its extracted files") as info:
+    with pytest.raises(UserError, match=r"holds neither de-en\.tgz nor its extracted files") as info:
         locate_members(ARCHIVE, tmp_path / "raw" / "de-en", tmp_path / "work", runner)  # and no archive
     assert "IWSLT14.TED.tst2012.de-en.en.xml" in str(info.value)
 
@@ -170,10 +170,10 @@ def test_per_side_grep_would_misalign_but_pairwise_removal_does_not(tmp_path: Pa
     upstream_de = [line for line in de_lines if "<url>" not in line and "<talkid>" not in line]
     upstream_en = [line for line in en_lines if "<url>" not in line and "<talkid>" not in line]
     assert len(upstream_de) != len(upstream_en)  # the bug this module exists for
-    source = ParallelFiles.from_prefix(tmp_path / "tags", "de", "en")
+    source = BitextFiles.from_prefix(tmp_path / "tags", "de", "en")
     source.src.write_text("\n".join(de_lines) + "\n")
     source.tgt.write_text("\n".join(en_lines) + "\n")
-    target = ParallelFiles.from_prefix(tmp_path / "text", "de", "en")
+    target = BitextFiles.from_prefix(tmp_path / "text", "de", "en")
     report = write_talk_text(source, target)
     assert report["metadata_pairs_dropped"] == 4
     assert list(zip(read_lines(target.src), read_lines(target.tgt), strict=True))[2:] == talks[0]
@@ -195,7 +195,7 @@ def good_archive(tmp_path: Path) -> Path:
 def test_truncated_archive_is_reported_and_leaves_nothing(good_archive: Path, tmp_path: Path) -> None:
     data = good_archive.read_bytes()
     good_archive.write_bytes(data[: len(data) // 2])
-    with pytest.raises(PreprocessError, match="truncated or corrupt"):
+    with pytest.raises(UserError, match="truncated or corrupt"):
         verify_tar(good_archive)
     result = run_iwslt("--dest", str(tmp_path / "o"), "--raw-dir", str(good_archive.parent))
     assert result.returncode == 2 and "truncated or corrupt" in result.stderr
@@ -218,7 +218,7 @@ def test_missing_members_are_all_listed(tmp_path: Path) -> None:
         name: tmp_path / "x" / name.replace("/", "_") for name in [*members, "de-en/train.tags.de-en.de"]
     }
     (tmp_path / "x").mkdir()
-    with pytest.raises(PreprocessError, match=r"lacks expected files:\n  de-en/train\.tags\.de-en\.de$"):
+    with pytest.raises(UserError, match=r"lacks expected files:\n  de-en/train\.tags\.de-en\.de$"):
         extract_members(archive, wanted)
     result = run_iwslt("--dest", str(tmp_path / "o"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2

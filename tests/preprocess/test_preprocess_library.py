@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.cleaning import CleanConfig, keep_pair
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, count_lines, iter_lines
-from preprocess.errors import PreprocessError
-from preprocess.holdout import split_every_nth
-from preprocess.moses import MosesConfig, MosesPipeline
-from preprocess.parallel import chunked, ordered_map
-from preprocess.stages import StageRunner, temporary_path
-from preprocess.tokenize_stage import TokenizeJob, tokenize_split
+from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from preprocess.text.cleaning import CleanConfig, keep_pair
+from preprocess.text.holdout import split_every_nth
+from preprocess.text.moses import MosesConfig, MosesPipeline
+from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
+from workflow.atomic import temporary_path
+from workflow.errors import UserError
+from workflow.files import count_lines, iter_lines
+from workflow.stages import StageRunner
+from workflow.workers import chunked, ordered_map
 
 
 # ------------------------------------------------------------------------------------------- files
@@ -37,8 +39,8 @@ def test_count_lines_matches_line_iteration(tmp_path: Path) -> None:
 def test_count_mismatch_names_both_files_and_counts(tmp_path: Path) -> None:
     (tmp_path / "x.en").write_text("1\n2\n3\n")
     (tmp_path / "x.de").write_text("1\n2\n")
-    with pytest.raises(PreprocessError) as info:
-        check_parallel_counts(ParallelFiles.from_prefix(tmp_path / "x", "en", "de"), "in the input")
+    with pytest.raises(UserError) as info:
+        check_bitext_counts(BitextFiles.from_prefix(tmp_path / "x", "en", "de"), "in the input")
     message = str(info.value)
     assert f"{tmp_path / 'x.en'} has 3 lines" in message and f"{tmp_path / 'x.de'} has 2 lines" in message
 
@@ -147,12 +149,12 @@ def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None
 
 # ------------------------------------------------------------------------------ tokenize stage
 def test_tokenize_stage_drops_bad_pairs_pairwise_and_reports(tmp_path: Path) -> None:
-    raw = ParallelFiles.from_prefix(tmp_path / "in", "en", "de")
+    raw = BitextFiles.from_prefix(tmp_path / "in", "en", "de")
     raw.src.write_bytes(b"Good morning.\r\nBad \xff byte.\n   \nToo long for the other side , really .\nOk.")
     raw.tgt.write_bytes(b"Guten Morgen.\r\nSchlecht.\nNicht leer.\nKurz.\nGut.")
     job = TokenizeJob(
-        "train", (raw,), ParallelFiles.from_prefix(tmp_path / "raw", "en", "de"),
-        ParallelFiles.from_prefix(tmp_path / "tok", "en", "de"), MosesConfig("en"), MosesConfig("de"),
+        "train", (raw,), BitextFiles.from_prefix(tmp_path / "raw", "en", "de"),
+        BitextFiles.from_prefix(tmp_path / "tok", "en", "de"), MosesConfig("en"), MosesConfig("de"),
         CleanConfig(1, 250, 1.5),
     )  # fmt: skip
     report = tokenize_split(StageRunner(tmp_path / ".stages"), job, workers=2, chunk_lines=2)
@@ -165,15 +167,15 @@ def test_tokenize_stage_drops_bad_pairs_pairwise_and_reports(tmp_path: Path) -> 
 
 
 def test_tokenize_stage_refuses_mismatched_sides_and_writes_nothing(tmp_path: Path) -> None:
-    raw = ParallelFiles.from_prefix(tmp_path / "in", "en", "de")
+    raw = BitextFiles.from_prefix(tmp_path / "in", "en", "de")
     raw.src.write_text("a\nb\nc\n")
     raw.tgt.write_text("a\nb\n")
-    out_raw = ParallelFiles.from_prefix(tmp_path / "raw", "en", "de")
+    out_raw = BitextFiles.from_prefix(tmp_path / "raw", "en", "de")
     job = TokenizeJob(
-        "valid", (raw,), out_raw, ParallelFiles.from_prefix(tmp_path / "tok", "en", "de"),
+        "valid", (raw,), out_raw, BitextFiles.from_prefix(tmp_path / "tok", "en", "de"),
         MosesConfig("en"), MosesConfig("de"),
     )  # fmt: skip
-    with pytest.raises(PreprocessError, match=r"in\.en has 3 lines but .*in\.de has 2 lines"):
+    with pytest.raises(UserError, match=r"in\.en has 3 lines but .*in\.de has 2 lines"):
         tokenize_split(StageRunner(tmp_path / ".stages"), job, workers=1)
     assert sorted(os.listdir(tmp_path)) == [".stages", "in.de", "in.en"]
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-from preprocess_test_helpers import REPO, random_pairs, run_module, write_parallel
+from preprocess_test_helpers import REPO, random_pairs, run_module, write_bitext
 
 
 def custom_args(raw: Path, out: Path) -> list[str]:
@@ -67,8 +67,8 @@ def snapshot(out: Path) -> dict[str, object]:
 
 def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
-    write_parallel(raw / "train", random_pairs(5000, seed=4))
-    write_parallel(raw / "valid", random_pairs(200, seed=5))
+    write_bitext(raw / "train", random_pairs(5000, seed=4))
+    write_bitext(raw / "valid", random_pairs(200, seed=5))
     reference = tmp_path / "reference"
     run_module("preprocess.custom", *custom_args(raw, reference), "--workers", "2")
     expected = snapshot(reference)

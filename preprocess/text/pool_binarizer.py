@@ -18,7 +18,7 @@ to a multiple of 8), the id dtype (``best_fitting_int_dtype``) and the mmap ``.b
 
 A line is split like fairseq's ``tokenize_line`` does: on runs of Unicode whitespace (``str.split()``
 and the ``\\s+`` regex agree, and both drop the ``\\r`` of a ``\\r\\n`` line end). Lines end at ``\\n``
-only (see :mod:`preprocess.corpus_files`).
+only (see :mod:`workflow.files`).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from preprocess.errors import PreprocessError
-from preprocess.parallel import worker_pool
+from workflow.errors import UserError
+from workflow.workers import worker_pool
 
 EOS_WORD = "</s>"
 BLOCK_BYTES = 1 << 22
@@ -92,7 +92,7 @@ def read_blocks(byte_range: ByteRange, block_bytes: int | None = None) -> Iterat
             try:
                 text = block.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise PreprocessError(
+                raise UserError(
                     f"{byte_range.path}: invalid UTF-8 at byte {offset + exc.start}: {exc.reason}"
                 ) from exc
             yield text, lines

@@ -1,7 +1,7 @@
 """The one exception type the preprocessing CLIs turn into a clean ``error: ...`` message."""
 
 
-class PreprocessError(Exception):
+class UserError(Exception):
     """Bad input, a failed check or an unusable destination.
 
     The message is meant for the user: it names the files, line numbers and values involved. The CLIs

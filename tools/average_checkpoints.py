@@ -1,9 +1,9 @@
 """Average the parameters of the last N checkpoints of a fairseq run (the WMT/IWSLT recipes' last step
 before beam search).
 
-    python -m macaron_fairseq.tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
+    python -m tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
         --output CKPT_DIR/checkpoint_avg_last5.pt
-    python -m macaron_fairseq.tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
+    python -m tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
 
 The output keeps the newest checkpoint's configuration and training state and replaces its model
 weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The

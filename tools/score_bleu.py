@@ -1,6 +1,6 @@
 """Score ``fairseq-generate`` output with clearly labelled BLEU variants and write a results JSON.
 
-    python -m macaron_fairseq.tools.score_bleu --gen generate-test.txt --ref raw/test.de \\
+    python -m tools.score_bleu --gen generate-test.txt --ref raw/test.de \\
         --tok-ref tok/test.de --lang de --json results/bleu.json --hyp-out results/test.hyp.de
 
 The hypotheses are the ``H-<id>`` lines of the generate output, put back in corpus order by id. They are
@@ -171,7 +171,7 @@ def format_report(results: dict[str, Any]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m macaron_fairseq.tools.score_bleu",
+        prog="python -m tools.score_bleu",
         description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -2,7 +2,7 @@
 
 Two interchangeable binarizers write the same files (byte for byte, see the tests):
 
-* ``parallel`` (default): :mod:`preprocess.parallel_binarizer`, fairseq's own ``Dictionary`` and mmap
+* ``pool`` (default): :mod:`preprocess.text.pool_binarizer`, fairseq's own ``Dictionary`` and mmap
   dataset builder driven from a pool that keeps every worker busy in both phases (count, encode);
 * ``fairseq-preprocess``: the real ``fairseq-preprocess --joined-dictionary`` CLI in a subprocess, which
   in fairseq 0.12.x hardly speeds up with ``--workers`` (its main process waits for its pool before it
@@ -23,12 +23,14 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, count_lines
-from preprocess.errors import PreprocessError
-from preprocess.stages import StageReport, StageRunner, temporary_path
+from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from workflow.atomic import temporary_path
+from workflow.errors import UserError
+from workflow.files import count_lines
+from workflow.stages import StageReport, StageRunner
 
 _MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
-BINARIZERS = ("parallel", "fairseq-preprocess")
+BINARIZERS = ("pool", "fairseq-preprocess")
 
 
 def binarized_files(splits: Sequence[str], src: str, tgt: str) -> list[str]:
@@ -45,7 +47,7 @@ def indexed_dataset_length(index_file: Path) -> int:
     with open(index_file, "rb") as handle:
         header = handle.read(len(_MMAP_INDEX_MAGIC) + 8 + 1 + 8)
     if not header.startswith(_MMAP_INDEX_MAGIC) or len(header) < 26:
-        raise PreprocessError(f"{index_file} is not a fairseq mmap index")
+        raise UserError(f"{index_file} is not a fairseq mmap index")
     (length,) = struct.unpack("<Q", header[-8:])
     return length
 
@@ -66,19 +68,19 @@ def run_fairseq_cli(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: P
     print("running: " + " ".join(command), file=sys.stderr, flush=True)
     completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if completed.returncode != 0:
-        raise PreprocessError(
+        raise UserError(
             f"fairseq-preprocess failed with exit code {completed.returncode}:\n" + completed.stdout[-4000:]
         )
 
 
-def run_parallel_binarizer(
+def run_pool_binarizer(
     prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int
 ) -> None:
-    """The same files as :func:`run_fairseq_cli`, from :mod:`preprocess.parallel_binarizer`."""
-    from preprocess.parallel_binarizer import binarize_joined
+    """The same files as :func:`run_fairseq_cli`, from :mod:`preprocess.text.pool_binarizer`."""
+    from preprocess.text.pool_binarizer import binarize_joined
 
     if "train" not in prefixes:
-        raise PreprocessError("the joined dictionary is built from the training split, which is missing")
+        raise UserError("the joined dictionary is built from the training split, which is missing")
     workdir.mkdir(parents=True)
     train = prefixes["train"]
     print(
@@ -111,7 +113,7 @@ def check_and_collect(
     """Check the binarizer's files in ``workdir``, then move them to their temporary final names."""
     src_dict, tgt_dict = workdir / f"dict.{src}.txt", workdir / f"dict.{tgt}.txt"
     if src_dict.read_bytes() != tgt_dict.read_bytes():
-        raise PreprocessError(f"{src_dict} and {tgt_dict} differ although the dictionary is joined")
+        raise UserError(f"{src_dict} and {tgt_dict} differ although the dictionary is joined")
     sentences = {}
     for split, prefix in prefixes.items():
         expected = count_lines(Path(f"{prefix}.{src}"))
@@ -119,7 +121,7 @@ def check_and_collect(
             index = workdir / f"{split}.{src}-{tgt}.{lang}.idx"
             found = indexed_dataset_length(index)
             if found != expected:
-                raise PreprocessError(
+                raise UserError(
                     f"binarized {split}.{lang} has {found} sentences but {prefix}.{src} has {expected} lines"
                 )
         sentences[split] = expected
@@ -140,7 +142,7 @@ def run_binarizer(
 ) -> StageReport:
     workdir = temporary_path(dest / "binarize")
     shutil.rmtree(workdir, ignore_errors=True)
-    run = {"parallel": run_parallel_binarizer, "fairseq-preprocess": run_fairseq_cli}[binarizer]
+    run = {"pool": run_pool_binarizer, "fairseq-preprocess": run_fairseq_cli}[binarizer]
     try:
         run(prefixes, src, tgt, workdir, workers)
         return {**check_and_collect(prefixes, src, tgt, workdir, temps), "binarizer": binarizer}
@@ -155,14 +157,14 @@ def binarize(
     tgt: str,
     dest: Path,
     workers: int,
-    binarizer: str = "parallel",
+    binarizer: str = "pool",
 ) -> StageReport:
     """Stage "binarize": the BPE files of every split into the data-bin ``dest`` (joined dictionary)."""
     if binarizer not in BINARIZERS:
-        raise PreprocessError(f"unknown binarizer {binarizer!r}, choose from {', '.join(BINARIZERS)}")
+        raise UserError(f"unknown binarizer {binarizer!r}, choose from {', '.join(BINARIZERS)}")
     inputs = [Path(f"{prefix}.{lang}") for prefix in bpe_prefixes.values() for lang in (src, tgt)]
     for split, prefix in bpe_prefixes.items():
-        check_parallel_counts(ParallelFiles.from_prefix(prefix, src, tgt), f"before binarizing {split}")
+        check_bitext_counts(BitextFiles.from_prefix(prefix, src, tgt), f"before binarizing {split}")
     outputs = [dest / name for name in binarized_files(list(bpe_prefixes), src, tgt)]
     return runner.run(
         "binarize",

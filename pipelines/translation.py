@@ -1,6 +1,6 @@
 """The paper's translation pipelines, one command per dataset:
 
-    python -m macaron_fairseq.tools.translation_pipeline {iwslt14,wmt14} --workdir DIR [options] [-- FLAGS]
+    python -m pipelines.translation {iwslt14,wmt14} --workdir DIR [options] [-- FLAGS]
 
 preprocess (``python -m preprocess.iwslt14`` / ``preprocess.wmt14_en_de``) → ``fairseq-train --user-dir
 macaron_fairseq`` with the Macaron authors' hyper-parameters → average the last interval checkpoints →
@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 USER_DIR = REPO / "macaron_fairseq"
 
 #: optimiser, schedule and loss of the Macaron authors' train-iwslt14.sh / train-wmt14-base.sh
@@ -177,7 +177,7 @@ def train(recipe: Recipe, args: argparse.Namespace, data_bin: Path) -> Path:
     progress = [
         sys.executable,
         "-m",
-        "macaron_fairseq.tools.train_progress",
+        "tools.train_progress",
         "--log",
         args.workdir / "train.log",
     ]
@@ -195,7 +195,7 @@ def average(args: argparse.Namespace, save_dir: Path) -> Path:
         log(f"averaging: {averaged.name} is newer than checkpoint_last.pt; skipped")
         return averaged
     run([
-        sys.executable, "-m", "macaron_fairseq.tools.average_checkpoints", "--inputs", save_dir,
+        sys.executable, "-m", "tools.average_checkpoints", "--inputs", save_dir,
         "--num-update-checkpoints", args.num_avg, "--output", averaged,
     ])  # fmt: skip
     return averaged
@@ -223,7 +223,7 @@ def score(
 ) -> dict:
     bleu_json = args.workdir / f"bleu.{args.arch}.json"
     command = [
-        sys.executable, "-m", "macaron_fairseq.tools.score_bleu", "--gen", generated,
+        sys.executable, "-m", "tools.score_bleu", "--gen", generated,
         "--tok-ref", data_bin / "tok" / f"test.{recipe.tgt}",
         "--ref", data_bin / "raw" / f"test.{recipe.tgt}", "--lang", recipe.tgt, *recipe.bleu,
         "--name", f"{recipe.name} test ({args.arch})", "--json", bleu_json,
@@ -248,7 +248,7 @@ def score(
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m macaron_fairseq.tools.translation_pipeline",
+        prog="python -m pipelines.translation",
         usage="%(prog)s {iwslt14,wmt14} --workdir DIR [options] [-- fairseq-train flags]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -11,6 +11,13 @@ atomically) only after all outputs are renamed. A crash, ``kill -9`` or Ctrl-C a
 leaves either temporary files (never trusted, removed by the next run) or final files without a marker
 (never trusted, rebuilt by the next run). Because renamed outputs get a new mtime, redoing one stage
 invalidates every later stage that reads its files.
+
+Some stages cannot write under temporary names: training writes its checkpoint directory itself and
+resumes from it (``fairseq-train`` reloads ``checkpoint_last.pt``). :meth:`StageRunner.run_in_place` runs
+those with the same markers: the completion marker is written only after the command succeeded, and a
+*start record* ``<stage>.started.json`` remembers the settings the workspace was started with. A rerun with
+the same settings resumes in the workspace; with other settings the old workspace is moved aside
+(``NAME.before-YYYYmmdd-HHMMSS``, nothing is deleted) and the stage starts afresh.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -26,52 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workflow.atomic import remove_stale_temporaries, temporary_path, write_text_atomically
+
 StageReport = dict[str, Any]
 """JSON-serialisable facts a stage returns (line counts, dropped pairs, ...), kept in its marker."""
 
 BuildFunction = Callable[[Mapping[Path, Path]], StageReport]
 """Writes every final output ``path`` to ``temps[path]`` and returns the stage report."""
 
-
-def temporary_path(final: Path) -> Path:
-    """Where a stage writes ``final`` before renaming it; unique per process."""
-    return final.with_name(f".{final.name}.tmp-{os.getpid()}")
-
-
-def remove_stale_temporaries(directory: Path) -> None:
-    """Delete temporary files/dirs left by a killed run (``.NAME.tmp-PID`` whose PID is not running)."""
-    if not directory.is_dir():
-        return
-    for entry in directory.iterdir():
-        name = entry.name
-        if not (name.startswith(".") and ".tmp-" in name):
-            continue
-        pid_text = name.rsplit(".tmp-", 1)[1]
-        if pid_text.isdigit() and int(pid_text) != os.getpid() and _pid_alive(int(pid_text)):
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            entry.unlink(missing_ok=True)
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def write_text_atomically(path: Path, text: str) -> None:
-    tmp = temporary_path(path)
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+InPlaceBuild = Callable[[], StageReport]
+"""Writes the outputs of an in-place stage directly (resuming from what is in its workspace)."""
 
 
 def _input_fingerprint(path: Path) -> list[Any]:
@@ -96,6 +66,9 @@ class StageRunner:
 
     def marker_path(self, name: str) -> Path:
         return self.state_dir / f"{name}.json"
+
+    def start_record_path(self, name: str) -> Path:
+        return self.state_dir / f"{name}.started.json"
 
     def stage_key(self, name: str, inputs: Iterable[Path], params: Mapping[str, Any]) -> str:
         payload = {
@@ -155,6 +128,63 @@ class StageRunner:
             for tmp in temps.values():
                 tmp.unlink(missing_ok=True)
         report = dict(report)
+        report["seconds"] = round(time.monotonic() - started, 2)
+        record = {
+            "stage": name,
+            "key": key,
+            "outputs": {str(out): out.stat().st_size for out in outputs},
+            "report": report,
+        }
+        write_text_atomically(self.marker_path(name), json.dumps(record, indent=1, sort_keys=True))
+        self.reports[name] = report
+        self.log(f"[{name}] done in {report['seconds']:.1f}s")
+        return report
+
+    def run_in_place(
+        self,
+        name: str,
+        inputs: Iterable[Path],
+        outputs: Iterable[Path],
+        params: Mapping[str, Any],
+        build: InPlaceBuild,
+        workspace: Path,
+        resume_params: Mapping[str, Any] | None = None,
+    ) -> StageReport:
+        """Run ``build``, which writes ``outputs`` inside ``workspace`` itself and resumes from what it
+        finds there, unless the stage is complete for these inputs and ``params``.
+
+        ``resume_params`` (default: ``params``) are the settings a partial workspace can be resumed
+        with; ``params`` may hold more (e.g. the number of updates, which can grow between runs). When the
+        workspace was started with other ``resume_params`` (or other inputs), it is moved aside first.
+        """
+        inputs, outputs, workspace = [Path(p) for p in inputs], [Path(p) for p in outputs], Path(workspace)
+        key = self.stage_key(name, inputs, params)
+        if not self.force and self.is_complete(name, key, outputs):
+            self.log(f"[{name}] up to date, skipped (use --force to redo)")
+            return self.reports[name]
+        self.marker_path(name).unlink(missing_ok=True)
+        resume_key = self.stage_key(name, inputs, params if resume_params is None else resume_params)
+        start_record = self.start_record_path(name)
+        try:
+            started_with = json.loads(start_record.read_text(encoding="utf-8")).get("resume_key")
+        except (FileNotFoundError, json.JSONDecodeError):
+            started_with = None
+        if workspace.exists() and any(workspace.iterdir()):
+            if self.force or started_with != resume_key:
+                aside = workspace.with_name(f"{workspace.name}.before-{time.strftime('%Y%m%d-%H%M%S')}")
+                why = "--force" if self.force else "its settings or inputs changed"
+                self.log(f"[{name}] {why}: moving the previous {workspace} aside to {aside}")
+                workspace.rename(aside)
+            else:
+                self.log(f"[{name}] resuming in {workspace}")
+        workspace.mkdir(parents=True, exist_ok=True)
+        write_text_atomically(start_record, json.dumps({"stage": name, "resume_key": resume_key}, indent=1))
+        started = time.monotonic()
+        self.log(f"[{name}] running")
+        report = dict(build())
+        missing = [str(out) for out in outputs if not out.exists()]
+        if missing:
+            raise RuntimeError(f"stage {name} did not write: {', '.join(missing)}")
         report["seconds"] = round(time.monotonic() - started, 2)
         record = {
             "stage": name,

@@ -11,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, iter_lines
-from preprocess.errors import PreprocessError
-from preprocess.stages import StageReport, StageRunner
+from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from workflow.errors import UserError
+from workflow.files import iter_lines
+from workflow.stages import StageReport, StageRunner
 
 
 def split_every_nth(
@@ -39,9 +40,9 @@ def split_every_nth(
 def holdout_split(
     runner: StageRunner,
     name: str,
-    sources: Sequence[ParallelFiles],
-    kept: Sequence[ParallelFiles],
-    held_out: Sequence[ParallelFiles],
+    sources: Sequence[BitextFiles],
+    kept: Sequence[BitextFiles],
+    held_out: Sequence[BitextFiles],
     every: int,
 ) -> StageReport:
     """Stage ``name``: split each source pair into ``kept``/``held_out`` pairs, then check every count."""
@@ -50,20 +51,20 @@ def holdout_split(
     held_paths = [p for files in held_out for p in files.both()]
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        totals = {check_parallel_counts(files, f"before stage {name}") for files in sources}
+        totals = {check_bitext_counts(files, f"before stage {name}") for files in sources}
         if len(totals) != 1:
-            raise PreprocessError(f"{name}: the aligned inputs differ in length: {sorted(totals)}")
+            raise UserError(f"{name}: the aligned inputs differ in length: {sorted(totals)}")
         try:
             n_kept, n_held = split_every_nth(
                 source_paths, [temps[p] for p in kept_paths], [temps[p] for p in held_paths], every
             )
         except ValueError as exc:  # zip(strict=True): one input shorter than another
-            raise PreprocessError(f"{name}: inputs {source_paths} are not aligned: {exc}") from exc
+            raise UserError(f"{name}: inputs {source_paths} are not aligned: {exc}") from exc
         for outputs, expected in ((kept, n_kept), (held_out, n_held)):
             for files in outputs:
-                temp = ParallelFiles(temps[files.src], temps[files.tgt])
-                if check_parallel_counts(temp, f"after stage {name} ({files.src.name})") != expected:
-                    raise PreprocessError(f"{name}: {files.src} does not have the expected {expected} lines")
+                temp = BitextFiles(temps[files.src], temps[files.tgt])
+                if check_bitext_counts(temp, f"after stage {name} ({files.src.name})") != expected:
+                    raise UserError(f"{name}: {files.src} does not have the expected {expected} lines")
         return {"kept": n_kept, "held_out": n_held, "every": every}
 
     return runner.run(name, source_paths, kept_paths + held_paths, {"every": every}, build)

@@ -1,10 +1,10 @@
 """Run ``fairseq-train`` with a compact progress display and keep its full log for plotting.
 
-    python -m macaron_fairseq.tools.train_progress --log train.log -- fairseq-train DATA ... \\
+    python -m tools.train_progress --log train.log -- fairseq-train DATA ... \\
         --log-format json --log-interval 10
 
 Every line the command prints (stdout and stderr) goes to ``--log`` unchanged, so the JSON records of
-``--log-format json`` are available to :mod:`macaron_fairseq.tools.plot_curves`. On the terminal it
+``--log-format json`` are available to :mod:`tools.plot_curves`. On the terminal it
 shows instead: a progress bar over updates (``--max-update`` read from the command; tqdm on a terminal,
 one line per log interval otherwise) with the current loss and learning rate, one summary line per
 epoch (train/valid loss), and warnings/errors. When the command fails, the last lines of the log are
@@ -160,7 +160,7 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m macaron_fairseq.tools.train_progress",
+        prog="python -m tools.train_progress",
         description="Run a fairseq-train command with a progress display; its full output goes to --log.",
         usage="%(prog)s --log FILE [--no-bar] -- fairseq-train ARGS...",
     )

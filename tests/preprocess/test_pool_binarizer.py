@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from preprocess import parallel_binarizer
-from preprocess.binarize import binarize, binarized_files, run_binarizer, temporary_path
-from preprocess.corpus_files import count_lines
-from preprocess.errors import PreprocessError
-from preprocess.parallel_binarizer import (
+from preprocess.text import pool_binarizer
+from preprocess.text.binarize import binarize, binarized_files, run_binarizer, temporary_path
+from preprocess.text.pool_binarizer import (
     ByteRange,
     binarize_joined,
     count_range,
@@ -28,7 +26,9 @@ from preprocess.parallel_binarizer import (
     line_ranges,
     read_blocks,
 )
-from preprocess.stages import StageRunner
+from workflow.errors import UserError
+from workflow.files import count_lines
+from workflow.stages import StageRunner
 
 SPLITS = ("train", "valid", "test")
 
@@ -87,8 +87,8 @@ def data_files() -> list[str]:
 @pytest.fixture
 def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     """Many ranges per file and blocks of a few lines: every boundary case happens on the tiny corpus."""
-    monkeypatch.setattr(parallel_binarizer, "MIN_RANGE_BYTES", 64)
-    monkeypatch.setattr(parallel_binarizer, "BLOCK_BYTES", 50)
+    monkeypatch.setattr(pool_binarizer, "MIN_RANGE_BYTES", 64)
+    monkeypatch.setattr(pool_binarizer, "BLOCK_BYTES", 50)
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -102,7 +102,7 @@ def test_files_identical_to_fairseq_preprocess(
     temps = {
         tmp_path / "final" / name: tmp_path / f"tmp-{name}" for name in binarized_files(SPLITS, "en", "de")
     }
-    report = run_binarizer("parallel", prefixes, "en", "de", temps, tmp_path, workers)
+    report = run_binarizer("pool", prefixes, "en", "de", temps, tmp_path, workers)
     assert report["sentences"] == {"train": 120, "valid": 17, "test": 13}
     assert not temporary_path(tmp_path / "binarize").exists()
     for name in data_files():
@@ -160,7 +160,7 @@ def test_read_blocks_give_back_every_line_once(tmp_path: Path, ending: str) -> N
 def test_invalid_utf8_names_the_file_and_the_byte(tmp_path: Path) -> None:
     path = tmp_path / "bad.de"
     path.write_bytes(b"gut\nsch\xf6n\n")
-    with pytest.raises(PreprocessError, match=r"bad.de: invalid UTF-8 at byte 7"):
+    with pytest.raises(UserError, match=r"bad.de: invalid UTF-8 at byte 7"):
         count_range(ByteRange(path, 0, path.stat().st_size))
 
 
@@ -188,14 +188,14 @@ def test_count_range_counts_one_eos_per_line(tmp_path: Path) -> None:
 def test_binarize_stage_with_either_binarizer_gives_the_same_data_bin(corpus, tmp_path: Path) -> None:
     prefixes, _ = corpus
     data = {}
-    for binarizer in ("parallel", "fairseq-preprocess"):
+    for binarizer in ("pool", "fairseq-preprocess"):
         dest = tmp_path / binarizer
         report = binarize(
             StageRunner(tmp_path / f"state-{binarizer}"), prefixes, "en", "de", dest, 2, binarizer
         )
         assert report["binarizer"] == binarizer
         data[binarizer] = {name: (dest / name).read_bytes() for name in data_files()}
-    assert data["parallel"] == data["fairseq-preprocess"]
+    assert data["pool"] == data["fairseq-preprocess"]
 
 
 def test_a_failing_worker_leaves_no_output(corpus, tmp_path: Path) -> None:
@@ -205,16 +205,16 @@ def test_a_failing_worker_leaves_no_output(corpus, tmp_path: Path) -> None:
     for lang in ("en", "de"):
         Path(f"{broken['test']}.{lang}").write_bytes(b"\xff\xfe\n")
     dest = tmp_path / "out"
-    with pytest.raises(PreprocessError, match=r"broken\.en: invalid UTF-8 at byte 0"):
+    with pytest.raises(UserError, match=r"broken\.en: invalid UTF-8 at byte 0"):
         binarize(StageRunner(tmp_path / "state"), broken, "en", "de", dest, 2)
     assert not dest.exists() or not any(dest.iterdir())
 
 
 def test_unknown_binarizer_and_missing_train_split_are_clear_errors(corpus, tmp_path: Path) -> None:
     prefixes, _ = corpus
-    with pytest.raises(PreprocessError, match="unknown binarizer 'fast'"):
+    with pytest.raises(UserError, match="unknown binarizer 'fast'"):
         binarize(StageRunner(tmp_path / "state"), prefixes, "en", "de", tmp_path / "out", 1, "fast")
     valid_only = {"valid": prefixes["valid"]}
     temps = {tmp_path / "x" / name: tmp_path / name for name in binarized_files(["valid"], "en", "de")}
-    with pytest.raises(PreprocessError, match="training split, which is missing"):
-        run_binarizer("parallel", valid_only, "en", "de", temps, tmp_path, 1)
+    with pytest.raises(UserError, match="training split, which is missing"):
+        run_binarizer("pool", valid_only, "en", "de", temps, tmp_path, 1)

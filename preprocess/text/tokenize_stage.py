@@ -4,9 +4,9 @@ One streaming pass per split, parallel over chunks of line pairs (order preserve
 
 1. decode both sides as UTF-8; a pair with invalid UTF-8 on either side is **dropped** (so that no
    replacement characters reach the vocabulary) and reported with file, line and offending bytes;
-2. tokenize both sides (:mod:`preprocess.moses`); a pair where either side is empty or whitespace-only
+2. tokenize both sides (:mod:`preprocess.text.moses`); a pair where either side is empty or whitespace-only
    after tokenization is dropped (pairwise, so the sides stay aligned);
-3. for splits with a :class:`~preprocess.cleaning.CleanConfig` (training data), drop pairs failing the
+3. for splits with a :class:`~preprocess.text.cleaning.CleanConfig` (training data), drop pairs failing the
    length/ratio filter.
 
 Kept pairs are written twice: the raw text (detokenized references for sacreBLEU; a stray ``\\r`` inside
@@ -23,12 +23,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from preprocess.cleaning import CleanConfig, keep_pair
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, iter_line_pairs, require_files
-from preprocess.errors import PreprocessError
-from preprocess.moses import MosesConfig, MosesPipeline
-from preprocess.parallel import chunked, ordered_map
-from preprocess.stages import StageReport, StageRunner
+from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
+from preprocess.text.cleaning import CleanConfig, keep_pair
+from preprocess.text.moses import MosesConfig, MosesPipeline
+from workflow.errors import UserError
+from workflow.files import require_files
+from workflow.stages import StageReport, StageRunner
+from workflow.workers import chunked, ordered_map
 
 MAX_EXAMPLES = 5
 
@@ -38,9 +39,9 @@ class TokenizeJob:
     """What the tokenize stage does for one split."""
 
     split: str
-    inputs: tuple[ParallelFiles, ...]
-    raw_out: ParallelFiles
-    tok_out: ParallelFiles
+    inputs: tuple[BitextFiles, ...]
+    raw_out: BitextFiles
+    tok_out: BitextFiles
     src_config: MosesConfig
     tgt_config: MosesConfig
     clean: CleanConfig | None = None
@@ -63,7 +64,7 @@ class ChunkResult:
 
 
 LinePair = tuple[int, int, bytes, bytes]
-"""(index of the input ParallelFiles, 1-based line number, source bytes, target bytes)."""
+"""(index of the input BitextFiles, 1-based line number, source bytes, target bytes)."""
 
 _worker_state: dict[str, Any] = {}
 
@@ -126,7 +127,7 @@ def process_chunk(pairs: list[LinePair]) -> ChunkResult:
     return result
 
 
-def _numbered_pairs(inputs: tuple[ParallelFiles, ...]) -> Iterator[LinePair]:
+def _numbered_pairs(inputs: tuple[BitextFiles, ...]) -> Iterator[LinePair]:
     for index, files in enumerate(inputs):
         for lineno, (src, tgt) in enumerate(iter_line_pairs(files), start=1):
             yield index, lineno, src, tgt
@@ -134,7 +135,7 @@ def _numbered_pairs(inputs: tuple[ParallelFiles, ...]) -> Iterator[LinePair]:
 
 def run_tokenize(job: TokenizeJob, temps: Mapping[Path, Path], workers: int, chunk_lines: int) -> StageReport:
     """Build function of the stage: writes the four outputs to their temporary paths."""
-    total = sum(check_parallel_counts(files, f"in the input of split {job.split}") for files in job.inputs)
+    total = sum(check_bitext_counts(files, f"in the input of split {job.split}") for files in job.inputs)
     outputs = (job.raw_out.src, job.raw_out.tgt, job.tok_out.src, job.tok_out.tgt)
     handles = [open(temps[path], "wb") for path in outputs]
     totals = ChunkResult()
@@ -157,10 +158,10 @@ def run_tokenize(job: TokenizeJob, temps: Mapping[Path, Path], workers: int, chu
         for handle in handles:
             handle.close()
     for side_pair, label in ((job.raw_out, "raw"), (job.tok_out, "tokenized")):
-        temp_pair = ParallelFiles(temps[side_pair.src], temps[side_pair.tgt])
-        written = check_parallel_counts(temp_pair, f"after stage tokenize ({label} {job.split})")
+        temp_pair = BitextFiles(temps[side_pair.src], temps[side_pair.tgt])
+        written = check_bitext_counts(temp_pair, f"after stage tokenize ({label} {job.split})")
         if written != totals.kept:
-            raise PreprocessError(f"{label} {job.split}: wrote {written} lines but kept {totals.kept} pairs")
+            raise UserError(f"{label} {job.split}: wrote {written} lines but kept {totals.kept} pairs")
     if totals.invalid_utf8:
         print(
             f"warning: {job.split}: dropped {totals.invalid_utf8} pair(s) with invalid UTF-8, e.g.\n  "

@@ -17,9 +17,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, iter_line_pairs, require_files
-from preprocess.errors import PreprocessError
-from preprocess.stages import StageReport, StageRunner
+from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
+from workflow.errors import UserError
+from workflow.files import require_files
+from workflow.stages import StageReport, StageRunner
 
 _METADATA = re.compile(
     rb"^\s*(?:<url>|<keywords>|<talkid>|<speaker>|<reviewer\b|<translator\b|<doc\b|</doc>)"
@@ -36,9 +37,9 @@ def strip_title_description(line: bytes) -> bytes:
     return _STRIPPED_TAGS.sub(b"", line)
 
 
-def write_talk_text(source: ParallelFiles, target: ParallelFiles) -> StageReport:
+def write_talk_text(source: BitextFiles, target: BitextFiles) -> StageReport:
     """Copy ``source`` to ``target`` without metadata pairs and with title/description tags stripped."""
-    total = check_parallel_counts(source, "in the training files")
+    total = check_bitext_counts(source, "in the training files")
     dropped = one_sided = 0
     with open(target.src, "wb") as src_out, open(target.tgt, "wb") as tgt_out:
         for src, tgt in iter_line_pairs(source):
@@ -49,18 +50,18 @@ def write_talk_text(source: ParallelFiles, target: ParallelFiles) -> StageReport
             one_sided += src_meta != tgt_meta
             src_out.write(strip_title_description(src) + b"\n")
             tgt_out.write(strip_title_description(tgt) + b"\n")
-    kept = check_parallel_counts(target, "after removing talk metadata")
+    kept = check_bitext_counts(target, "after removing talk metadata")
     if kept != total - dropped:
-        raise PreprocessError(f"{target.src}: wrote {kept} pairs, expected {total - dropped}")
+        raise UserError(f"{target.src}: wrote {kept} pairs, expected {total - dropped}")
     return {"input_pairs": total, "metadata_pairs_dropped": dropped, "one_sided_tag_lines_kept": one_sided}
 
 
-def remove_talk_metadata(runner: StageRunner, source: ParallelFiles, target: ParallelFiles) -> StageReport:
+def remove_talk_metadata(runner: StageRunner, source: BitextFiles, target: BitextFiles) -> StageReport:
     """Stage "talk-text"."""
     require_files(source.both(), "IWSLT training files")
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        return write_talk_text(source, ParallelFiles(temps[target.src], temps[target.tgt]))
+        return write_talk_text(source, BitextFiles(temps[target.src], temps[target.tgt]))
 
     report = runner.run("talk-text", source.both(), target.both(), {"version": 1}, build)
     if report.get("one_sided_tag_lines_kept"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.corpus_files import ParallelFiles
+from preprocess.text.bitext import BitextFiles
 
 
 @dataclass(frozen=True)
@@ -27,16 +27,16 @@ class OutputLayout:
     tgt: str
     data_bin: Path
 
-    def _pair(self, folder: str, split: str) -> ParallelFiles:
-        return ParallelFiles.from_prefix(self.root / folder / split, self.src, self.tgt)
+    def _pair(self, folder: str, split: str) -> BitextFiles:
+        return BitextFiles.from_prefix(self.root / folder / split, self.src, self.tgt)
 
-    def raw(self, split: str) -> ParallelFiles:
+    def raw(self, split: str) -> BitextFiles:
         return self._pair("raw", split)
 
-    def tok(self, split: str) -> ParallelFiles:
+    def tok(self, split: str) -> BitextFiles:
         return self._pair("tok", split)
 
-    def bpe(self, split: str) -> ParallelFiles:
+    def bpe(self, split: str) -> BitextFiles:
         return self._pair("bpe", split)
 
     def bpe_prefix(self, split: str) -> Path:

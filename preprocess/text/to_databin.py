@@ -2,26 +2,26 @@
 
 :func:`tokenize_jobs` only describes the default per-split work (train cleaned, valid/test only checked);
 corpus modules with other needs (IWSLT14 splits valid off the cleaned training data) build their own
-:class:`~preprocess.tokenize_stage.TokenizeJob` list and then call :func:`bpe_and_binarize`.
+:class:`~preprocess.text.tokenize_stage.TokenizeJob` list and then call :func:`bpe_and_binarize`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from preprocess.binarize import binarize
-from preprocess.bpe import BpeConfig, apply_bpe, learn_bpe
-from preprocess.cleaning import CleanConfig
-from preprocess.corpus_files import ParallelFiles
-from preprocess.layout import OutputLayout
-from preprocess.moses import MosesConfig
-from preprocess.stages import StageRunner
-from preprocess.tokenize_stage import TokenizeJob
+from preprocess.text.binarize import binarize
+from preprocess.text.bitext import BitextFiles
+from preprocess.text.bpe import BpeConfig, apply_bpe, learn_bpe
+from preprocess.text.cleaning import CleanConfig
+from preprocess.text.layout import OutputLayout
+from preprocess.text.moses import MosesConfig
+from preprocess.text.tokenize_stage import TokenizeJob
+from workflow.stages import StageRunner
 
 
 def tokenize_jobs(
     layout: OutputLayout,
-    inputs: Mapping[str, Sequence[ParallelFiles]],
+    inputs: Mapping[str, Sequence[BitextFiles]],
     src_config: MosesConfig,
     tgt_config: MosesConfig,
     train_clean: CleanConfig,
@@ -47,7 +47,7 @@ def bpe_and_binarize(
     splits: Sequence[str],
     bpe: BpeConfig,
     workers: int,
-    binarizer: str = "parallel",
+    binarizer: str = "pool",
 ) -> None:
     """Learn joint BPE on ``tok/train``, encode every split into ``bpe/``, binarize into the data-bin."""
     learn_bpe(runner, layout.tok("train"), layout.spm_model, layout.spm_vocab, bpe)

@@ -1,6 +1,6 @@
 """Plot training and validation loss from a fairseq training log into a PNG.
 
-    python -m macaron_fairseq.tools.plot_curves --log train.log --out loss_curves.png
+    python -m tools.plot_curves --log train.log --out loss_curves.png
 
 Reads the log written by ``fairseq-train`` in either ``--log-format json`` (lines ending in a JSON
 object) or ``--log-format simple`` (``epoch 003 | loss 4.12 | ...``). Records tagged ``train`` and
@@ -148,7 +148,7 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False) -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.tools.plot_curves",
+    parser = argparse.ArgumentParser(prog="python -m tools.plot_curves",
                                      description="Plot train/valid loss of a fairseq training log as a PNG.")
     parser.add_argument("--log", required=True, type=Path, help="fairseq-train log (json or simple format)")
     parser.add_argument("--out", required=True, type=Path, help="PNG to write")

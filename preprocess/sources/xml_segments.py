@@ -12,9 +12,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
-from preprocess.corpus_files import ParallelFiles, iter_lines, require_files
-from preprocess.errors import PreprocessError
-from preprocess.stages import StageReport, StageRunner
+from preprocess.text.bitext import BitextFiles
+from workflow.errors import UserError
+from workflow.files import iter_lines, require_files
+from workflow.stages import StageReport, StageRunner
 
 _SEG_OPEN = re.compile(rb'<seg id="[0-9]*">\s*')
 _SEG_CLOSE = re.compile(rb"\s*</seg>\s*")
@@ -27,19 +28,19 @@ def segments(path: Path) -> Iterator[bytes]:
             yield _SEG_CLOSE.sub(b"", _SEG_OPEN.sub(b"", line))
 
 
-def write_segments(sets: Sequence[ParallelFiles], target: ParallelFiles) -> StageReport:
+def write_segments(sets: Sequence[BitextFiles], target: BitextFiles) -> StageReport:
     """Concatenate the segments of ``sets`` into ``target`` (both sides), checking per-file counts."""
     per_set = {}
     with open(target.src, "wb") as src_out, open(target.tgt, "wb") as tgt_out:
         for files in sets:
             src_segments, tgt_segments = list(segments(files.src)), list(segments(files.tgt))
             if len(src_segments) != len(tgt_segments):
-                raise PreprocessError(
+                raise UserError(
                     f"segment count mismatch: {files.src} has {len(src_segments)} <seg> lines but "
                     f"{files.tgt} has {len(tgt_segments)}"
                 )
             if not src_segments:
-                raise PreprocessError(f"no <seg id=...> lines in {files.src} and {files.tgt}")
+                raise UserError(f"no <seg id=...> lines in {files.src} and {files.tgt}")
             src_out.write(b"".join(s + b"\n" for s in src_segments))
             tgt_out.write(b"".join(t + b"\n" for t in tgt_segments))
             per_set[files.src.name] = len(src_segments)
@@ -47,13 +48,13 @@ def write_segments(sets: Sequence[ParallelFiles], target: ParallelFiles) -> Stag
 
 
 def extract_segments(
-    runner: StageRunner, name: str, sets: Sequence[ParallelFiles], target: ParallelFiles
+    runner: StageRunner, name: str, sets: Sequence[BitextFiles], target: BitextFiles
 ) -> StageReport:
     """Stage ``name``: the concatenated segments of ``sets`` into ``target``."""
     inputs = [path for files in sets for path in files.both()]
     require_files(inputs, f"evaluation files for {name}")
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        return write_segments(sets, ParallelFiles(temps[target.src], temps[target.tgt]))
+        return write_segments(sets, BitextFiles(temps[target.src], temps[target.tgt]))
 
     return runner.run(name, inputs, target.both(), {"version": 1}, build)

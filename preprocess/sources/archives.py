@@ -24,9 +24,9 @@ from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
-from preprocess.download import download_archive
-from preprocess.errors import PreprocessError
-from preprocess.stages import StageReport, StageRunner
+from preprocess.sources.download import download_archive
+from workflow.errors import UserError
+from workflow.stages import StageReport, StageRunner
 
 _CORRUPT = (tarfile.TarError, EOFError, zlib.error, OSError)
 
@@ -44,8 +44,8 @@ def _normalise(name: str) -> str:
     return str(PurePosixPath(name.removeprefix("./")))
 
 
-def _corrupt(path: Path | str, exc: BaseException) -> PreprocessError:
-    return PreprocessError(
+def _corrupt(path: Path | str, exc: BaseException) -> UserError:
+    return UserError(
         f"archive {path} is truncated or corrupt ({type(exc).__name__}: {exc}); delete it and get it again"
     )
 
@@ -65,7 +65,7 @@ def verify_tar(path: Path, shown_name: str | None = None) -> int:
     except _CORRUPT as exc:
         raise _corrupt(shown_name or path, exc) from exc
     if count == 0:
-        raise PreprocessError(f"archive {shown_name or path} is empty")
+        raise UserError(f"archive {shown_name or path} is empty")
     return count
 
 
@@ -90,7 +90,7 @@ def extract_members(archive_path: Path, wanted: Mapping[str, Path]) -> StageRepo
         raise _corrupt(archive_path, exc) from exc
     missing = sorted(set(wanted) - found)
     if missing:
-        raise PreprocessError(f"archive {archive_path} lacks expected files:\n  " + "\n  ".join(missing))
+        raise UserError(f"archive {archive_path} lacks expected files:\n  " + "\n  ".join(missing))
     return {"archive": str(archive_path), "members": sorted(found)}
 
 
@@ -116,7 +116,7 @@ def locate_members(
             return found
         archive = raw_dir / spec.filename
         if not archive.is_file():
-            raise PreprocessError(
+            raise UserError(
                 f"--raw-dir {raw_dir} holds neither {spec.filename} nor its extracted files; missing:\n  "
                 + "\n  ".join(missing)
             )
@@ -144,8 +144,8 @@ def locate_all(
     for spec in specs:
         try:
             located.update(locate_members(spec, raw_dir, work, runner))
-        except PreprocessError as exc:
+        except UserError as exc:
             problems.append(str(exc))
     if problems:
-        raise PreprocessError("\n".join(problems))
+        raise UserError("\n".join(problems))
     return located

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from preprocess.errors import PreprocessError
-from preprocess.stages import temporary_path
+from workflow.atomic import temporary_path
+from workflow.errors import UserError
 
 _BLOCK = 1 << 20
 
@@ -41,7 +41,7 @@ def fetch(url: str, target: Path, timeout: float = 60) -> None:
 def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[Path], object]) -> Path:
     """Download the first URL that works into ``destination`` and return it.
 
-    ``verify(temp_file)`` must raise (OSError or PreprocessError) if the download is unusable.
+    ``verify(temp_file)`` must raise (OSError or UserError) if the download is unusable.
     """
     destination.parent.mkdir(parents=True, exist_ok=True)
     errors = []
@@ -53,11 +53,11 @@ def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[P
             verify(temp)
             os.replace(temp, destination)
             return destination
-        except (OSError, urllib.error.URLError, PreprocessError) as exc:
+        except (OSError, urllib.error.URLError, UserError) as exc:
             errors.append(f"{url}: {exc}")
         finally:
             temp.unlink(missing_ok=True)
-    raise PreprocessError(
+    raise UserError(
         f"could not download {destination.name}:\n  " + "\n  ".join(errors)
         + "\ndownload it yourself and pass its folder with --raw-dir"
     )

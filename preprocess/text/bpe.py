@@ -20,10 +20,11 @@ from typing import Any
 import sentencepiece as spm
 from tqdm import tqdm
 
-from preprocess.corpus_files import ParallelFiles, check_parallel_counts, count_lines, iter_lines
-from preprocess.errors import PreprocessError
-from preprocess.parallel import chunked, ordered_map
-from preprocess.stages import StageReport, StageRunner
+from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from workflow.errors import UserError
+from workflow.files import count_lines, iter_lines
+from workflow.stages import StageReport, StageRunner
+from workflow.workers import chunked, ordered_map
 
 SPM_MARKER = "\u2581"
 
@@ -68,7 +69,7 @@ def _train_in_child(training_files: Sequence[str], model_prefix: str, config: Bp
     )
 
 
-def train_sentencepiece(training: ParallelFiles, model: Path, vocab: Path, config: BpeConfig) -> StageReport:
+def train_sentencepiece(training: BitextFiles, model: Path, vocab: Path, config: BpeConfig) -> StageReport:
     """Train the joint model into ``model``/``vocab`` (temporary paths chosen by the stage runner)."""
     prefix = model.with_name(model.name + ".prefix")
     process = multiprocessing.get_context("fork").Process(
@@ -83,7 +84,7 @@ def train_sentencepiece(training: ParallelFiles, model: Path, vocab: Path, confi
         process.start()
         process.join()
         if process.exitcode != 0:
-            raise PreprocessError(f"sentencepiece training failed (exit code {process.exitcode}); see above")
+            raise UserError(f"sentencepiece training failed (exit code {process.exitcode}); see above")
         os.replace(f"{prefix}.model", model)
         os.replace(f"{prefix}.vocab", vocab)
     finally:
@@ -96,7 +97,7 @@ def train_sentencepiece(training: ParallelFiles, model: Path, vocab: Path, confi
 
 
 def learn_bpe(
-    runner: StageRunner, training: ParallelFiles, model: Path, vocab: Path, config: BpeConfig
+    runner: StageRunner, training: BitextFiles, model: Path, vocab: Path, config: BpeConfig
 ) -> StageReport:
     """Stage "learn-bpe"."""
     return runner.run(
@@ -135,7 +136,7 @@ def encode_file(source: Path, target: Path, model: Path, workers: int, label: st
         chunks = chunked(iter_lines(source), chunk_lines)
         for blob, broken in ordered_map(encode_chunk, chunks, workers, _init_encoder, (str(model),)):
             if broken:
-                raise PreprocessError(
+                raise UserError(
                     f"sentencepiece round trip failed for {len(broken)} line(s) of {source}, "
                     f"first: {broken[0]!r}"
                 )
@@ -147,8 +148,8 @@ def encode_file(source: Path, target: Path, model: Path, workers: int, label: st
 def apply_bpe(
     runner: StageRunner,
     split: str,
-    tokenized: ParallelFiles,
-    encoded: ParallelFiles,
+    tokenized: BitextFiles,
+    encoded: BitextFiles,
     model: Path,
     workers: int,
     chunk_lines: int = 2000,
@@ -160,11 +161,11 @@ def apply_bpe(
         for side in ("src", "tgt"):
             source, target = getattr(tokenized, side), getattr(encoded, side)
             counts[side] = encode_file(source, temps[target], model, workers, f"{split}.{side}", chunk_lines)
-        written = check_parallel_counts(
-            ParallelFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
+        written = check_bitext_counts(
+            BitextFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
         )
         if written != counts["src"]:
-            raise PreprocessError(f"bpe {split}: {tokenized.src} has {counts['src']} lines, output {written}")
+            raise UserError(f"bpe {split}: {tokenized.src} has {counts['src']} lines, output {written}")
         return {"split": split, "lines": written}
 
     return runner.run(f"bpe-{split}", [*tokenized.both(), model], encoded.both(), {"version": 1}, build)

@@ -1,0 +1,69 @@
+"""Options of the text-to-data-bin CLIs (``custom``, ``iwslt14``, ``wmt14_en_de``) and how a run starts."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from preprocess.text.binarize import BINARIZERS
+from preprocess.text.bpe import BpeConfig
+from preprocess.text.layout import OutputLayout
+from workflow.cli import add_run_options, positive_int
+from workflow.files import ensure_writable_dir
+from workflow.stages import StageRunner
+
+
+def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> None:
+    """--workers, --force, --binarizer and the BPE options, identical in every text-to-data-bin CLI."""
+    add_run_options(parser)
+    parser.add_argument(
+        "--binarizer",
+        choices=BINARIZERS,
+        default="pool",
+        help="how the data-bin is written: 'pool' (fairseq's Dictionary and mmap builder driven from a pool "
+        "of --workers processes) or 'fairseq-preprocess' (the fairseq CLI itself, slower); both write "
+        "identical files (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--bpe-vocab-size",
+        type=positive_int,
+        default=default_vocab,
+        help="joint sentencepiece BPE vocabulary size (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--spm-input-sentence-size",
+        type=positive_int,
+        default=BpeConfig.input_sentence_size,
+        help="at most this many training sentences (randomly sampled, both sides together) are loaded to "
+        "learn BPE, which bounds its memory (default: %(default)s)",
+    )
+
+
+def corpus_parser(prog: str, doc: str, raw_dir_help: str, default_vocab: int) -> argparse.ArgumentParser:
+    """The parser of a CLI for a published corpus: ``--dest``, ``--raw-dir`` and the shared options."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=doc,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="--force redoes every stage but keeps downloaded archives (delete DEST/work/downloads to "
+        "download again).",
+    )
+    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
+    parser.add_argument("--raw-dir", type=Path, help=raw_dir_help)
+    add_shared_options(parser, default_vocab=default_vocab)
+    return parser
+
+
+def start_run(
+    dest: Path, src: str, tgt: str, force: bool, data_bin: Path | None = None
+) -> tuple[OutputLayout, StageRunner]:
+    """Check that ``dest`` is writable; the output layout and the stage runner of this run."""
+    dest = ensure_writable_dir(dest)
+    layout = OutputLayout(dest, src, tgt, data_bin=dest if data_bin is None else dest / data_bin)
+    return layout, StageRunner(layout.state_dir, force=force)
+
+
+def bpe_config(args: argparse.Namespace) -> BpeConfig:
+    return BpeConfig(
+        vocab_size=args.bpe_vocab_size, input_sentence_size=args.spm_input_sentence_size, threads=args.workers
+    )

@@ -1,0 +1,73 @@
+"""Atomic outputs: write next to the final path under a temporary name, rename only on success.
+
+A reader (or a rerun) therefore sees either the old file, or no file, or the complete new one — never a
+half-written file. Temporary names are ``.NAME.tmp-PID``; :func:`remove_stale_temporaries` deletes those
+left behind by a killed process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+
+def temporary_path(final: Path) -> Path:
+    """Where ``final`` is written before it is renamed; unique per process, hidden, in the same folder."""
+    final = Path(final)
+    return final.with_name(f".{final.name}.tmp-{os.getpid()}")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_output(final: Path) -> Iterator[Path]:
+    """Yield the temporary path of ``final``; rename it to ``final`` when the block succeeds, delete it
+    when the block raises (or when the block wrote nothing, which is an error)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_path(final)
+    _remove(tmp)
+    try:
+        yield tmp
+        if not tmp.exists():
+            raise FileNotFoundError(f"nothing was written to {tmp} (the temporary file of {final})")
+        os.replace(tmp, final)
+    finally:
+        _remove(tmp)
+
+
+def write_text_atomically(path: Path, text: str) -> None:
+    with atomic_output(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def remove_stale_temporaries(directory: Path) -> None:
+    """Delete temporary files/dirs left by a killed run (``.NAME.tmp-PID`` whose PID is not running)."""
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        name = entry.name
+        if not (name.startswith(".") and ".tmp-" in name):
+            continue
+        pid_text = name.rsplit(".tmp-", 1)[1]
+        if pid_text.isdigit() and int(pid_text) != os.getpid() and _pid_alive(int(pid_text)):
+            continue
+        _remove(entry)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
