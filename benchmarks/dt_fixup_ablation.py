@@ -26,8 +26,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_data import make_data_bin
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
+from preprocess.sources.toy_bitext import symbol_task_data_bin
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMES = ("standard", "dt-fixup")
@@ -170,7 +170,9 @@ def main() -> None:
     a = p.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
-    data = make_data_bin(a.out_dir / "data", train=a.train_size)
+    data = symbol_task_data_bin(
+        a.out_dir / "data", {"train": a.train_size, "valid": 500}, vocab=50, max_words=10
+    )
     results = a.out_dir / "results.jsonl"
     done = (
         {(r["scheme"], r["depth"], r["seed"]) for r in map(json.loads, results.open())}

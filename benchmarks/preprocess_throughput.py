@@ -33,46 +33,26 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from preprocess.sources.toy_bitext import (  # noqa: E402
+    Lexicon,
+    SentenceStyle,
+    sentence_pair,
+    write_bitext,
+    zipf_weights,
+)
+
 STAGES = ("tokenize-train", "learn-bpe", "bpe-train", "binarize")
 
 
 # --------------------------------------------------------------------------------------------- corpus
-def pseudo_words(rng: random.Random, count: int) -> list[str]:
-    syllables = [c + v for c in "bdfgklmnprstvwz" for v in "aeiou"] + ["sch", "ung", "ei", "au", "ie"]
-    return ["".join(rng.choice(syllables) for _ in range(rng.randint(1, 4))) for _ in range(count)]
-
-
 def write_corpus(prefix: Path, pairs: int, seed: int = 0) -> None:
-    """``pairs`` lines per side: Zipf-distributed pseudo-words, 3-40 words, punctuation, numbers, hyphens."""
+    """``pairs`` lines per side: Zipf-distributed pseudo-words (30k per side), 3-40 words, punctuation,
+    numbers, hyphens (:mod:`preprocess.sources.toy_bitext`, decorated sentence style)."""
     rng = random.Random(seed)
-    vocab_src, vocab_tgt = pseudo_words(rng, 30000), pseudo_words(rng, 30000)
-    cumulative, total = [], 0.0
-    for rank in range(len(vocab_src)):
-        total += 1 / (rank + 1)  # Zipf
-        cumulative.append(total)
-    indices = range(len(vocab_src))
-    prefix.parent.mkdir(parents=True, exist_ok=True)
-    with (
-        open(f"{prefix}.en", "w", encoding="utf-8") as src,
-        open(f"{prefix}.de", "w", encoding="utf-8") as tgt,
-    ):
-        for _ in range(pairs):
-            n = rng.randint(3, 40)
-            idx = rng.choices(indices, cum_weights=cumulative, k=n)
-            words_src = [vocab_src[i] for i in idx]
-            words_tgt = [vocab_tgt[i] for i in idx]
-            if rng.random() < 0.3:
-                words_src[0] += "'s"
-                words_tgt.insert(rng.randrange(n), f"{rng.randint(1, 9999)},{rng.randint(0, 99)}")
-            if rng.random() < 0.3:
-                words_src.insert(rng.randrange(n), f"{words_src[-1]}-{words_src[0]}")
-            punct = rng.choice(".?!")
-            src.write(
-                " ".join(words_src).capitalize() + ", " + rng.choice(['"yes"', "(no)", "ok"]) + punct + "\n"
-            )
-            tgt.write(
-                " ".join(words_tgt).capitalize() + ", " + rng.choice(["„ja“", "(nein)", "gut"]) + punct + "\n"
-            )
+    lexicon = Lexicon.pseudo_words(30000, rng)
+    style = SentenceStyle(min_words=3, max_words=40, zipf=zipf_weights(len(lexicon)), decorate=True)
+    write_bitext(prefix, (sentence_pair(rng, lexicon, style) for _ in range(pairs)), "en", "de")
 
 
 def ensure_corpus(work: Path, pairs: int) -> Path:

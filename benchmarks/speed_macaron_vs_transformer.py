@@ -30,8 +30,8 @@ import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
-from macaron_fairseq.build_offline import build_translation_model, joined_dictionary_dir
-from macaron_fairseq.models.macaron_architectures import COUNTERPARTS
+from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
+from macaron_fairseq.models.architectures import COUNTERPARTS
 
 
 @dataclass

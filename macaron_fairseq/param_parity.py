@@ -15,8 +15,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from macaron_fairseq.build_offline import build_translation_model, joined_dictionary_dir
-from macaron_fairseq.models.macaron_architectures import COUNTERPARTS
+from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
+from macaron_fairseq.models.architectures import COUNTERPARTS
 
 EMBEDDINGS = {"shared": ["--share-all-embeddings"], "unshared": []}
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, TINY, run_cli
+from helpers import REPO, TINY, run_cli
 
 TRAIN_FLAGS = [
     *TINY,
@@ -107,7 +107,7 @@ def test_interactive_translates_stdin(trained: Path, tiny_data_bin: Path, tmp_pa
 
 def test_hub_from_pretrained_translates(trained: Path, tiny_data_bin: Path, tmp_path: Path) -> None:
     script = (
-        "from macaron_fairseq.models.macaron_transformer import MacaronModel\n"
+        "from macaron_fairseq.models import MacaronModel\n"
         f"hub = MacaronModel.from_pretrained({str(trained.parent)!r}, checkpoint_file='checkpoint_last.pt',"
         f" data_name_or_path={str(tiny_data_bin)!r})\n"
         "print('TYPE', type(hub.models[0]).__name__)\n"

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import REPO, TINY, build_model, run_cli
 from fairseq import checkpoint_utils
 from fairseq.optim.adam import FairseqAdamConfig
+from helpers import REPO, TINY, build_model, run_cli
 from omegaconf import OmegaConf
 
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
-from macaron_fairseq.init.lr_groups import AdamWithLrMultipliers
 from macaron_fairseq.modules import MacaronEncoderLayer, VanillaEncoderLayer
 from macaron_fairseq.modules.norm_free import is_layer_norm
+from macaron_fairseq.optim.adam_lr_groups import AdamWithLrMultipliers
 
 NO_WARMUP = ["--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", "100"]
 
@@ -61,7 +61,7 @@ def test_dt_fixup_trains_from_the_cli(
     assert losses and all(torch.isfinite(torch.tensor(losses)))
     record = record_of(tmp_path)
     assert record["applied"] == 1.0
-    for name in ("mu_encoder", "mu_decoder", "mu_cross", "factor_encoder", "factor_decoder"):
+    for name in ("mu_encoder", "mu_decoder", "mu_decoder_cross", "factor_encoder", "factor_decoder"):
         assert record[name] == pytest.approx(logged(log, name), rel=1e-5), name
     assert record["n_encoder"] == record["n_decoder"] == 2
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-from conftest import TINY, build_model
 from fairseq.data import ListDataset
+from helpers import TINY, build_model
 
 from macaron_fairseq.init import EmptyTrainingSplitError, NonFiniteInputError, estimate_max_norms
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
@@ -49,7 +49,7 @@ def test_logged_mu_equals_an_independent_max_norm(tiny_data_bin: Path, arch: str
     mu_src, mu_tgt, mu_cross = independent_max_norms(model, task)  # after the hook: encoder is scaled
     assert record.get("mu_encoder") == pytest.approx(mu_src, rel=1e-6)
     assert record.get("mu_decoder") == pytest.approx(mu_tgt, rel=1e-6)
-    assert record.get("mu_cross") == pytest.approx(mu_cross, rel=1e-5)
+    assert record.get("mu_decoder_cross") == pytest.approx(mu_cross, rel=1e-5)
     assert record.get("sentences") == len(task.dataset("train"))
     c = 3.0 if arch == "macaron_small" else 4.0
     assert record.get("factor_encoder") == pytest.approx((2 * c * mu_src**2) ** -0.5, rel=1e-6)
@@ -63,7 +63,7 @@ def test_given_mu_skips_estimation(tiny_data_bin: Path) -> None:
     task.datasets.clear()
     run_init_scheme(model, task)
     assert "train" not in task.datasets  # no pass over the data
-    assert model.init_record.get("mu_encoder") == model.init_record.get("mu_cross") == 2.5
+    assert model.init_record.get("mu_encoder") == model.init_record.get("mu_decoder_cross") == 2.5
     assert model.init_record.get("factor_encoder") == pytest.approx((2 * 3 * 2.5**2) ** -0.5)
 
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from conftest import TINY, build_model
+from helpers import TINY, build_model
 from torch import nn
 
 from macaron_fairseq.init import (

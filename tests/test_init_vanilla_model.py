@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TINY, build_model
+from helpers import TINY, build_model
 
 from macaron_fairseq.modules import VanillaDecoderLayer, VanillaEncoderLayer
 

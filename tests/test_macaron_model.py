@@ -6,9 +6,9 @@ import io
 
 import pytest
 import torch
-from conftest import TINY, build_model
+from helpers import TINY, build_model
 
-from macaron_fairseq.models.macaron_architectures import COUNTERPARTS
+from macaron_fairseq.models.architectures import COUNTERPARTS
 from macaron_fairseq.modules import MacaronDecoderLayer, MacaronEncoderLayer
 from macaron_fairseq.param_parity import parity_rows
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
+from helpers import REPO
 
 from macaron_fairseq.param_parity import markdown_table, parity_rows
 

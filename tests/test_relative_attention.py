@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import TINY, build_model
 from fairseq.models.transformer import TransformerConfig
 from fairseq.modules import MultiheadAttention
+from helpers import TINY, build_model
 
 from macaron_fairseq.modules import (
     MacaronDecoderLayer,

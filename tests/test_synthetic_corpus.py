@@ -1,4 +1,5 @@
-"""Tests of the synthetic English→German-like corpus generator (preprocess.synthetic_en_de)."""
+"""Tests of the synthetic English→German-like corpus (preprocess.sources.synthetic_en_de) and its command
+line (preprocess.synthetic_en_de)."""
 
 from __future__ import annotations
 
@@ -7,15 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from preprocess import synthetic_en_de as syn
-from preprocess.synthetic_en_de import Clause, NounPhrase, PrepPhrase
+from preprocess import synthetic_en_de as cli
+from preprocess.sources.synthetic_en_de.adjectives import ADJECTIVES
+from preprocess.sources.synthetic_en_de.adverbs import Adverb
+from preprocess.sources.synthetic_en_de.corpus import MAX_WORDS, MIN_WORDS, generate_corpus, generate_pairs
+from preprocess.sources.synthetic_en_de.english import en_clause, en_np
+from preprocess.sources.synthetic_en_de.german import de_clause, de_np, de_pp
+from preprocess.sources.synthetic_en_de.nouns import NOUNS
+from preprocess.sources.synthetic_en_de.sampler import Sampler
+from preprocess.sources.synthetic_en_de.surface import detokenize
+from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
+from preprocess.sources.synthetic_en_de.verbs import VERBS, Verb
 
-NOUN = {n.en_sg: n for n in syn.NOUNS}
-ADJ = {a.en: a for a in syn.ADJECTIVES}
+NOUN = {n.en_sg: n for n in NOUNS}
+ADJ = {a.en: a for a in ADJECTIVES}
 
 
-def verb(en: str, frame: str | None = None) -> syn.Verb:
-    return next(v for v in syn.VERBS if v.en == en and (frame is None or v.frame == frame))
+def verb(en: str, frame: str | None = None) -> Verb:
+    return next(v for v in VERBS if v.en == en and (frame is None or v.frame == frame))
 
 
 def np_(noun: str, det: str = "def", number: str = "sg", adjs: tuple[str, ...] = ()) -> NounPhrase:
@@ -29,8 +39,8 @@ def pron(key: str) -> NounPhrase:
 def both(clause: Clause, mode: str = "main") -> tuple[str, str]:
     en_mode = "question" if mode == "question" else "main"
     end = "?" if mode == "question" else "."
-    return (syn.detokenize([*syn.en_clause(clause, en_mode), end]),
-            syn.detokenize([*syn.de_clause(clause, mode), end]))
+    return (detokenize([*en_clause(clause, en_mode), end]),
+            detokenize([*de_clause(clause, mode), end]))
 
 
 # --- determinism, sizes, files ----------------------------------------------------------------------------
@@ -38,28 +48,28 @@ def both(clause: Clause, mode: str = "main") -> tuple[str, str]:
 
 def test_same_seed_gives_identical_corpus() -> None:
     sizes = {"train": 300, "valid": 50, "test": 50}
-    assert syn.generate_corpus(sizes, seed=7) == syn.generate_corpus(sizes, seed=7)
+    assert generate_corpus(sizes, seed=7) == generate_corpus(sizes, seed=7)
 
 
 def test_different_seed_gives_different_corpus() -> None:
     sizes = {"train": 100, "valid": 20, "test": 20}
-    assert syn.generate_corpus(sizes, seed=1)["train"] != syn.generate_corpus(sizes, seed=2)["train"]
+    assert generate_corpus(sizes, seed=1)["train"] != generate_corpus(sizes, seed=2)["train"]
 
 
 def test_test_split_does_not_depend_on_training_size() -> None:
-    small = syn.generate_corpus({"train": 50, "valid": 30, "test": 40}, seed=3)
-    large = syn.generate_corpus({"train": 500, "valid": 30, "test": 40}, seed=3)
+    small = generate_corpus({"train": 50, "valid": 30, "test": 40}, seed=3)
+    large = generate_corpus({"train": 500, "valid": 30, "test": 40}, seed=3)
     assert small["test"] == large["test"]
     assert small["valid"] == large["valid"]
 
 
 def test_sizes_uniqueness_and_lengths() -> None:
-    corpus = syn.generate_corpus({"train": 1000, "valid": 100, "test": 100}, seed=1)
+    corpus = generate_corpus({"train": 1000, "valid": 100, "test": 100}, seed=1)
     assert {k: len(v) for k, v in corpus.items()} == {"train": 1000, "valid": 100, "test": 100}
     english = [en for pairs in corpus.values() for en, _ in pairs]
     assert len(set(english)) == len(english), "a sentence appears twice (within or across splits)"
     for en, de in corpus["train"]:
-        assert syn.MIN_WORDS <= len(en.split()) <= syn.MAX_WORDS
+        assert MIN_WORDS <= len(en.split()) <= MAX_WORDS
         assert en[0].isupper() and de[0].isupper()
         assert en[-1] in ".?" and de[-1] == en[-1]
     # neither a copy nor a reversal of the source
@@ -69,7 +79,7 @@ def test_sizes_uniqueness_and_lengths() -> None:
 
 
 def test_structure_is_rich() -> None:
-    corpus = syn.generate_corpus({"train": 3000}, seed=1)
+    corpus = generate_corpus({"train": 3000}, seed=1)
     german = "\n".join(de for _, de in corpus["train"])
     for marker in (", weil ", ", dass ", "Wenn ", "Als ", " kein", " im ", " zur ", " ins ", " hat ", " ist ",
                    " wird ", " darf ", "?", ", die ", ", der ", " an.", " auf."):
@@ -79,7 +89,7 @@ def test_structure_is_rich() -> None:
 
 
 def test_cli_writes_aligned_files_under_5mb(tmp_path: Path) -> None:
-    assert syn.main(["--dest", str(tmp_path), "--train", "200", "--valid", "20", "--test", "30"]) == 0
+    assert cli.main(["--dest", str(tmp_path), "--train", "200", "--valid", "20", "--test", "30"]) == 0
     for split, n in (("train", 200), ("valid", 20), ("test", 30)):
         en = (tmp_path / f"{split}.en").read_text(encoding="utf-8").splitlines()
         de = (tmp_path / f"{split}.de").read_text(encoding="utf-8").splitlines()
@@ -89,14 +99,14 @@ def test_cli_writes_aligned_files_under_5mb(tmp_path: Path) -> None:
 
 def test_default_corpus_size_is_below_5mb() -> None:
     # the CLI defaults (20000/500/500): estimate from a 2000-pair sample, with a wide margin
-    pairs = syn.generate_pairs(2000, seed=1, split="train", seen=set())
+    pairs = generate_pairs(2000, seed=1, split="train", seen=set())
     sample_bytes = sum(len(en.encode()) + len(de.encode()) + 2 for en, de in pairs)
     assert sample_bytes / 2000 * 21000 < 5e6 * 0.7
 
 
 def test_cli_rejects_non_positive_sizes(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
-        syn.main(["--dest", str(tmp_path), "--train", "0"])
+        cli.main(["--dest", str(tmp_path), "--train", "0"])
 
 
 # --- morphology ---------------------------------------------------------------------------------------------
@@ -130,14 +140,14 @@ def test_cli_rejects_non_positive_sizes(tmp_path: Path) -> None:
     ],
 )
 def test_german_noun_phrase_agreement(phrase: NounPhrase, case: str, expected: str) -> None:
-    assert " ".join(syn.de_np(phrase, case)) == expected
+    assert " ".join(de_np(phrase, case)) == expected
 
 
 def test_english_noun_phrases() -> None:
-    assert syn.en_np(np_("umbrella", "indef")) == ["an", "umbrella"]
-    assert syn.en_np(np_("dog", "indef", adjs=("old",))) == ["an", "old", "dog"]
-    assert syn.en_np(np_("child", "dem", "pl")) == ["these", "children"]
-    assert syn.en_np(pron("3sg:f"), "obj") == ["her"]
+    assert en_np(np_("umbrella", "indef")) == ["an", "umbrella"]
+    assert en_np(np_("dog", "indef", adjs=("old",))) == ["an", "old", "dog"]
+    assert en_np(np_("child", "dem", "pl")) == ["these", "children"]
+    assert en_np(pron("3sg:f"), "obj") == ["her"]
 
 
 @pytest.mark.parametrize(
@@ -169,7 +179,7 @@ def test_preterite_and_participles() -> None:
 
 def test_v2_with_fronted_time_adverb() -> None:
     c = Clause(subj=np_("man"), verb=verb("see"), tense="pres", acc=np_("dog"),
-               time=syn.Adverb("today", "heute"), time_front=True)
+               time=Adverb("today", "heute"), time_front=True)
     assert both(c) == ("Today the man sees the dog.", "Heute sieht der Mann den Hund.")
 
 
@@ -184,14 +194,14 @@ def test_perfect_puts_participle_last_and_picks_auxiliary() -> None:
 def test_separable_prefix_main_and_subordinate() -> None:
     c = Clause(subj=np_("woman"), verb=verb("call"), tense="pres", acc=pron("3sg:m"))
     assert both(c) == ("The woman calls him.", "Die Frau ruft ihn an.")
-    assert " ".join(syn.de_clause(c, "sub")) == "die Frau ihn anruft"
+    assert " ".join(de_clause(c, "sub")) == "die Frau ihn anruft"
 
 
 def test_subordinate_clause_is_verb_final() -> None:
     c = Clause(subj=np_("child"), verb=verb("read"), tense="perf", acc=np_("book", "indef"))
-    assert " ".join(syn.de_clause(c, "sub")) == "das Kind ein Buch gelesen hat"
+    assert " ".join(de_clause(c, "sub")) == "das Kind ein Buch gelesen hat"
     c = Clause(subj=np_("child"), verb=verb("read"), tense="can", acc=np_("book", "indef"))
-    assert " ".join(syn.de_clause(c, "sub")) == "das Kind ein Buch lesen kann"
+    assert " ".join(de_clause(c, "sub")) == "das Kind ein Buch lesen kann"
 
 
 def test_negation_kein_vs_nicht_and_must_not() -> None:
@@ -218,7 +228,7 @@ def test_ditransitive_dative_before_accusative() -> None:
 
 def test_prepositions_govern_case_and_contract() -> None:
     def pp(en: str, de: str, case: str, phrase: NounPhrase) -> str:
-        return " ".join(syn.de_pp(PrepPhrase(en, de, case, phrase)))
+        return " ".join(de_pp(PrepPhrase(en, de, case, phrase)))
 
     assert pp("in", "in", "dat", np_("garden")) == "im Garten"
     assert pp("into", "in", "acc", np_("house")) == "ins Haus"
@@ -237,7 +247,7 @@ def test_relative_clause_agrees_with_head() -> None:
 
 
 def test_sampled_sentences_render_without_errors() -> None:
-    sampler = syn.Sampler(random.Random(0))
+    sampler = Sampler(random.Random(0))
     for _ in range(2000):
         en, de = sampler.sentence()
         assert en and de

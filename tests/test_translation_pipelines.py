@@ -10,11 +10,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from helpers import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "preprocess"))
-from preprocess_test_helpers import iwslt_members, random_pairs, wmt_archives, write_tgz
 from test_preprocess_iwslt14 import make_talks, make_tests
+from upstream_layouts import iwslt_members, wmt_archives, write_tgz
+
+from preprocess.sources.toy_bitext import sentence_pairs
 
 
 def run_pipeline(script: str, raw: Path, workdir: Path, **env: str) -> subprocess.CompletedProcess:
@@ -75,11 +77,11 @@ def test_wmt14_pipeline_small_reports_both_bleus(tmp_path: Path) -> None:
     raw = tmp_path / "raw"
     raw.mkdir()
     corpora = {
-        "europarl": random_pairs(300, seed=1),
-        "commoncrawl": random_pairs(200, seed=2),
-        "news-commentary": random_pairs(200, seed=3),
+        "europarl": sentence_pairs(300, seed=1),
+        "commoncrawl": sentence_pairs(200, seed=2),
+        "news-commentary": sentence_pairs(200, seed=3),
     }
-    wmt_archives(raw, corpora, random_pairs(30, seed=24), random_pairs(40, seed=25))
+    wmt_archives(raw, corpora, sentence_pairs(30, seed=24), sentence_pairs(40, seed=25))
     proc = run_pipeline("wmt14.sh", raw, tmp_path / "work")
     assert "sacreBLEU" in proc.stdout and "compound" in proc.stdout.lower(), proc.stdout[-2000:]
     results = json.loads((tmp_path / "work" / "results.macaron_base.json").read_text())

@@ -9,6 +9,9 @@ The output keeps the newest checkpoint's configuration and training state and re
 weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The
 checkpoints are read with torch's restricted unpickler plus the plugin's allow-list; the output is
 written to a temporary file and renamed.
+
+torch and the plugin are imported only where checkpoints are read or written, so the pipelines can use
+:func:`last_checkpoints` to see which files an averaging will read without importing either.
 """
 
 from __future__ import annotations
@@ -19,9 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import torch
-
-from macaron_fairseq import checkpoint_safety
+from workflow.atomic import atomic_output
 
 EPOCH_CHECKPOINT = re.compile(r"^checkpoint(\d+)\.pt$")
 UPDATE_CHECKPOINT = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
@@ -49,6 +50,10 @@ def last_checkpoints(directory: Path, count: int, by_update: bool) -> list[Path]
 def average(paths: Sequence[Path]) -> dict:
     if not paths:
         raise AveragingError("no checkpoints to average")
+    import torch
+
+    from macaron_fairseq.repairs import checkpoint_safety
+
     checkpoint_safety.install()
     sums: dict[str, torch.Tensor] = {}
     keys: list[str] | None = None
@@ -102,9 +107,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         state = average(paths)
     except AveragingError as err:
         sys.exit(f"average_checkpoints: error: {err}")
-    tmp = args.output.with_name(args.output.name + ".tmp")
-    torch.save(state, tmp)
-    tmp.replace(args.output)
+    import torch
+
+    with atomic_output(args.output) as tmp:
+        torch.save(state, tmp)
     print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.output}")
 
 

@@ -1,6 +1,8 @@
-"""DT-Fixup and T-Fixup: pure functions (``formulas``, ``targets``, ``scaling``, ``mu``, ``stacks``) and
-thin fairseq glue (``fairseq_hook``, ``record``, ``lr_groups``)."""
+"""DT-Fixup and T-Fixup: pure functions (``formulas``, ``targets``, ``scaling``, ``mu``, ``stacks``), the
+options (``config``, one dataclass) and thin fairseq glue (``fairseq_hook``, ``record``). The optimizer
+that honours ``--pretrained-lr-multiplier`` is :mod:`macaron_fairseq.optim.adam_lr_groups`."""
 
+from macaron_fairseq.init.config import SCHEMES
 from macaron_fairseq.init.errors import (
     EmptyTrainingSplitError,
     InitSchemeError,
@@ -18,7 +20,7 @@ from macaron_fairseq.init.formulas import (
     vanilla_scale,
 )
 from macaron_fairseq.init.mu import MaxNormEstimate, estimate_max_norms
-from macaron_fairseq.init.record import SCHEMES, InitRecord
+from macaron_fairseq.init.record import InitRecord
 from macaron_fairseq.init.scaling import StackScaling, apply_dt_fixup, apply_t_fixup, xavier_init_
 from macaron_fairseq.init.stacks import NewStack, dt_fixup_stack, dt_fixup_stacks
 

@@ -3,6 +3,7 @@
 ``fairseq_cli/train.py`` builds the model, builds the trainer, loads ``checkpoint_last.pt`` if there is
 one (restoring the weights *and* the model's :class:`InitRecord`), then calls
 ``trainer.begin_epoch`` → ``task.begin_epoch(epoch, model)`` before the first ``train_step``.
+:func:`attach_init_scheme` (called by ``build_model``) initialises the new layers and installs the hook:
 ``install_init_hook`` wraps that task method (on the task instance, so it works with any task): the
 first call runs the scheme if the record says it has not been applied, later calls and resumed runs only
 log the stored record. Pre-trained weights are loaded inside ``build_model``, i.e. before this point.
@@ -20,7 +21,8 @@ from fairseq.logging import progress_bar
 from torch import nn
 
 from macaron_fairseq.init.errors import EmptyTrainingSplitError
-from macaron_fairseq.init.stacks import dt_fixup_stacks
+from macaron_fairseq.init.record import InitRecord
+from macaron_fairseq.init.stacks import dt_fixup_stacks, initialise_new_layers, t_fixup_stacks
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,21 @@ def unwrap(model: nn.Module) -> nn.Module:
     return model
 
 
+def attach_init_scheme(model: Any, scheme: str, task: Any) -> None:
+    """At ``build_model`` time: the scheme's initialisation of the new layers, the model's
+    :class:`InitRecord`, and the hook that applies the data-dependent part before the first update.
+    ``model.new_stacks()`` says what the new layers are (any model: encoder-decoder, encoder only, a
+    classifier with extra layers)."""
+    if scheme == "default":
+        return
+    stacks = model.new_stacks()
+    initialise_new_layers(stacks, scheme)
+    model.init_record = InitRecord(
+        scheme, [s.name for s in stacks if s.layers], [s.name for s in stacks if s.layers and s.cross_probe]
+    )
+    install_init_hook(task)
+
+
 def run_init_scheme(model: nn.Module, task: Any) -> None:
     """Apply the model's init scheme unless its record (possibly restored from a checkpoint) says done."""
     target = unwrap(model)
@@ -107,18 +124,16 @@ def run_init_scheme(model: nn.Module, task: Any) -> None:
             target._init_record_logged = True
         return
     scheme = record.scheme_name
+    stacks = target.new_stacks()
     if scheme == "t-fixup":
-        results = target.apply_t_fixup_scheme()
-        for r in results:
-            logger.info("T-Fixup applied to %s", r.describe())
+        record.store_results(t_fixup_stacks(stacks), with_pass=False)
     elif scheme == "dt-fixup":
         args = target.init_args
         split = _arg(args, "dt_fixup_split", None) or _arg(args, "train_subset", "train")
         mu = _arg(args, "dt_fixup_mu", None)
         batches = None if mu is not None else train_batches(task, target, args, split)
         _, _, group = _data_parallel()
-        results = dt_fixup_stacks(target.init_stacks(), batches, target, mu=mu, group=group, split=split)
-        target.store_dt_fixup_results(results)
+        record.store_results(dt_fixup_stacks(stacks, batches, target, mu=mu, group=group, split=split), True)
     record.set(applied=1.0)
     target._init_record_logged = True
     logger.info("init scheme %s applied: %s", scheme, record.describe())

@@ -3,41 +3,39 @@
 Buffers, so that they ride in ``checkpoint_*.pt`` with the weights: on resume fairseq restores them
 with the model's state dict, ``applied`` is 1, and the hook neither re-estimates μ nor re-scales.
 Registered only when a scheme other than ``default`` is chosen, so default models keep their state-dict
-keys (and old checkpoints load).
+keys. Per new stack ``S`` (see :mod:`.stacks`): ``mu_S``, ``n_S``, ``factor_S``, and ``mu_S_cross`` for a
+stack with cross-attention.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import torch
 from torch import nn
 
-SCHEMES = ("default", "dt-fixup", "t-fixup")
-FIELDS = (
-    "applied",
-    "scheme",
-    "mu_encoder",
-    "mu_decoder",
-    "mu_cross",
-    "n_encoder",
-    "n_decoder",
-    "factor_encoder",
-    "factor_decoder",
-    "sentences",
-    "tokens",
-    "seconds",
-)
+from macaron_fairseq.init.config import SCHEMES
+from macaron_fairseq.init.stacks import StackResult
+
+RUN_FIELDS = ("applied", "scheme")
+PASS_FIELDS = ("sentences", "tokens", "seconds")  # of the μ pass
+
+
+def stack_fields(name: str, cross: bool) -> tuple[str, ...]:
+    return (f"mu_{name}", *((f"mu_{name}_cross",) if cross else ()), f"n_{name}", f"factor_{name}")
 
 
 class InitRecord(nn.Module):
-    """Scheme, μ (encoder input, decoder input, cross-attention input), N and factors per stack."""
+    """Scheme, applied flag, and per stack μ (input, cross input), N and factor; the μ pass's size/time."""
 
-    def __init__(self, scheme: str) -> None:
+    def __init__(self, scheme: str, stacks: Sequence[str], cross_stacks: Sequence[str] = ()) -> None:
         super().__init__()
         if scheme not in SCHEMES:
             raise ValueError(f"unknown init scheme {scheme!r}; choose from {SCHEMES}")
-        for name in FIELDS:
+        per_stack = [f for s in stacks for f in stack_fields(s, s in cross_stacks)]
+        self.fields: tuple[str, ...] = (*RUN_FIELDS, *per_stack, *PASS_FIELDS)
+        for name in self.fields:
             self.register_buffer(name, torch.tensor(float("nan"), dtype=torch.float64))
         self.applied.fill_(0.0)
         self.scheme.fill_(float(SCHEMES.index(scheme)))
@@ -47,8 +45,8 @@ class InitRecord(nn.Module):
 
     def set(self, **values: float | None) -> None:
         for name, value in values.items():
-            if name not in FIELDS:
-                raise KeyError(name)
+            if name not in self.fields:
+                raise KeyError(f"{name} (the record holds {', '.join(self.fields)})")
             getattr(self, name).fill_(float("nan") if value is None else float(value))
 
     @property
@@ -59,15 +57,34 @@ class InitRecord(nn.Module):
     def scheme_name(self) -> str:
         return SCHEMES[int(self.get("scheme"))]
 
-    def as_dict(self) -> dict[str, float | str]:
-        out: dict[str, float | str] = {n: self.get(n) for n in FIELDS}
-        out["scheme"] = self.scheme_name
-        return out
-
     def describe(self) -> str:
         parts = [f"scheme={self.scheme_name}"]
-        for name in FIELDS[2:]:
+        for name in self.fields[len(RUN_FIELDS) :]:
             value = self.get(name)
             if not math.isnan(value):
                 parts.append(f"{name}={value:.6g}")
         return ", ".join(parts)
+
+    def upgrade_state_dict_named(self, state_dict: dict, name: str) -> None:
+        """Checkpoints written before per-stack cross fields called the decoder's ``mu_cross``."""
+        old, new = f"{name}.mu_cross", f"{name}.mu_decoder_cross"
+        if old in state_dict and new not in state_dict:
+            state_dict[new] = state_dict.pop(old)
+
+    def store_results(self, results: Sequence[StackResult], with_pass: bool) -> None:
+        """Record what a scheme did to each stack; ``with_pass``: also the μ pass's sentences, tokens and
+        seconds (DT-Fixup; 0 s when μ was given)."""
+        seconds = 0.0
+        for r in results:
+            s = r.scaling
+            values: dict[str, float | None] = {f"n_{s.name}": s.n_layers, f"factor_{s.name}": s.factor}
+            if not math.isnan(s.mu):
+                values[f"mu_{s.name}"] = s.mu
+            if s.mu_cross is not None:
+                values[f"mu_{s.name}_cross"] = s.mu_cross
+            self.set(**values)
+            if r.estimate is not None:
+                seconds += r.estimate.seconds
+                self.set(sentences=r.estimate.sentences, tokens=r.estimate.tokens)
+        if with_pass:
+            self.set(seconds=seconds)

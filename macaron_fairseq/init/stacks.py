@@ -1,11 +1,13 @@
-"""DT-Fixup over "new stacks": a list of from-scratch layers plus something that yields their inputs.
+"""DT-Fixup / T-Fixup over "new stacks": a list of from-scratch layers plus something that yields their
+inputs. A model of this plugin describes itself as a list of stacks (``model.new_stacks()``); everything
+below works over that list, whatever the model is.
 
-This is the generic hook. A translation model from scratch has two stacks (encoder: input = source
-embeddings; decoder: input = target embeddings, cross input = encoder output), the mixed setup has the new
-encoder layers on top of a pre-trained encoder (input = the pre-trained encoder's output) plus the decoder,
-and a classifier with extra layers on a pre-trained encoder has one stack. Stacks are processed in order,
-one streamed pass each, so that a later stack's probe (the decoder's cross input) sees the already-scaled
-earlier stack (the encoder).
+A translation model from scratch has two stacks (encoder: input = source embeddings; decoder: input =
+target embeddings, cross input = encoder output), the mixed setup has the new encoder layers on top of a
+pre-trained encoder (input = the pre-trained encoder's output) plus the decoder, an encoder-only model
+(BERT) has one stack, and a classifier with extra layers on a pre-trained encoder has one stack. Stacks
+are processed in order, one streamed pass each, so that a later stack's probe (the decoder's cross input)
+sees the already-scaled earlier stack (the encoder).
 """
 
 from __future__ import annotations
@@ -13,11 +15,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from torch import nn
 
+from macaron_fairseq.init.errors import NoNewLayersError
 from macaron_fairseq.init.mu import MaxNormEstimate, Probe, estimate_max_norms
-from macaron_fairseq.init.scaling import StackScaling, apply_dt_fixup
+from macaron_fairseq.init.scaling import (
+    StackScaling,
+    apply_dt_fixup,
+    apply_t_fixup,
+    t_fixup_init_,
+    xavier_init_,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -26,23 +36,42 @@ BatchesFactory = Callable[[str], Iterable[dict]]  # stack name -> a fresh pass o
 
 @dataclass
 class NewStack:
-    """From-scratch layers and the probes yielding the vectors they read."""
+    """From-scratch layers, the probes yielding the vectors they read, and what T-Fixup needs."""
 
     name: str
     layers: Sequence[nn.Module]
     input_probe: Probe  # the vectors x entering the stack (μ)
     cross_probe: Probe | None = None  # the vectors its cross-attentions attend to (μ_cross), if any
+    t_fixup_side: Literal["encoder", "decoder"] = "encoder"  # which T-Fixup formula applies
+    embeddings: nn.Embedding | None = None  # new token embeddings T-Fixup scales with this stack, if any
 
 
 @dataclass(frozen=True)
 class StackResult:
     scaling: StackScaling
-    estimate: MaxNormEstimate | None  # None when μ was given (--dt-fixup-mu)
+    estimate: MaxNormEstimate | None  # None when μ was given (--dt-fixup-mu) or for T-Fixup
+
+
+def check_stacks(stacks: Sequence[NewStack], scheme: str) -> None:
+    if not stacks or not any(len(s.layers) for s in stacks):
+        raise NoNewLayersError(f"--init-scheme {scheme}: the model has no new layers to initialise")
+
+
+def initialise_new_layers(stacks: Sequence[NewStack], scheme: str) -> None:
+    """The scheme's initialisation before any scaling: Xavier (DT-Fixup) or T-Fixup's own."""
+    check_stacks(stacks, scheme)
+    layers = [layer for stack in stacks for layer in stack.layers]
+    if scheme == "dt-fixup":
+        xavier_init_(layers)
+    elif scheme == "t-fixup":
+        t_fixup_init_(layers)
+    else:
+        raise ValueError(f"no initialisation for scheme {scheme!r}")
 
 
 def dt_fixup_stack(
     stack: NewStack,
-    batches: BatchesFactory,
+    batches: BatchesFactory | None,
     module: nn.Module,
     mu: float | None = None,
     group: object | None = None,
@@ -52,6 +81,8 @@ def dt_fixup_stack(
     estimate = None
     mu_cross = mu if stack.cross_probe is not None else None
     if mu is None:
+        if batches is None:
+            raise ValueError("DT-Fixup: neither μ nor training batches to estimate it on")
         probes = {"input": stack.input_probe}
         if stack.cross_probe is not None:
             probes["cross"] = stack.cross_probe
@@ -66,11 +97,22 @@ def dt_fixup_stack(
 
 def dt_fixup_stacks(
     stacks: Sequence[NewStack],
-    batches: BatchesFactory,
+    batches: BatchesFactory | None,
     module: nn.Module,
     mu: float | None = None,
     group: object | None = None,
     split: str = "train",
 ) -> list[StackResult]:
     """DT-Fixup for every stack, in order."""
-    return [dt_fixup_stack(s, batches, module, mu=mu, group=group, split=split) for s in stacks]
+    return [dt_fixup_stack(s, batches, module, mu=mu, group=group, split=split) for s in stacks if s.layers]
+
+
+def t_fixup_stacks(stacks: Sequence[NewStack]) -> list[StackResult]:
+    """T-Fixup for every stack (its layers and, where it owns new embeddings, those)."""
+    results = []
+    for s in stacks:
+        if s.layers:
+            scaling = apply_t_fixup(s.layers, s.t_fixup_side, embeddings=s.embeddings, name=s.name)
+            logger.info("T-Fixup applied to %s", scaling.describe())
+            results.append(StackResult(scaling, None))
+    return results

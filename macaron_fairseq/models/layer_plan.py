@@ -13,13 +13,12 @@ from typing import Any, Literal
 
 from torch import nn
 
+from macaron_fairseq.init.config import NORM_FREE_SCHEMES
 from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 from macaron_fairseq.modules.norm_free import strip_layer_norms
 from macaron_fairseq.modules.vanilla_layer import VanillaDecoderLayer, VanillaEncoderLayer
 
 LayerKind = Literal["macaron", "vanilla"]
-LAYER_KINDS = ("macaron", "vanilla")
-NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup")
 
 
 @dataclass(frozen=True)

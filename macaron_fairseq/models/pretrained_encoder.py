@@ -17,6 +17,8 @@ from typing import Any
 from fairseq import checkpoint_utils
 from torch import Tensor, nn
 
+from macaron_fairseq.init.config import DEFAULT_PRETRAINED_LR_MULTIPLIER
+
 logger = logging.getLogger(__name__)
 
 #: encoder embedding options copied from the pre-trained checkpoint's model config
@@ -91,9 +93,10 @@ class PretrainedEncoder:
             f", relative K={self.max_relative_positions}" if self.max_relative_positions else "", new,
         )  # fmt: skip
 
-    def load_into(self, encoder: nn.Module) -> None:
+    def load_into(self, encoder: nn.Module, args: Any) -> None:
         """Load the pre-trained weights; every encoder key must come from the checkpoint except those of
-        the new layers (and vice versa)."""
+        the new layers (and vice versa). Then mark the pre-trained parameters with their learning-rate
+        multiplier (``--pretrained-lr-multiplier``)."""
         missing, unexpected = encoder.load_state_dict(self.state, strict=False)
         first_new = self.n_layers
         bad_missing = [
@@ -105,6 +108,32 @@ class PretrainedEncoder:
                 f"unexpected keys {unexpected[:8]}, "
                 f"missing keys {bad_missing[:8]}"
             )
+        set_pretrained_lr_multiplier(encoder, args)
+
+
+def pretrained_parameters(encoder: nn.Module) -> list[nn.Parameter]:
+    """Encoder parameters outside its new layers (none when every layer is new)."""
+    if encoder.first_new_layer == 0:
+        return []
+    new = {id(p) for layer in encoder.new_layers() for p in layer.parameters()}
+    return [p for p in encoder.parameters() if id(p) not in new]
+
+
+def set_pretrained_lr_multiplier(encoder: nn.Module, args: Any) -> None:
+    """Tag the pre-trained parameters with ``lr_multiplier`` (read by ``--optimizer adam_lr_groups``);
+    warn when another optimizer would silently train them at the full rate."""
+    multiplier = args.pretrained_lr_multiplier
+    multiplier = DEFAULT_PRETRAINED_LR_MULTIPLIER if multiplier is None else float(multiplier)
+    for p in pretrained_parameters(encoder):
+        p.lr_multiplier = multiplier
+    optimizer = getattr(args, "optimizer", None)
+    if multiplier != 1.0 and optimizer is not None and optimizer != "adam_lr_groups":
+        logger.warning(
+            "--pretrained-lr-multiplier %g is only honoured by --optimizer adam_lr_groups (got %s): "
+            "the pre-trained encoder will train at the full learning rate",
+            multiplier,
+            optimizer,
+        )
 
 
 def prepare_pretrained_encoder(args: Any) -> PretrainedEncoder | None:

@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from preprocess_test_helpers import (
-    mmap_index_length,
-    random_pairs,
-    read_lines,
-    remove_bpe,
-    run_module,
-    write_bitext,
-)
+from helpers import mmap_index_length, read_lines, remove_bpe, run_module
+
+from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
 
 SPLITS = ("train", "valid", "test")
 
@@ -29,7 +24,7 @@ def custom_args(raw: Path, out: Path, *extra: str) -> list[str]:
 def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, str]:
     root = tmp_path_factory.mktemp("custom")
     raw = root / "RAW"
-    train = random_pairs(1500, seed=1)
+    train = sentence_pairs(1500, seed=1)
     train.append(("This one is far too long for its short partner " * 3, "Kurz."))  # ratio filter
     train.append(("   ", "Nur Leerzeichen links."))  # whitespace-only side: dropped pairwise
     write_bitext(raw / "train", train)
@@ -38,9 +33,9 @@ def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
         de.write(b"Gutes UTF-8 hier.\n")
     write_bitext(
         raw / "valid",
-        [*random_pairs(60, seed=2), ("Short.", "Dies ist ein viel zu langer Satz, aber nie gefiltert.")],
+        [*sentence_pairs(60, seed=2), ("Short.", "Dies ist ein viel zu langer Satz, aber nie gefiltert.")],
     )
-    write_bitext(raw / "test", random_pairs(50, seed=3))
+    write_bitext(raw / "test", sentence_pairs(50, seed=3))
     out = root / "OUT"
     completed = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
     return raw, out, completed.stdout + completed.stderr
@@ -97,7 +92,7 @@ def test_rerun_skips_every_stage(custom_run: tuple[Path, Path, str]) -> None:
 
 
 def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
-    write_bitext(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    write_bitext(tmp_path / "RAW" / "train", sentence_pairs(10, seed=1))
     result = run_module("preprocess.custom", *custom_args(tmp_path / "RAW", tmp_path / "OUT"), check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     for name in ("valid.en", "valid.de", "test.en", "test.de"):
@@ -107,7 +102,7 @@ def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
 def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
     for split in SPLITS:
-        write_bitext(raw / split, random_pairs(10, seed=1))
+        write_bitext(raw / split, sentence_pairs(10, seed=1))
     (raw / "valid.de").write_text("only one line\n")
     result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2
@@ -118,7 +113,7 @@ def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
 def test_unwritable_destination(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file, not a directory")
-    write_bitext(tmp_path / "RAW" / "train", random_pairs(10, seed=1))
+    write_bitext(tmp_path / "RAW" / "train", sentence_pairs(10, seed=1))
     result = run_module(
         "preprocess.custom", "--src", "en", "--tgt", "de", "--trainpref", str(tmp_path / "RAW" / "train"),
         "--dest", str(blocker / "out"), check=False,

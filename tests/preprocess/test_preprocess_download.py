@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from preprocess_test_helpers import write_tgz
+from upstream_layouts import write_tgz
 
 from preprocess.sources.archives import verify_tar
 from preprocess.sources.download import download_archive

@@ -9,22 +9,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from preprocess_test_helpers import (
-    IWSLT_TEST_SETS,
-    iwslt_members,
-    iwslt_train_tags,
-    mmap_index_length,
-    random_pairs,
-    read_lines,
-    remove_bpe,
-    run_module,
-    sentence_pair,
-    write_tgz,
-)
+from helpers import mmap_index_length, read_lines, remove_bpe, run_module
+from upstream_layouts import IWSLT_TEST_SETS, iwslt_members, iwslt_train_tags, write_tgz
 
 from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
 from preprocess.sources.archives import extract_members, locate_members, verify_tar
 from preprocess.sources.ted_metadata import is_metadata, write_talk_text
+from preprocess.sources.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from preprocess.sources.xml_segments import segments
 from preprocess.text.bitext import BitextFiles
 from workflow.errors import UserError
@@ -41,13 +32,14 @@ def make_talks(n_talks: int, seed: int) -> list[list[tuple[str, str]]]:
     rng = random.Random(seed)
     talks = []
     for _ in range(n_talks):
-        talks.append([tuple(reversed(sentence_pair(rng))) for _ in range(rng.randint(15, 30))])
+        lexicon = Lexicon.words()
+        talks.append([tuple(reversed(sentence_pair(rng, lexicon))) for _ in range(rng.randint(15, 30))])
     return talks
 
 
 def make_tests(per_set: int) -> dict[str, list[tuple[str, str]]]:
     tests = {
-        name: [(de, en) for en, de in random_pairs(per_set, seed=100 + i)]
+        name: [(de, en) for en, de in sentence_pairs(per_set, seed=100 + i)]
         for i, name in enumerate(IWSLT_TEST_SETS)
     }
     tests["IWSLT14.TED.tst2010"][0] = ("Das ist’s, Öl!", "That’s it, Oil!")

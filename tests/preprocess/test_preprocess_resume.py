@@ -12,7 +12,9 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-from preprocess_test_helpers import REPO, random_pairs, run_module, write_bitext
+from helpers import REPO, run_module
+
+from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
 
 
 def custom_args(raw: Path, out: Path) -> list[str]:
@@ -67,8 +69,8 @@ def snapshot(out: Path) -> dict[str, object]:
 
 def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
-    write_bitext(raw / "train", random_pairs(5000, seed=4))
-    write_bitext(raw / "valid", random_pairs(200, seed=5))
+    write_bitext(raw / "train", sentence_pairs(5000, seed=4))
+    write_bitext(raw / "valid", sentence_pairs(200, seed=5))
     reference = tmp_path / "reference"
     run_module("preprocess.custom", *custom_args(raw, reference), "--workers", "2")
     expected = snapshot(reference)

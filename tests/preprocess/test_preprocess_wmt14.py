@@ -6,15 +6,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from preprocess_test_helpers import (
-    mmap_index_length,
-    random_pairs,
-    read_lines,
-    remove_bpe,
-    run_module,
-    wmt_archives,
-    write_tgz,
-)
+from helpers import mmap_index_length, read_lines, remove_bpe, run_module
+from upstream_layouts import wmt_archives, write_tgz
+
+from preprocess.sources.toy_bitext import sentence_pairs
 
 SPECIAL_TRAIN = (
     "He said «state-of-the-art»\u200b today.",
@@ -24,18 +19,18 @@ SPECIAL_TEST = ("It’s a test-case.", "Es ist ein Test-Fall.")
 
 
 def corpora() -> dict[str, list[tuple[str, str]]]:
-    europarl = random_pairs(500, seed=21)
+    europarl = sentence_pairs(500, seed=21)
     europarl[10] = SPECIAL_TRAIN
     europarl[11] = ("Yes.", "Das ist eine sehr viel längere Antwort als das Englische.")  # ratio-filtered
     return {
         "europarl": europarl,
-        "commoncrawl": random_pairs(300, seed=22),
-        "news-commentary": random_pairs(200, seed=23),
+        "commoncrawl": sentence_pairs(300, seed=22),
+        "news-commentary": sentence_pairs(200, seed=23),
     }
 
 
 def newstest_pairs() -> list[tuple[str, str]]:
-    pairs = random_pairs(40, seed=25)
+    pairs = sentence_pairs(40, seed=25)
     pairs[0] = SPECIAL_TEST
     return pairs
 
@@ -43,7 +38,7 @@ def newstest_pairs() -> list[tuple[str, str]]:
 @pytest.fixture(scope="module")
 def wmt_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     raw = tmp_path_factory.mktemp("wmt_raw")
-    wmt_archives(raw, corpora(), random_pairs(30, seed=24), newstest_pairs())
+    wmt_archives(raw, corpora(), sentence_pairs(30, seed=24), newstest_pairs())
     out = tmp_path_factory.mktemp("wmt_out")
     run_module("preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw), "--bpe-vocab-size", "200")
     return raw, out
@@ -86,7 +81,7 @@ def test_test_references_raw_and_tokenized(wmt_run: tuple[Path, Path]) -> None:
 
 
 def test_missing_archives_are_all_listed(tmp_path: Path) -> None:
-    archives = wmt_archives(tmp_path, corpora(), random_pairs(5, seed=1), random_pairs(5, seed=2))
+    archives = wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     archives["dev.tgz"].unlink()
     archives["training-parallel-nc-v9.tgz"].unlink()
     result = run_wmt("--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path))
@@ -96,7 +91,7 @@ def test_missing_archives_are_all_listed(tmp_path: Path) -> None:
 
 
 def test_member_missing_from_archive(tmp_path: Path) -> None:
-    wmt_archives(tmp_path, corpora(), random_pairs(5, seed=1), random_pairs(5, seed=2))
+    wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     write_tgz(
         tmp_path / "test-full.tgz", {"test-full/newstest2014-deen-src.en.sgm": b'<seg id="1">x</seg>\n'}
     )
@@ -107,7 +102,7 @@ def test_member_missing_from_archive(tmp_path: Path) -> None:
 
 def test_corpus_sides_of_different_length(tmp_path: Path) -> None:
     data = corpora()
-    wmt_archives(tmp_path, data, random_pairs(5, seed=1), random_pairs(5, seed=2))
+    wmt_archives(tmp_path, data, sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     pairs = data["commoncrawl"]
     write_tgz(
         tmp_path / "training-parallel-commoncrawl.tgz",
@@ -124,7 +119,7 @@ def test_corpus_sides_of_different_length(tmp_path: Path) -> None:
 
 
 def test_sgm_segment_counts_must_match(tmp_path: Path) -> None:
-    wmt_archives(tmp_path, corpora(), random_pairs(5, seed=1), random_pairs(5, seed=2))
+    wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     write_tgz(
         tmp_path / "test-full.tgz",
         {

@@ -1,6 +1,6 @@
 """Encoder and decoder of the plugin's models: fairseq's ``TransformerEncoderBase`` /
-``TransformerDecoderBase`` whose layers follow a :mod:`layer_plan` (Macaron or vanilla, new or
-pre-trained, norm-free or not), plus the "stack input" probes DT-Fixup measures μ on.
+``TransformerDecoderBase`` whose layers follow a :mod:`layer_plan` (Macaron or vanilla by ``layer_kind``,
+new or pre-trained, norm-free or not), plus the "stack input" probes DT-Fixup measures μ on.
 """
 
 from __future__ import annotations
@@ -33,14 +33,17 @@ def wrap_layer(layer: nn.Module, cfg: TransformerConfig) -> nn.Module:
 
 
 class PluginEncoder(TransformerEncoderBase):
-    """Transformer encoder whose i-th layer is built from ``plan[i]``."""
-
-    LAYER_KIND: LayerKind = "vanilla"
+    """Transformer encoder whose i-th layer is built from ``plan[i]`` (new layers of ``layer_kind``)."""
 
     def __init__(
-        self, cfg: TransformerConfig, dictionary: Any, embed_tokens: nn.Module, return_fc: bool = False
+        self,
+        cfg: TransformerConfig,
+        dictionary: Any,
+        embed_tokens: nn.Module,
+        layer_kind: LayerKind,
+        return_fc: bool = False,
     ):
-        self._plan: list[LayerSpec] = encoder_plan(cfg, self.LAYER_KIND)
+        self._plan: list[LayerSpec] = encoder_plan(cfg, layer_kind)
         self._next_layer = 0
         super().__init__(cfg, dictionary, embed_tokens, return_fc=return_fc)
         self.first_new_layer = next((i for i, s in enumerate(self._plan) if s.new), len(self._plan))
@@ -52,10 +55,6 @@ class PluginEncoder(TransformerEncoderBase):
         spec = self._plan[self._next_layer]
         self._next_layer += 1
         return wrap_layer(build_encoder_layer(spec, cfg, return_fc=self.return_fc), cfg)
-
-    @property
-    def layer_plan(self) -> list[LayerSpec]:
-        return list(self._plan)
 
     def new_layers(self) -> list[nn.Module]:
         return list(self.layers[self.first_new_layer :])
@@ -76,19 +75,18 @@ class PluginEncoder(TransformerEncoderBase):
 
 
 class PluginDecoder(TransformerDecoderBase):
-    """Transformer decoder whose layers are built from the decoder plan (all new)."""
-
-    LAYER_KIND: LayerKind = "vanilla"
+    """Transformer decoder whose layers are built from the decoder plan (all new, of ``layer_kind``)."""
 
     def __init__(
         self,
         cfg: TransformerConfig,
         dictionary: Any,
         embed_tokens: nn.Module,
+        layer_kind: LayerKind,
         no_encoder_attn: bool = False,
         output_projection: nn.Module | None = None,
     ):
-        self._plan: list[LayerSpec] = decoder_plan(cfg, self.LAYER_KIND)
+        self._plan: list[LayerSpec] = decoder_plan(cfg, layer_kind)
         self._next_layer = 0
         super().__init__(
             cfg,
@@ -105,10 +103,6 @@ class PluginDecoder(TransformerDecoderBase):
         spec = self._plan[self._next_layer]
         self._next_layer += 1
         return wrap_layer(build_decoder_layer(spec, cfg, no_encoder_attn=no_encoder_attn), cfg)
-
-    @property
-    def layer_plan(self) -> list[LayerSpec]:
-        return list(self._plan)
 
     def new_layers(self) -> list[nn.Module]:
         return list(self.layers)

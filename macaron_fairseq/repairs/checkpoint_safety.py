@@ -71,7 +71,8 @@ def allowed_globals() -> list[Any]:
 def _explain(path: Any, err: pickle.UnpicklingError) -> UnsafeCheckpointError:
     return UnsafeCheckpointError(
         f"refusing to load checkpoint {path!s}: it pickles an object outside the allow-list of fairseq "
-        f"checkpoint classes (macaron_fairseq.checkpoint_safety), so loading it could run arbitrary code.\n"
+        "checkpoint classes (macaron_fairseq.repairs.checkpoint_safety), so loading it could run arbitrary "
+        "code.\n"
         f"torch said: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}\n"
         f"{_offending_global(str(err))}"
         "Load it only if you trust its origin, e.g. with torch.load(path, weights_only=False) and re-save "

@@ -1,0 +1,111 @@
+"""The options of DT-Fixup / T-Fixup and the plugin's new-layer setups — one dataclass, the one source of
+their defaults (command-line flags are generated from it, as fairseq does for its own configs)."""
+
+# no ``from __future__ import annotations``: fairseq reads the field types at run time, and it understands
+# ``Optional[X]`` but not ``X | None``
+import argparse
+import dataclasses
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from fairseq.dataclass import ChoiceEnum, FairseqDataclass
+from fairseq.dataclass.utils import gen_parser_from_dataclass
+
+logger = logging.getLogger(__name__)
+
+SCHEMES = ("default", "dt-fixup", "t-fixup")
+NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup")
+DEFAULT_PRETRAINED_LR_MULTIPLIER = 8e-3  # DT-Fixup paper / BorealisAI bert_lr_factor
+
+
+@dataclass
+class FixupConfig(FairseqDataclass):
+    init_scheme: ChoiceEnum(SCHEMES) = field(  # type: ignore[valid-type]
+        default="default",
+        metadata={
+            "help": "dt-fixup (Xu et al. 2021) or t-fixup (Huang et al. 2020): norm-free new layers, "
+            "rescaled before the first update (no warm-up needed); default: fairseq's initialisation"
+        },
+    )
+    dt_fixup_mu: Optional[float] = field(  # noqa: UP045
+        default=None,
+        metadata={"help": "use this μ (max input-vector norm) for every new stack instead of estimating it"},
+    )
+    dt_fixup_split: Optional[str] = field(  # noqa: UP045
+        default=None, metadata={"help": "split μ is estimated on (default: --train-subset)"}
+    )
+    norm_free: bool = field(
+        default=False,
+        metadata={"help": "build the new layers without LayerNorm even with --init-scheme default"},
+    )
+    max_relative_positions: int = field(
+        default=0,
+        metadata={
+            "help": "relation-aware self-attention with relative positions clipped at K (Shaw et al. 2018); "
+            "0 = off"
+        },
+    )
+    pretrained_encoder: Optional[str] = field(  # noqa: UP045
+        default=None,
+        metadata={
+            "help": "load the encoder of this fairseq checkpoint and stack --new-encoder-layers new layers "
+            "on top"
+        },
+    )
+    new_encoder_layers: Optional[int] = field(  # noqa: UP045
+        default=None, metadata={"help": "number of new encoder layers on top of --pretrained-encoder"}
+    )
+    pretrained_lr_multiplier: Optional[float] = field(  # noqa: UP045
+        default=None,
+        metadata={
+            "help": "learning-rate multiplier of the pre-trained parameters (default "
+            f"{DEFAULT_PRETRAINED_LR_MULTIPLIER}); honoured by --optimizer adam_lr_groups"
+        },
+    )
+
+
+def add_fixup_args(parser: argparse.ArgumentParser) -> None:
+    """The flags of :class:`FixupConfig`, in their own argument group."""
+    group = parser.add_argument_group("initialisation schemes (DT-Fixup / T-Fixup)")
+    gen_parser_from_dataclass(group, FixupConfig())
+
+
+def fill_fixup_defaults(args: Any) -> None:
+    """Set every :class:`FixupConfig` field ``args`` lacks (configs saved before a field existed)."""
+    for fld in dataclasses.fields(FixupConfig):
+        if getattr(args, fld.name, None) is None:
+            setattr(args, fld.name, fld.default)
+
+
+def check_fixup_args(args: Any) -> None:
+    """Refuse contradictory combinations; warn about a warm-up with a norm-free scheme."""
+    scheme = args.init_scheme
+    if scheme not in SCHEMES:
+        raise ValueError(f"--init-scheme {scheme!r}: choose from {SCHEMES}")
+    if args.dt_fixup_mu is not None and scheme != "dt-fixup":
+        raise ValueError("--dt-fixup-mu only applies with --init-scheme dt-fixup")
+    if args.new_encoder_layers is not None and not args.pretrained_encoder:
+        raise ValueError("--new-encoder-layers only applies with --pretrained-encoder")
+    if scheme not in NORM_FREE_SCHEMES:
+        return
+    if (getattr(args, "fp16", False) or getattr(args, "bf16", False)) and not (
+        getattr(args, "memory_efficient_fp16", False) or getattr(args, "memory_efficient_bf16", False)
+    ):
+        raise ValueError(
+            f"--init-scheme {scheme} rescales weights in place after the optimizer is built; --fp16/--bf16 "
+            "keep fp32 master copies made earlier — use --memory-efficient-fp16/--memory-efficient-bf16"
+        )
+    warmup = getattr(args, "warmup_updates", 0) or 0
+    if warmup > 0:
+        logger.warning(
+            "--init-scheme %s is meant to train without learning-rate warm-up, but --warmup-updates=%d "
+            "is set (use e.g. --lr-scheduler polynomial_decay --power 0.5 --warmup-updates 0)",
+            scheme,
+            warmup,
+        )
+
+
+def prepare_fixup_args(args: Any) -> None:
+    fill_fixup_defaults(args)
+    check_fixup_args(args)

@@ -1,0 +1,97 @@
+"""Every architecture the plugin registers, in one place.
+
+Macaron architectures match a fairseq Transformer architecture in width, heads and depth, with each of
+their two FFNs half as wide, so that the parameter counts match (paper §4); the ``fixup_transformer_*``
+architectures are fairseq's Transformer dimensions on the plugin's vanilla model.
+
+| arch (aliases)                                  | d    | heads | layers | FFN      | counterpart       |
+|-------------------------------------------------|------|-------|--------|----------|-------------------|
+| macaron_small (macaron_iwslt_de_en)             | 512  | 4     | 6+6    | 2 × 512  | …_iwslt_de_en     |
+| macaron_base (macaron, macaron_wmt_en_de)       | 512  | 8     | 6+6    | 2 × 1024 | …_wmt_en_de       |
+| macaron_big (macaron_wmt_en_de_big)             | 1024 | 16    | 6+6    | 2 × 2048 | …_wmt_en_de_big   |
+| fixup_transformer_iwslt_de_en                   | 512  | 4     | 6+6    | 1024     | …_iwslt_de_en     |
+| fixup_transformer_wmt_en_de (fixup_transformer) | 512  | 8     | 6+6    | 2048     | …_wmt_en_de       |
+| fixup_transformer_vaswani_wmt_en_de_big         | 1024 | 16    | 6+6    | 4096     | …_wmt_en_de_big   |
+
+(counterpart: fairseq's ``transformer_iwslt_de_en``, ``transformer_wmt_en_de``,
+``transformer_vaswani_wmt_en_de_big``, the same dimensions.)
+
+Defaults are set with ``getattr(args, name, default)`` (inside fairseq's own arch functions too) so that
+every command-line flag overrides them.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from fairseq.models import register_model_architecture
+from fairseq.models.transformer.transformer_legacy import (
+    transformer_iwslt_de_en,
+    transformer_vaswani_wmt_en_de_big,
+    transformer_wmt_en_de,
+)
+
+from macaron_fairseq.models import plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP
+
+ArchFn = Callable[[argparse.Namespace], None]
+
+
+def macaron_of(counterpart: ArchFn, ffn_per_half: int, args: argparse.Namespace) -> None:
+    """The Macaron version of ``counterpart``: each of the two FFNs ``ffn_per_half`` wide."""
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", ffn_per_half)
+    args.decoder_ffn_embed_dim = getattr(args, "decoder_ffn_embed_dim", args.encoder_ffn_embed_dim)
+    args.macaron_ffn_step = getattr(args, "macaron_ffn_step", DEFAULT_FFN_STEP)
+    counterpart(args)
+
+
+def macaron_small(args: argparse.Namespace) -> None:
+    macaron_of(transformer_iwslt_de_en, 512, args)
+
+
+def macaron_base(args: argparse.Namespace) -> None:
+    macaron_of(transformer_wmt_en_de, 1024, args)
+
+
+def macaron_big(args: argparse.Namespace) -> None:
+    macaron_of(transformer_vaswani_wmt_en_de_big, 2048, args)
+
+
+#: model name -> {arch name: arch function}; the vanilla model uses fairseq's own arch functions
+ARCHITECTURES: dict[str, dict[str, ArchFn]] = {
+    "macaron": {"macaron_small": macaron_small, "macaron_base": macaron_base, "macaron_big": macaron_big},
+    "fixup_transformer": {
+        "fixup_transformer_iwslt_de_en": transformer_iwslt_de_en,
+        "fixup_transformer_wmt_en_de": transformer_wmt_en_de,
+        "fixup_transformer_vaswani_wmt_en_de_big": transformer_vaswani_wmt_en_de_big,
+    },
+}
+
+#: alias -> the arch it names
+ALIASES: dict[str, str] = {
+    "macaron_iwslt_de_en": "macaron_small",
+    "macaron": "macaron_base",
+    "macaron_wmt_en_de": "macaron_base",
+    "macaron_wmt_en_de_big": "macaron_big",
+    "fixup_transformer": "fixup_transformer_wmt_en_de",
+}
+
+#: arch name -> the fairseq Transformer arch it is parameter-matched with
+COUNTERPARTS: dict[str, str] = {
+    "macaron_small": "transformer_iwslt_de_en",
+    "macaron_base": "transformer_wmt_en_de",
+    "macaron_big": "transformer_vaswani_wmt_en_de_big",
+}
+
+
+def register_all() -> None:
+    for model_name, archs in ARCHITECTURES.items():
+        for arch_name, fn in archs.items():
+            register_model_architecture(model_name, arch_name)(fn)
+        for alias, target in ALIASES.items():
+            if target in archs:
+                register_model_architecture(model_name, alias)(archs[target])
+
+
+register_all()

@@ -1,0 +1,41 @@
+"""What makes a model of this plugin trainable with DT-Fixup / T-Fixup, or on a pre-trained encoder:
+the ``build_model`` wrapper every plugin model shares.
+
+Mixed in before the fairseq model class. The model describes its new layers with ``new_stacks()``
+(:class:`~macaron_fairseq.init.stacks.NewStack` list); nothing here assumes an encoder *and* a decoder.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from torch import nn
+
+from macaron_fairseq.init.config import prepare_fixup_args
+from macaron_fairseq.init.fairseq_hook import attach_init_scheme
+from macaron_fairseq.init.stacks import NewStack
+from macaron_fairseq.models.pretrained_encoder import prepare_pretrained_encoder
+
+
+class FixupModelMixin:
+    """``build_model``: options → pre-trained encoder (loaded here, before μ is measured on its outputs)
+    → the scheme's initialisation and hook."""
+
+    @classmethod
+    def build_model(cls, args: argparse.Namespace, task: Any) -> Any:
+        prepare_fixup_args(args)
+        pretrained = prepare_pretrained_encoder(args)
+        model = super().build_model(args, task)  # type: ignore[misc]
+        model.init_args = args
+        if pretrained is not None:
+            pretrained.load_into(model.encoder, args)
+        attach_init_scheme(model, args.init_scheme, task)
+        return model
+
+    def new_stacks(self) -> list[NewStack]:
+        """The model's from-scratch stacks, in the order DT-Fixup processes them."""
+        raise NotImplementedError(f"{type(self).__name__} must describe its new layers (new_stacks)")
+
+    def new_layers(self) -> list[nn.Module]:
+        return [layer for stack in self.new_stacks() for layer in stack.layers]

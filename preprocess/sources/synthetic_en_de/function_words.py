@@ -1,0 +1,17 @@
+"""Closed-class words with their German counterparts: personal pronouns, possessive and numeral
+determiners, subordinating and coordinating conjunctions."""
+
+from __future__ import annotations
+
+POSSESSIVES = {"my": "mein", "your": "dein", "his": "sein", "her": "ihr", "our": "unser", "their": "ihr"}
+NUMERALS = {"two": "zwei", "three": "drei", "four": "vier", "five": "fünf", "many": "viele", "some": "einige"}
+PRONOUNS = {  # person key → (English subject, English object, German nom, acc, dat)
+    "1sg": ("I", "me", "ich", "mich", "mir"),
+    "2sg": ("you", "you", "du", "dich", "dir"),
+    "3sg:m": ("he", "him", "er", "ihn", "ihm"),
+    "3sg:f": ("she", "her", "sie", "sie", "ihr"),
+    "1pl": ("we", "us", "wir", "uns", "uns"),
+    "3pl": ("they", "them", "sie", "sie", "ihnen"),
+}
+SUBORDINATORS = (("because", "weil"), ("although", "obwohl"), ("while", "während"))
+COORDINATORS = (("and", "und"), ("but", "aber"), ("or", "oder"))

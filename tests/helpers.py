@@ -1,0 +1,84 @@
+"""The one helper module of the test suite (imported as ``helpers``; ``conftest.py`` holds only fixtures):
+running commands and modules of the checkout, building models as ``fairseq-train`` does, reading outputs.
+Toy corpora come from the project's own generator, :mod:`preprocess.sources.toy_bitext`; archives in
+upstream layouts from ``upstream_layouts``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from macaron_fairseq.build_without_data import build_translation_model  # noqa: E402  (registers the models)
+
+#: a tiny model's dimensions (fairseq-train flags)
+TINY = [
+    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
+    "--encoder-ffn-embed-dim", "48", "--decoder-ffn-embed-dim", "40",
+    "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
+    "--encoder-layers", "2", "--decoder-layers", "2",
+]  # fmt: skip
+
+#: the tiny symbol translation task of the suite (preprocess.sources.toy_bitext.symbol_task_data_bin)
+TINY_TASK = {
+    "sizes": {"train": 400, "valid": 30, "test": 30}, "vocab": 30, "max_words": 8, "prefixes": ("w", "v"),
+}  # fmt: skip
+
+
+def write_dictionary(path: Path, size: int) -> None:
+    path.write_text("".join(f"tok{i} {1000 - i}\n" for i in range(size)))
+
+
+def build_model(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tuple[object, object]:
+    """Build (model, task) exactly as fairseq-train does from command-line flags."""
+    return build_translation_model(data_dir, arch, extra)
+
+
+def run_cli(argv: Sequence[str], cwd: Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run a command (one thread for torch); with ``check``, a failure shows both output tails."""
+    env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    proc = subprocess.run(list(argv), cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"command failed ({proc.returncode}): {' '.join(argv)}\n--- stdout\n{proc.stdout[-4000:]}"
+            f"\n--- stderr\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+def run_module(
+    module: str, *args: str, check: bool = True, timeout: float = 120
+) -> subprocess.CompletedProcess:
+    """Run ``python -m module args`` from the repository root; returns the completed process."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    completed = subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    if check and completed.returncode != 0:
+        raise AssertionError(
+            f"{module} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
+        )
+    return completed
+
+
+def read_lines(path: Path) -> list[str]:
+    return Path(path).read_text(encoding="utf-8").split("\n")[:-1]
+
+
+def remove_bpe(line: str) -> str:
+    """fairseq's ``--post-process sentencepiece`` (copied here on purpose, to test against the real rule)."""
+    return line.replace(" ", "").replace("\u2581", " ").strip()
+
+
+def mmap_index_length(path: Path) -> int:
+    """Sentences in a fairseq mmap .idx, read through fairseq itself."""
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    return len(MMapIndexedDataset(str(path).removesuffix(".idx")))
