@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
-from preprocess.sources.toy_bitext import symbol_task_data_bin
+from preprocess.sources.toy_bitext import SymbolTask
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMES = ("standard", "dt-fixup")
@@ -170,9 +170,8 @@ def main() -> None:
     a = p.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
-    data = symbol_task_data_bin(
-        a.out_dir / "data", {"train": a.train_size, "valid": 500}, vocab=50, max_words=10
-    )
+    task = SymbolTask({"train": a.train_size, "valid": 500}, vocab=50, max_words=10)  # as benchmarked before
+    data = task.data_bin(a.out_dir / "data")
     results = a.out_dir / "results.jsonl"
     done = (
         {(r["scheme"], r["depth"], r["seed"]) for r in map(json.loads, results.open())}

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
-from preprocess.sources.toy_bitext import symbol_task_data_bin
+from preprocess.sources.toy_bitext import SymbolTask
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -76,9 +76,8 @@ def main() -> None:
     p.add_argument("--train-size", type=int, default=8000)
     a = p.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    data = symbol_task_data_bin(
-        a.out_dir / "data", {"train": a.train_size, "valid": 500}, vocab=50, max_words=10
-    )
+    task = SymbolTask({"train": a.train_size, "valid": 500}, vocab=50, max_words=10)  # as benchmarked before
+    data = task.data_bin(a.out_dir / "data")
     print(f"data: {data} ({a.train_size} training pairs), batch {a.batch_size} sentences, d={a.dim}")
     print("| arch | encoder layers | μ passes (s) | one epoch (s) | ratio |")
     print("|---|---|---|---|---|")

@@ -29,8 +29,6 @@ Output in DIR::
 
 from __future__ import annotations
 
-import argparse
-
 from preprocess.sources.archives import ArchiveSpec, locate_members
 from preprocess.sources.ted_metadata import remove_talk_metadata
 from preprocess.sources.xml_segments import extract_segments
@@ -38,7 +36,7 @@ from preprocess.text.bitext import BitextFiles
 from preprocess.text.cleaning import CleanConfig
 from preprocess.text.holdout import holdout_split
 from preprocess.text.moses import MosesConfig
-from preprocess.text.options import bpe_config, corpus_parser, start_run
+from preprocess.text.options import CorpusCli, bpe_config
 from preprocess.text.summary import describe_cleaning, line_count_table
 from preprocess.text.to_databin import bpe_and_binarize
 from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
@@ -69,19 +67,17 @@ CLEAN = CleanConfig(min_len=1, max_len=175, ratio=1.5)
 VALID_EVERY = 23
 
 
-def build_parser() -> argparse.ArgumentParser:
-    return corpus_parser(
-        "python -m preprocess.iwslt14",
-        __doc__,
-        raw_dir_help="directory holding de-en.tgz or its extracted de-en/ folder (default: download into "
-        "DEST/work)",
-        default_vocab=10000,
-    )
+CLI = CorpusCli(
+    "python -m preprocess.iwslt14",
+    __doc__,
+    raw_dir_help="directory holding de-en.tgz or its extracted de-en/ folder (default: download into "
+    "DEST/work)",
+    default_vocab=10000,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
-    layout, runner = start_run(args.dest, SRC, TGT, args.force)
+    args, layout, runner = CLI.start(argv, SRC, TGT)
     members = locate_members(ARCHIVE, args.raw_dir, layout.work, runner)
 
     train_tags = BitextFiles(members[f"{TRAIN_PREFIX}.{SRC}"], members[f"{TRAIN_PREFIX}.{TGT}"])

@@ -35,14 +35,12 @@ Output in DIR::
 
 from __future__ import annotations
 
-import argparse
-
 from preprocess.sources.archives import ArchiveSpec, locate_all
 from preprocess.sources.xml_segments import extract_segments
 from preprocess.text.bitext import BitextFiles
 from preprocess.text.cleaning import CleanConfig
 from preprocess.text.moses import MosesConfig
-from preprocess.text.options import bpe_config, corpus_parser, start_run
+from preprocess.text.options import CorpusCli, bpe_config
 from preprocess.text.summary import line_count_table
 from preprocess.text.to_databin import bpe_and_binarize
 from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
@@ -118,20 +116,18 @@ def evaluation_config(lang: str) -> MosesConfig:
     return MosesConfig(lang=lang, aggressive_dash_splits=True, escape=True, right_quote_to_apostrophe=True)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    return corpus_parser(
-        "python -m preprocess.wmt14_en_de",
-        __doc__,
-        raw_dir_help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
-        "training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz, dev.tgz, test-full.tgz) or "
-        "their extracted files (default: download into DEST/work/downloads)",
-        default_vocab=37000,
-    )
+CLI = CorpusCli(
+    "python -m preprocess.wmt14_en_de",
+    __doc__,
+    raw_dir_help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
+    "training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz, dev.tgz, test-full.tgz) or "
+    "their extracted files (default: download into DEST/work/downloads)",
+    default_vocab=37000,
+)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = build_parser().parse_args(argv)
-    layout, runner = start_run(args.dest, SRC, TGT, args.force)
+    args, layout, runner = CLI.start(argv, SRC, TGT)
     files = locate_all(ARCHIVES, args.raw_dir, layout.work, runner)
 
     def located(prefix: str) -> BitextFiles:

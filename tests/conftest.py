@@ -11,8 +11,6 @@ import pytest
 import torch
 from helpers import TINY_TASK, write_dictionary
 
-from preprocess.sources.toy_bitext import symbol_task_data_bin
-
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
@@ -37,4 +35,4 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny symbol translation task, binarized with the real fairseq-preprocess (joined dictionary)."""
-    return symbol_task_data_bin(tmp_path_factory.mktemp("tiny_corpus"), **TINY_TASK)
+    return TINY_TASK.data_bin(tmp_path_factory.mktemp("tiny_corpus"))

@@ -16,6 +16,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from macaron_fairseq.build_without_data import build_translation_model  # noqa: E402  (registers the models)
+from preprocess.sources.toy_bitext import SymbolTask  # noqa: E402
 
 #: a tiny model's dimensions (fairseq-train flags)
 TINY = [
@@ -25,10 +26,8 @@ TINY = [
     "--encoder-layers", "2", "--decoder-layers", "2",
 ]  # fmt: skip
 
-#: the tiny symbol translation task of the suite (preprocess.sources.toy_bitext.symbol_task_data_bin)
-TINY_TASK = {
-    "sizes": {"train": 400, "valid": 30, "test": 30}, "vocab": 30, "max_words": 8, "prefixes": ("w", "v"),
-}  # fmt: skip
+#: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
+TINY_TASK = SymbolTask({"train": 400, "valid": 30, "test": 30}, vocab=30, max_words=8, prefixes=("w", "v"))
 
 
 def write_dictionary(path: Path, size: int) -> None:

@@ -44,6 +44,15 @@ InPlaceBuild = Callable[[], StageReport]
 """Writes the outputs of an in-place stage directly (resuming from what is in its workspace)."""
 
 
+def _free_name(path: Path) -> Path:
+    """``path``, or ``path.2``, ``path.3``, ... whichever does not exist yet."""
+    candidate, n = path, 1
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
+
+
 def _input_fingerprint(path: Path) -> list[Any]:
     try:
         stat = path.stat()
@@ -127,18 +136,7 @@ class StageRunner:
         finally:
             for tmp in temps.values():
                 tmp.unlink(missing_ok=True)
-        report = dict(report)
-        report["seconds"] = round(time.monotonic() - started, 2)
-        record = {
-            "stage": name,
-            "key": key,
-            "outputs": {str(out): out.stat().st_size for out in outputs},
-            "report": report,
-        }
-        write_text_atomically(self.marker_path(name), json.dumps(record, indent=1, sort_keys=True))
-        self.reports[name] = report
-        self.log(f"[{name}] done in {report['seconds']:.1f}s")
-        return report
+        return self._mark_complete(name, key, outputs, report, started)
 
     def run_in_place(
         self,
@@ -171,7 +169,8 @@ class StageRunner:
             started_with = None
         if workspace.exists() and any(workspace.iterdir()):
             if self.force or started_with != resume_key:
-                aside = workspace.with_name(f"{workspace.name}.before-{time.strftime('%Y%m%d-%H%M%S')}")
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                aside = _free_name(workspace.with_name(f"{workspace.name}.before-{stamp}"))
                 why = "--force" if self.force else "its settings or inputs changed"
                 self.log(f"[{name}] {why}: moving the previous {workspace} aside to {aside}")
                 workspace.rename(aside)
@@ -181,10 +180,17 @@ class StageRunner:
         write_text_atomically(start_record, json.dumps({"stage": name, "resume_key": resume_key}, indent=1))
         started = time.monotonic()
         self.log(f"[{name}] running")
-        report = dict(build())
+        report = build()
         missing = [str(out) for out in outputs if not out.exists()]
         if missing:
             raise RuntimeError(f"stage {name} did not write: {', '.join(missing)}")
+        return self._mark_complete(name, key, outputs, report, started)
+
+    def _mark_complete(
+        self, name: str, key: str, outputs: list[Path], report: StageReport, started: float
+    ) -> StageReport:
+        """Write the completion marker (after every output is in place) and keep the report."""
+        report = dict(report)
         report["seconds"] = round(time.monotonic() - started, 2)
         record = {
             "stage": name,

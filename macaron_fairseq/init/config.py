@@ -71,9 +71,14 @@ def add_fixup_args(parser: argparse.ArgumentParser) -> None:
     gen_parser_from_dataclass(group, FixupConfig())
 
 
+def fixup_fields() -> list[dataclasses.Field]:
+    """The option fields of :class:`FixupConfig` (not fairseq's private ``_name``)."""
+    return [fld for fld in dataclasses.fields(FixupConfig) if not fld.name.startswith("_")]
+
+
 def fill_fixup_defaults(args: Any) -> None:
     """Set every :class:`FixupConfig` field ``args`` lacks (configs saved before a field existed)."""
-    for fld in dataclasses.fields(FixupConfig):
+    for fld in fixup_fields():
         if getattr(args, fld.name, None) is None:
             setattr(args, fld.name, fld.default)
 

@@ -143,20 +143,34 @@ def write_bitext(prefix: Path, pairs: Iterable[tuple[str, str]], src: str = "en"
             tgt_file.write(b + "\n")
 
 
-def write_symbol_task(
-    root: Path,
-    sizes: dict[str, int],
-    vocab: int,
-    max_words: int,
-    seed: int = 0,
-    prefixes: tuple[str, str] = ("s", "t"),
-) -> None:
-    """``root/{split}.src`` / ``.tgt`` of the symbol task, splits drawn in the order of ``sizes`` from one
-    random stream (3 to ``max_words`` words from a ``vocab``-symbol lexicon)."""
-    rng = random.Random(seed)
-    lexicon = Lexicon.symbols(vocab, *prefixes)
-    for split, n in sizes.items():
-        write_bitext(root / split, (symbol_pair(rng, lexicon, 3, max_words) for _ in range(n)), "src", "tgt")
+@dataclass(frozen=True)
+class SymbolTask:
+    """A corpus of :func:`symbol_pair` s: splits of the given sizes, drawn in that order from one random
+    stream seeded with ``seed``, 3 to ``max_words`` words from a ``vocab``-symbol lexicon."""
+
+    sizes: dict[str, int]
+    vocab: int
+    max_words: int
+    seed: int = 0
+    prefixes: tuple[str, str] = ("s", "t")
+
+    def write(self, root: Path) -> None:
+        """``root/{split}.src`` / ``root/{split}.tgt``."""
+        rng = random.Random(self.seed)
+        lexicon = Lexicon.symbols(self.vocab, *self.prefixes)
+        for split, n in self.sizes.items():
+            pairs = (symbol_pair(rng, lexicon, 3, self.max_words) for _ in range(n))
+            write_bitext(root / split, pairs, "src", "tgt")
+
+    def data_bin(self, root: Path) -> Path:
+        """Written under ``root`` and binarized into ``root/data-bin`` (reused when its training split is
+        already there)."""
+        data_bin = root / "data-bin"
+        if (data_bin / "train.src-tgt.src.bin").exists():
+            return data_bin
+        root.mkdir(parents=True, exist_ok=True)
+        self.write(root)
+        return fairseq_preprocess(root, list(self.sizes), data_bin)
 
 
 def fairseq_preprocess(root: Path, splits: Sequence[str], dest: Path) -> Path:
@@ -171,20 +185,3 @@ def fairseq_preprocess(root: Path, splits: Sequence[str], dest: Path) -> Path:
         raise RuntimeError(f"fairseq-preprocess failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return dest
 
-
-def symbol_task_data_bin(
-    root: Path,
-    sizes: dict[str, int],
-    vocab: int,
-    max_words: int,
-    seed: int = 0,
-    prefixes: tuple[str, str] = ("s", "t"),
-) -> Path:
-    """The symbol task written under ``root`` and binarized into ``root/data-bin`` (reused when its
-    training split is already there)."""
-    data_bin = root / "data-bin"
-    if (data_bin / "train.src-tgt.src.bin").exists():
-        return data_bin
-    root.mkdir(parents=True, exist_ok=True)
-    write_symbol_task(root, sizes, vocab, max_words, seed, prefixes)
-    return fairseq_preprocess(root, list(sizes), data_bin)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from preprocess.text.binarize import BINARIZERS
@@ -39,19 +41,37 @@ def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> N
     )
 
 
-def corpus_parser(prog: str, doc: str, raw_dir_help: str, default_vocab: int) -> argparse.ArgumentParser:
-    """The parser of a CLI for a published corpus: ``--dest``, ``--raw-dir`` and the shared options."""
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description=doc,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="--force redoes every stage but keeps downloaded archives (delete DEST/work/downloads to "
-        "download again).",
-    )
-    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
-    parser.add_argument("--raw-dir", type=Path, help=raw_dir_help)
-    add_shared_options(parser, default_vocab=default_vocab)
-    return parser
+@dataclass(frozen=True)
+class CorpusCli:
+    """The command line of a published corpus's preprocessor: ``--dest``, ``--raw-dir`` and the shared
+    options; :meth:`start` parses it and prepares the run."""
+
+    prog: str
+    doc: str
+    raw_dir_help: str
+    default_vocab: int
+
+    def parser(self) -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(
+            prog=self.prog,
+            description=self.doc,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            epilog="--force redoes every stage but keeps downloaded archives (delete DEST/work/downloads to "
+            "download again).",
+        )
+        parser.add_argument(
+            "--dest", required=True, type=Path, help="output directory = the fairseq data-bin"
+        )
+        parser.add_argument("--raw-dir", type=Path, help=self.raw_dir_help)
+        add_shared_options(parser, default_vocab=self.default_vocab)
+        return parser
+
+    def start(
+        self, argv: Sequence[str] | None, src: str, tgt: str
+    ) -> tuple[argparse.Namespace, OutputLayout, StageRunner]:
+        """Parse ``argv``; the arguments, the output layout (data-bin = ``--dest``) and the stage runner."""
+        args = self.parser().parse_args(argv)
+        return (args, *start_run(args.dest, src, tgt, args.force))
 
 
 def start_run(

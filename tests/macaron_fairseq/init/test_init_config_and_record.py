@@ -1,0 +1,83 @@
+"""The DT-Fixup options (one dataclass), the init record (per-stack fields) and the stack-generic glue."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+import torch
+from helpers import TINY, build_model
+from torch import nn
+
+from macaron_fairseq.init.config import add_fixup_args, fill_fixup_defaults, fixup_fields, prepare_fixup_args
+from macaron_fairseq.init.record import InitRecord
+from macaron_fairseq.init.stacks import NewStack, dt_fixup_stacks, initialise_new_layers, t_fixup_stacks
+from macaron_fairseq.modules import MacaronEncoderLayer
+
+
+def test_flags_and_filled_defaults_come_from_the_dataclass() -> None:
+    parser = argparse.ArgumentParser()
+    add_fixup_args(parser)
+    parsed = vars(parser.parse_args([]))
+    filled = argparse.Namespace()
+    fill_fixup_defaults(filled)
+    assert len(fixup_fields()) == 8
+    for fld in fixup_fields():
+        assert parsed[fld.name] == getattr(filled, fld.name) == fld.default, fld.name
+    args = parser.parse_args(["--init-scheme", "dt-fixup", "--dt-fixup-mu", "2.5", "--norm-free"])
+    assert (args.init_scheme, args.dt_fixup_mu, args.norm_free) == ("dt-fixup", 2.5, True)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--init-scheme", "fixup"])
+
+
+def test_contradictory_options_are_refused() -> None:
+    def args(**kw: object) -> argparse.Namespace:
+        ns = argparse.Namespace(**kw)
+        fill_fixup_defaults(ns)
+        return ns
+
+    with pytest.raises(ValueError, match="--dt-fixup-mu only applies with --init-scheme dt-fixup"):
+        prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_mu=1.0))
+    with pytest.raises(ValueError, match="--new-encoder-layers only applies with --pretrained-encoder"):
+        prepare_fixup_args(args(new_encoder_layers=2))
+    with pytest.raises(ValueError, match="memory-efficient"):
+        prepare_fixup_args(args(init_scheme="dt-fixup", fp16=True))
+    prepare_fixup_args(args(init_scheme="dt-fixup", fp16=True, memory_efficient_fp16=True))
+
+
+def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> None:
+    record = InitRecord("dt-fixup", ["encoder", "decoder"], ["decoder"])
+    names = set(record.state_dict())
+    assert {"mu_encoder", "n_encoder", "factor_encoder", "mu_decoder", "mu_decoder_cross"} <= names
+    assert "mu_encoder_cross" not in names
+    with pytest.raises(KeyError, match="mu_encoder_cross"):
+        record.set(mu_encoder_cross=1.0)
+    old = {k: v.clone() for k, v in record.state_dict().items()}
+    old["mu_cross"] = old.pop("mu_decoder_cross").fill_(3.5)
+    state = {f"init_record.{k}": v for k, v in old.items()}
+    record.upgrade_state_dict_named(state, "init_record")
+    assert "init_record.mu_cross" not in state and float(state["init_record.mu_decoder_cross"]) == 3.5
+    one = InitRecord("t-fixup", ["classifier"])
+    assert one.scheme_name == "t-fixup" and "n_classifier" in one.state_dict()
+
+
+def test_dt_fixup_glue_works_on_a_single_stack_of_extra_layers(dict_dir) -> None:
+    """An encoder-only use (e.g. K classifier layers on a pre-trained encoder's output): one stack whose
+    probe returns given vectors; μ is their max norm, the weights are scaled by the stack's factor."""
+    model, _ = build_model(dict_dir, "macaron_base", [*TINY, "--norm-free"])
+    layers = nn.ModuleList([model.encoder.layers[0], model.encoder.layers[1]])
+    assert all(isinstance(layer, MacaronEncoderLayer) for layer in layers)
+    x = torch.randn(5, 2, 32).clamp(-1, 1)  # every norm below √32 < 7
+    x[0, 0] = x[0, 0] / x[0, 0].norm() * 7.0  # the largest vector: norm 7
+    sample = {"net_input": {}, "nsentences": 2, "ntokens": 10, "x": x}
+    stack = NewStack("classifier", list(layers), lambda s: (s["x"], None))
+    initialise_new_layers([stack], "dt-fixup")
+    before = layers[0].fc1.weight.norm().item()
+    (result,) = dt_fixup_stacks([stack], lambda name: [sample], layers)
+    assert result.scaling.mu == pytest.approx(7.0, rel=1e-5) and result.scaling.n_layers == 2
+    assert layers[0].fc1.weight.norm().item() == pytest.approx(before * result.scaling.factor, rel=1e-5)
+    record = InitRecord("dt-fixup", ["classifier"])
+    record.store_results([result], with_pass=True)
+    assert record.get("mu_classifier") == pytest.approx(7.0, rel=1e-5)
+    (t_result,) = t_fixup_stacks([NewStack("classifier", list(layers), stack.input_probe)])
+    assert t_result.scaling.n_layers == 2 and t_result.estimate is None

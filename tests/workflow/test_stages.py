@@ -1,0 +1,120 @@
+"""Resumable stages (workflow.stages) and atomic outputs (workflow.atomic)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workflow.atomic import atomic_output, temporary_path
+from workflow.stages import StageRunner
+
+
+def test_stage_runner_skips_redoes_and_never_trusts_a_crashed_stage(tmp_path: Path) -> None:
+    runner = StageRunner(tmp_path / ".stages")
+    source, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("hello\n")
+    calls = []
+
+    def build(temps: dict[Path, Path]) -> dict:
+        calls.append(1)
+        temps[out].write_text(source.read_text().upper())
+        return {"lines": 1}
+
+    runner.run("upper", [source], [out], {"p": 1}, build)
+    runner.run("upper", [source], [out], {"p": 1}, build)
+    assert len(calls) == 1 and out.read_text() == "HELLO\n"
+    runner.run("upper", [source], [out], {"p": 2}, build)  # new parameters
+    assert len(calls) == 2
+    StageRunner(tmp_path / ".stages", force=True).run("upper", [source], [out], {"p": 2}, build)
+    assert len(calls) == 3
+
+    def crash(temps: dict[Path, Path]) -> dict:
+        temps[out].write_text("half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        StageRunner(tmp_path / ".stages", force=True).run("upper", [source], [out], {"p": 2}, crash)
+    assert not temporary_path(out).exists()
+    assert not (tmp_path / ".stages" / "upper.json").exists()  # the old output is no longer trusted
+    runner.run("upper", [source], [out], {"p": 2}, build)
+    assert len(calls) == 4 and out.read_text() == "HELLO\n"
+
+
+def test_stale_temporaries_of_dead_processes_are_removed(tmp_path: Path) -> None:
+    out = tmp_path / "out.txt"
+    stale = tmp_path / ".out.txt.tmp-999999999"
+    stale.write_text("left by kill -9")
+    StageRunner(tmp_path / ".stages").run("s", [], [out], {}, lambda t: t[out].write_text("x") and {})
+    assert not stale.exists() and out.read_text() == "x"
+
+
+def test_atomic_output_renames_on_success_and_leaves_nothing_on_failure(tmp_path: Path) -> None:
+    final = tmp_path / "sub" / "result.txt"
+    with atomic_output(final) as tmp:
+        tmp.write_text("new")
+        assert not final.exists()  # invisible until the block succeeded
+    assert final.read_text() == "new"
+    with pytest.raises(RuntimeError), atomic_output(final) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("crash while writing")
+    assert final.read_text() == "new" and list((tmp_path / "sub").iterdir()) == [final]
+    with pytest.raises(FileNotFoundError, match="nothing was written"), atomic_output(tmp_path / "none.txt"):
+        pass
+    assert not (tmp_path / "none.txt").exists()
+
+
+def _training_like(workspace: Path, updates: int, log: list[str]) -> dict:
+    """Resumes from the 'checkpoint' in its workspace, like fairseq-train from checkpoint_last.pt."""
+    checkpoint = workspace / "last.txt"
+    start = int(checkpoint.read_text()) if checkpoint.exists() else 0
+    log.append(f"from {start}")
+    checkpoint.write_text(str(updates))
+    return {"updates": updates}
+
+
+def test_in_place_stage_resumes_skips_and_moves_a_changed_workspace_aside(tmp_path: Path) -> None:
+    runner = StageRunner(tmp_path / ".stages")
+    data, workspace = tmp_path / "data.txt", tmp_path / "checkpoints"
+    data.write_text("corpus\n")
+    log: list[str] = []
+
+    def run(updates: int, arch: str) -> dict:
+        return runner.run_in_place(
+            "train", [data], [workspace / "last.txt"], {"arch": arch, "updates": updates},
+            lambda: _training_like(workspace, updates, log), workspace, resume_params={"arch": arch},
+        )  # fmt: skip
+
+    assert run(10, "a")["updates"] == 10 and log == ["from 0"]
+    run(10, "a")  # complete: skipped
+    assert log == ["from 0"]
+    run(20, "a")  # more updates, same resume settings: resumes in the workspace
+    assert log == ["from 0", "from 10"]
+    run(20, "b")  # another architecture: the old workspace is kept aside, training starts afresh
+    assert log == ["from 0", "from 10", "from 0"]
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("checkpoints.before-")]
+    assert len(aside) == 1 and (aside[0] / "last.txt").read_text() == "20"
+    data.write_text("other corpus\n")  # changed input: not complete, and not resumable either
+    run(20, "b")
+    assert log[-1] == "from 0"
+
+
+def test_in_place_stage_that_fails_is_not_marked_complete(tmp_path: Path) -> None:
+    runner = StageRunner(tmp_path / ".stages")
+    workspace = tmp_path / "ws"
+
+    def fail() -> dict:
+        (workspace / "partial").write_text("x")
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        runner.run_in_place("train", [], [workspace / "done"], {}, fail, workspace)
+    assert not runner.marker_path("train").exists()
+
+    def finish() -> dict:
+        assert (workspace / "partial").exists()  # resumed in place, nothing moved aside
+        (workspace / "done").write_text("ok")
+        return {}
+
+    runner.run_in_place("train", [], [workspace / "done"], {}, finish, workspace)
+    assert runner.marker_path("train").exists()
