@@ -32,6 +32,7 @@ from fairseq.sequence_generator import SequenceGenerator
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
+from workflow.atomic import write_text_atomically
 
 
 @dataclass
@@ -204,9 +205,7 @@ def main() -> None:
     print(f"train batch: {report.train_batch}; generation: {report.gen_batch}")
     print(report.table())
     if args.json:
-        tmp = args.json.with_suffix(args.json.suffix + ".tmp")
-        tmp.write_text(json.dumps(asdict(report), indent=2) + "\n")
-        tmp.replace(args.json)
+        write_text_atomically(args.json, json.dumps(asdict(report), indent=2) + "\n")
 
 
 if __name__ == "__main__":
