@@ -1,11 +1,13 @@
-"""Raw parallel corpora -> tokenized, BPE'd text -> fairseq data-bin.
+"""Raw corpora -> tokenized, BPE'd text -> fairseq data-bin.
 
-Entry points (each has ``--help``):
+Entry points, one module per corpus at the top of this package (each has ``--help``):
 
-* ``python -m preprocess.custom``      a user's own parallel corpus
-* ``python -m preprocess.iwslt14``     IWSLT14 De-En as in fairseq's ``prepare-iwslt14.sh``
-* ``python -m preprocess.wmt14_en_de`` WMT14 En-De as in fairseq's ``prepare-wmt14en2de.sh``
+* ``python -m preprocess.custom``          a user's own parallel corpus
+* ``python -m preprocess.iwslt14``         IWSLT14 De-En as in fairseq's ``prepare-iwslt14.sh``
+* ``python -m preprocess.wmt14_en_de``     WMT14 En-De as in fairseq's ``prepare-wmt14en2de.sh``
+* ``python -m preprocess.synthetic_en_de`` the quickstart's generated English→German corpus
 
-The reusable stages live in small modules of this package (tokenization, cleaning, BPE, binarization,
-stage bookkeeping); the corpus-specific modules only extract the raw text and chain those stages.
+Below them: :mod:`preprocess.text` (the text steps: Moses tokenization, cleaning, holdout, sentencepiece BPE,
+binarization, bitext checks) and :mod:`preprocess.sources` (where text comes from: archives, upstream
+formats, generated corpora). The stage/atomic-write/worker machinery is the shared :mod:`workflow` package.
 """
