@@ -4,17 +4,22 @@
 
 preprocess (``python -m preprocess.iwslt14`` / ``preprocess.wmt14_en_de``) → ``fairseq-train --user-dir
 macaron_fairseq`` with the Macaron authors' hyper-parameters → average the last interval checkpoints →
-``fairseq-generate`` on the test set → BLEU, each printed with its name, plus ``DIR/results.json``:
+``fairseq-generate`` on the test set → BLEU, each printed with its name, plus ``DIR/results.<arch>.json``:
 
 * IWSLT14 De→En: beam 5, lenpen 1.0; case-insensitive tokenized BLEU (the data is lowercased);
 * WMT14 En→De: beam 4, lenpen 0.6; tokenized case-sensitive BLEU with compound splitting
   (``##AT##-##AT##``) and detokenized sacreBLEU against the raw newstest2014 references.
 
-Every stage is skipped when its output exists (the preprocessors resume by themselves; training resumes
-from ``checkpoint_last.pt`` and is skipped once it finished with the same command; averaging, generation
-and scoring write to a temporary file and rename). ``--small`` runs the identical pipeline with a tiny
-model, a tiny BPE vocabulary and a few updates, on CPU, for tiny corpora (the tests use it). Flags after
-``--`` go to ``fairseq-train`` unchanged and override the recipe's (fairseq keeps the last occurrence).
+Every stage is resumable (completion markers in ``DIR/.stages/``, the preprocessors' in
+``DIR/data-bin/.stages/``): a rerun skips the finished stages. Training resumes from
+``checkpoint_last.pt``: a rerun with a larger ``--max-update`` continues the finished training, while a
+rerun with other training settings or data moves ``DIR/checkpoints/<arch>`` aside
+(``<arch>.before-TIME``) and trains afresh. Averaging, generation and scoring write temporary files and
+rename them; a new checkpoint redoes them. ``--force`` redoes every stage. Each ``--arch`` has its own
+checkpoints and results in the same DIR (the data-bin is shared). ``--small`` runs the identical pipeline
+with a tiny model, a tiny BPE vocabulary and a few updates, on CPU, for tiny corpora (the tests use it).
+Flags after ``--`` go to ``fairseq-train`` unchanged and override the recipe's (fairseq keeps the last
+occurrence).
 
 Training stops at ``--max-update``: the authors' scripts have no stop criterion (they trained until
 stopped and tested checkpoints by hand), so the defaults below are ours, chosen as the usual lengths for
@@ -25,16 +30,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
-import subprocess
 import sys
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-USER_DIR = REPO / "macaron_fairseq"
+from pipelines import fairseq_steps
+from pipelines.commands import USER_DIR, Console, report_errors, run_command
+from pipelines.fairseq_steps import BleuSettings
+from workflow.stages import StageRunner
 
 #: optimiser, schedule and loss of the Macaron authors' train-iwslt14.sh / train-wmt14-base.sh
 AUTHORS_TRAINING = [
@@ -67,7 +72,7 @@ class Recipe:
     max_update: int
     beam: int
     lenpen: float
-    bleu: list[str] = field(default_factory=list)  # score_bleu options
+    bleu: BleuSettings
 
     def data_bin(self, workdir: Path) -> Path:
         return workdir / "data-bin"
@@ -85,7 +90,7 @@ RECIPES = {
         max_update=100_000,
         beam=5,
         lenpen=1.0,
-        bleu=["--metrics", "tokenized", "--lowercase"],
+        bleu=BleuSettings(metrics=("tokenized",), lowercase=True),
     ),
     "wmt14": Recipe(
         name="wmt14",
@@ -98,48 +103,55 @@ RECIPES = {
         max_update=300_000,
         beam=4,
         lenpen=0.6,
-        bleu=["--metrics", "tokenized,sacrebleu", "--compound-split"],
+        bleu=BleuSettings(metrics=("tokenized", "sacrebleu"), compound_split=True),
     ),
 }
 
 
-class PipelineError(RuntimeError):
-    """A pipeline stage failed; the message names the command."""
+@dataclass(frozen=True)
+class ArchPaths:
+    """Where the stages of one ``--arch`` write inside the workdir."""
+
+    workdir: Path
+    arch: str
+    num_avg: int
+
+    @property
+    def save_dir(self) -> Path:
+        return self.workdir / "checkpoints" / self.arch
+
+    @property
+    def averaged(self) -> Path:
+        return self.save_dir / f"checkpoint_avg_last{self.num_avg}.pt"
+
+    @property
+    def generated(self) -> Path:
+        return self.workdir / f"generate-test.{self.arch}.txt"
+
+    @property
+    def bleu(self) -> Path:
+        return self.workdir / f"bleu.{self.arch}.json"
+
+    @property
+    def results(self) -> Path:
+        return self.workdir / f"results.{self.arch}.json"
+
+    @property
+    def train_log(self) -> Path:
+        """Shared by the archs: every training in the workdir appends to it."""
+        return self.workdir / "train.log"
 
 
-def log(message: str) -> None:
-    print(f"[pipeline {time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def run(command: Sequence[str], stdout_path: Path | None = None) -> None:
-    """Run a stage's command. With ``stdout_path``, stdout goes to a temp file renamed on success and
-    stderr to ``<stdout_path>.log`` (its tail is shown on failure)."""
-    log("$ " + shlex.join(str(c) for c in command))
-    argv = [str(c) for c in command]
-    if stdout_path is None:
-        proc = subprocess.run(argv, cwd=REPO)
-    else:
-        tmp = stdout_path.with_name(stdout_path.name + ".tmp")
-        err_log = stdout_path.with_name(stdout_path.name + ".log")
-        with tmp.open("w") as out, err_log.open("w") as err:
-            proc = subprocess.run(argv, cwd=REPO, stdout=out, stderr=err)
-        if proc.returncode == 0:
-            tmp.replace(stdout_path)
-        else:
-            tmp.unlink(missing_ok=True)
-            print("".join(err_log.read_text().splitlines(keepends=True)[-30:]), file=sys.stderr)
-    if proc.returncode != 0:
-        raise PipelineError(f"stage failed with exit code {proc.returncode}: {shlex.join(argv)}")
-
-
-def preprocess(recipe: Recipe, args: argparse.Namespace) -> Path:
+def preprocess(recipe: Recipe, args: argparse.Namespace, console: Console) -> Path:
     data_bin = recipe.data_bin(args.workdir)
     command = [sys.executable, "-m", recipe.preprocess_module, "--dest", data_bin, "--workers", args.workers]
     if args.raw_dir:
         command += ["--raw-dir", args.raw_dir]
     if args.bpe_vocab_size:
         command += ["--bpe-vocab-size", args.bpe_vocab_size]
-    run(command)  # resumable by itself: finished stages are skipped
+    if args.force:
+        command += ["--force"]
+    run_command(command, console)  # resumable by itself: finished stages are skipped
     return data_bin
 
 
@@ -162,88 +174,26 @@ def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save
     return command + list(args.train_flags)
 
 
-def train(recipe: Recipe, args: argparse.Namespace, data_bin: Path) -> Path:
-    save_dir = args.workdir / "checkpoints" / args.arch
-    save_dir.mkdir(parents=True, exist_ok=True)
-    command = train_command(recipe, args, data_bin, save_dir)
-    done = save_dir / "training.done"
-    if (
-        done.exists()
-        and done.read_text() == shlex.join(command)
-        and (save_dir / "checkpoint_last.pt").exists()
-    ):
-        log(f"training: finished earlier with the same command ({save_dir}); skipped")
-        return save_dir
-    progress = [
-        sys.executable,
-        "-m",
-        "tools.train_progress",
-        "--log",
-        args.workdir / "train.log",
-    ]
-    run([*progress, *([] if sys.stdout.isatty() else ["--no-bar"]), "--", *command])
-    tmp = done.with_name(done.name + ".tmp")
-    tmp.write_text(shlex.join(command))
-    tmp.replace(done)
-    return save_dir
-
-
-def average(args: argparse.Namespace, save_dir: Path) -> Path:
-    averaged = save_dir / f"checkpoint_avg_last{args.num_avg}.pt"
-    last = save_dir / "checkpoint_last.pt"
-    if averaged.exists() and averaged.stat().st_mtime >= last.stat().st_mtime:
-        log(f"averaging: {averaged.name} is newer than checkpoint_last.pt; skipped")
-        return averaged
-    run([
-        sys.executable, "-m", "tools.average_checkpoints", "--inputs", save_dir,
-        "--num-update-checkpoints", args.num_avg, "--output", averaged,
-    ])  # fmt: skip
-    return averaged
-
-
-def generate(recipe: Recipe, args: argparse.Namespace, data_bin: Path, checkpoint: Path) -> Path:
-    output = args.workdir / f"generate-test.{args.arch}.txt"
-    if output.exists() and output.stat().st_mtime >= checkpoint.stat().st_mtime:
-        log(f"generation: {output.name} is newer than {checkpoint.name}; skipped")
-        return output
-    run(
-        [
-            "fairseq-generate", data_bin, "--user-dir", USER_DIR, "--path", checkpoint,
-            "-s", recipe.src, "-t", recipe.tgt, "--gen-subset", "test",
-            "--beam", recipe.beam, "--lenpen", recipe.lenpen, "--batch-size", args.gen_batch_size,
-            "--remove-bpe", "sentencepiece",
-        ],
-        stdout_path=output,
-    )  # fmt: skip
-    return output
-
-
-def score(
-    recipe: Recipe, args: argparse.Namespace, data_bin: Path, generated: Path, checkpoint: Path
+def write_results(
+    runner: StageRunner, recipe: Recipe, args: argparse.Namespace, paths: ArchPaths, checkpoint: Path
 ) -> dict:
-    bleu_json = args.workdir / f"bleu.{args.arch}.json"
-    command = [
-        sys.executable, "-m", "tools.score_bleu", "--gen", generated,
-        "--tok-ref", data_bin / "tok" / f"test.{recipe.tgt}",
-        "--ref", data_bin / "raw" / f"test.{recipe.tgt}", "--lang", recipe.tgt, *recipe.bleu,
-        "--name", f"{recipe.name} test ({args.arch})", "--json", bleu_json,
-    ]  # fmt: skip
-    run(command)
-    results = {
+    """``results.<arch>.json``: the BLEU results with the recipe settings that produced them."""
+    settings = {
         "recipe": recipe.name,
         "arch": args.arch,
         "checkpoint": str(checkpoint),
         "averaged_checkpoints": args.num_avg,
         "beam": recipe.beam,
         "lenpen": recipe.lenpen,
-        "bleu": json.loads(bleu_json.read_text()),
     }
-    out = args.workdir / f"results.{args.arch}.json"
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text(json.dumps(results, indent=2) + "\n")
-    tmp.replace(out)
-    log(f"results: {out}")
-    return results
+
+    def build(temps: Mapping[Path, Path]) -> dict:
+        results = {**settings, "bleu": json.loads(paths.bleu.read_text(encoding="utf-8"))}
+        temps[paths.results].write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        return {}
+
+    runner.run(f"results-{args.arch}", [paths.bleu], [paths.results], settings, build)
+    return json.loads(paths.results.read_text(encoding="utf-8"))
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -263,7 +213,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--gpus", type=int, default=0, help="--distributed-world-size (default: fairseq's)")
     parser.add_argument("--max-tokens", type=int, help="per GPU (default: 4096 iwslt14 / 8192 wmt14)")
     parser.add_argument("--update-freq", type=int, default=1, help="gradient accumulation (default 1)")
-    parser.add_argument("--max-update", type=int, help="default: 100000 iwslt14 / 300000 wmt14")
+    parser.add_argument(
+        "--max-update",
+        type=int,
+        help="default: 100000 iwslt14 / 300000 wmt14; raising it later continues the finished training",
+    )
     parser.add_argument("--save-interval-updates", type=int, default=2000, help="default 2000")
     parser.add_argument("--num-avg", type=int, default=5, help="average the last N interval checkpoints (5)")
     parser.add_argument("--bpe-vocab-size", type=int, help="default: the preprocessor's (10000 / 37000)")
@@ -272,6 +226,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--log-interval", type=int, default=100)
     parser.add_argument("--small", action="store_true", help="tiny model and schedule (CPU smoke scale)")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="redo every stage, preprocessing included (downloads are kept; the old checkpoints of this "
+        "--arch are moved aside)",
+    )
     argv = list(sys.argv[1:] if argv is None else argv)
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
@@ -283,6 +243,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.small:
         args.bpe_vocab_size = args.bpe_vocab_size or 300
         args.log_interval = min(args.log_interval, 10)
+        args.save_interval_updates = max(1, args.max_update // (args.num_avg + 1))
     if args.max_update < args.save_interval_updates * args.num_avg and not args.small:
         parser.error(
             f"--max-update {args.max_update} leaves fewer than --num-avg {args.num_avg} checkpoints "
@@ -292,22 +253,41 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def run_pipeline(args: argparse.Namespace) -> None:
+    recipe = RECIPES[args.recipe]
+    console = Console("pipeline")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    runner = StageRunner(args.workdir / ".stages", force=args.force, log=console.say)
+    paths = ArchPaths(args.workdir, args.arch, args.num_avg)
+    start = time.time()
+    data_bin = preprocess(recipe, args, console)
+    fairseq_steps.train(
+        runner, console, stage=f"train-{args.arch}",
+        command=train_command(recipe, args, data_bin, paths.save_dir),
+        data_bin=data_bin, save_dir=paths.save_dir, log=paths.train_log,
+    )  # fmt: skip
+    fairseq_steps.average(
+        runner, console, stage=f"average-{args.arch}", save_dir=paths.save_dir, count=args.num_avg,
+        output=paths.averaged,
+    )  # fmt: skip
+    fairseq_steps.generate(
+        runner, console, stage=f"generate-{args.arch}", data_bin=data_bin, checkpoint=paths.averaged,
+        src=recipe.src, tgt=recipe.tgt, beam=recipe.beam, lenpen=recipe.lenpen, output=paths.generated,
+        batch_size=args.gen_batch_size,
+    )  # fmt: skip
+    fairseq_steps.score(
+        runner, stage=f"score-{args.arch}", generated=paths.generated,
+        ref=data_bin / "raw" / f"test.{recipe.tgt}", tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
+        lang=recipe.tgt, bleu=recipe.bleu, name=f"{recipe.name} test ({args.arch})", json_out=paths.bleu,
+    )  # fmt: skip
+    results = write_results(runner, recipe, args, paths, paths.averaged)
+    console.say(f"results: {paths.results}")
+    console.say(f"done in {time.time() - start:.0f} s; BLEU of {results['checkpoint']} is printed above")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    recipe = RECIPES[args.recipe]
-    if args.small:
-        args.save_interval_updates = max(1, args.max_update // (args.num_avg + 1))
-    args.workdir.mkdir(parents=True, exist_ok=True)
-    start = time.time()
-    try:
-        data_bin = preprocess(recipe, args)
-        save_dir = train(recipe, args, data_bin)
-        checkpoint = average(args, save_dir)
-        generated = generate(recipe, args, data_bin, checkpoint)
-        results = score(recipe, args, data_bin, generated, checkpoint)
-    except PipelineError as err:
-        sys.exit(f"pipeline: error: {err}")
-    log(f"done in {time.time() - start:.0f} s; BLEU of {results['checkpoint']} is printed above")
+    report_errors("pipeline", lambda: run_pipeline(args), exit_status=1)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,14 @@
 #   ARCH (macaron_small / macaron_base; e.g. ARCH=transformer_iwslt_de_en for the baseline)
 #   INIT_SCHEME (default | dt-fixup | t-fixup)   GPUS   MAX_TOKENS   UPDATE_FREQ   MAX_UPDATE
 #   NUM_AVG (5)   WORKERS (2)   SMALL=1 (tiny model and schedule: the CPU smoke scale the tests run)
+#   SKIP_INSTALL=1 (do not run scripts/install.sh first)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 [ "$#" -ge 1 ] || { echo "usage: bash pipelines/translation.sh iwslt14|wmt14 [options]" >&2; exit 2; }
 recipe="$1"; shift
+# the checkout's packages, without changing directory (relative paths stay relative to where you are)
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 case "${1:-}" in -h|--help) exec "$PY" -m pipelines.translation --help ;; esac
 [ "${SKIP_INSTALL:-0}" = 1 ] || bash "$here/scripts/install.sh"
 args=("$recipe" --workdir "${WORKDIR:-$here/work_dirs/$recipe}")
@@ -27,5 +30,4 @@ args=("$recipe" --workdir "${WORKDIR:-$here/work_dirs/$recipe}")
 [ -n "${NUM_AVG:-}" ] && args+=(--num-avg "$NUM_AVG")
 [ -n "${WORKERS:-}" ] && args+=(--workers "$WORKERS")
 [ "${SMALL:-0}" = 1 ] && args+=(--small)
-cd "$here"
 exec "$PY" -m pipelines.translation "${args[@]}" "$@"

@@ -17,12 +17,18 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from workflow.atomic import atomic_output, write_text_atomically
+
+
+class PlotError(RuntimeError):
+    """The log holds nothing to plot."""
+
 
 _TAGGED = re.compile(r"\|\s*(?:INFO|WARNING)\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>.*)$")
 
@@ -95,9 +101,30 @@ def parse_log(lines: Iterable[str]) -> Curves:
     return curves
 
 
-def plot(curves: Curves, out: Path, title: str = "", nll: bool = False) -> None:
-    """Draw the curves and write the PNG atomically (temporary file, then rename)."""
-    # importing fairseq (via the macaron_fairseq package) sets the root logger to DEBUG
+def read_curves(log: Path) -> Curves:
+    """Parse a fairseq-train log file; :class:`PlotError` when it has no loss records at all."""
+    with open(log, encoding="utf-8", errors="replace") as handle:
+        curves = parse_log(handle)
+    if not curves.train_epoch and not curves.valid_epoch and not curves.train_updates:
+        raise PlotError(f"no train/valid loss records in {log} "
+                        "(expected fairseq-train output with --log-format json or simple)")
+    return curves
+
+
+def curves_json(curves: Curves) -> str:
+    """The ``--json`` file: per-epoch train and valid statistics."""
+    data = {"train": {str(k): v for k, v in sorted(curves.train_epoch.items())},
+            "valid": {str(k): v for k, v in sorted(curves.valid_epoch.items())}}
+    return json.dumps(data, indent=2) + "\n"
+
+
+def plot(curves: Curves, out: Path, title: str = "", nll: bool = False,
+         image_format: str | None = None) -> None:
+    """Draw the curves and write the image atomically (temporary file, then rename). The format is
+    ``image_format``, by default the suffix of ``out`` (``png`` when it has none)."""
+    out = Path(out)
+    image_format = image_format or out.suffix.lstrip(".") or "png"
+    # a process that imported fairseq has its root logger at DEBUG: keep matplotlib's font search quiet
     logging.getLogger("matplotlib").setLevel(logging.WARNING)
     import matplotlib
 
@@ -121,7 +148,8 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False) -> None:
     ax.set_ylabel("loss (base 2)")
     ax.set_title("loss per epoch")
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    if ax.get_legend_handles_labels()[0]:  # a log with train_inner records only has no per-epoch points
+        ax.legend()
     if has_inner:
         ax2 = axes[0][1]
         xs, ys = curves.series("inner")
@@ -140,11 +168,11 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False) -> None:
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.stem}.tmp-{os.getpid()}{out.suffix}")
-    fig.savefig(tmp, dpi=100)
-    plt.close(fig)
-    tmp.replace(out)
+    try:
+        with atomic_output(out) as tmp:
+            fig.savefig(tmp, dpi=100, format=image_format)
+    finally:
+        plt.close(fig)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -161,22 +189,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        with open(args.log, encoding="utf-8", errors="replace") as handle:
-            curves = parse_log(handle)
-    except OSError as err:
+        curves = read_curves(args.log)
+    except (OSError, PlotError) as err:
         print(f"plot_curves: error: {err}", file=sys.stderr)
-        return 1
-    if not curves.train_epoch and not curves.valid_epoch and not curves.train_updates:
-        print(f"plot_curves: error: no train/valid loss records in {args.log} "
-              "(expected fairseq-train output with --log-format json or simple)", file=sys.stderr)
         return 1
     plot(curves, args.out, args.title, args.nll)
     if args.json is not None:
-        data = {"train": {str(k): v for k, v in sorted(curves.train_epoch.items())},
-                "valid": {str(k): v for k, v in sorted(curves.valid_epoch.items())}}
-        tmp = args.json.with_name(f".{args.json.name}.tmp-{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(args.json)
+        write_text_atomically(args.json, curves_json(curves))
     epochs = sorted(set(curves.train_epoch) | set(curves.valid_epoch))
     print(f"plot_curves: wrote {args.out} ({len(epochs)} epochs, {len(curves.train_updates)} update points)")
     return 0

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from workflow.atomic import write_text_atomically
 
 METRICS = ("sacrebleu", "tokenized")
 _LINE = re.compile(r"^(?P<kind>[HT])-(?P<id>\d+)\t(?P<rest>.*)$")
@@ -155,11 +156,28 @@ def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | 
     return results, hyps_plain
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+def score_file(gen: str, ref_path: Path | None, tok_ref_path: Path | None, lang: str,
+               metrics: Sequence[str], detokenize_hyps: bool = True, lowercase: bool = False,
+               split_compounds: bool = False, name: str = "") -> tuple[dict[str, Any], list[str]]:
+    """:func:`score` on a ``fairseq-generate`` output file (``"-"`` reads stdin); the results also record
+    ``name`` and the file they were computed from."""
+    gen_lines = sys.stdin.readlines() if gen == "-" else read_lines(Path(gen))
+    results, hyps_plain = score(gen_lines, ref_path, tok_ref_path, lang, metrics,
+                                detokenize_hyps=detokenize_hyps, lowercase=lowercase,
+                                split_compounds=split_compounds)
+    results["name"] = name
+    results["generate_output"] = str(gen)
+    return results, hyps_plain
+
+
+def hypotheses_text(hyps: Sequence[str]) -> str:
+    """The ``--hyp-out`` file: one detokenized hypothesis per line, in corpus order."""
+    return "".join(h + "\n" for h in hyps)
+
+
+def results_text(results: dict[str, Any]) -> str:
+    """The ``--json`` file."""
+    return json.dumps(results, indent=2, ensure_ascii=False) + "\n"
 
 
 def format_report(results: dict[str, Any]) -> str:
@@ -202,23 +220,17 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        if args.gen == "-":
-            gen_lines = sys.stdin.readlines()
-        else:
-            gen_lines = read_lines(Path(args.gen))
-        results, hyps_plain = score(gen_lines, args.ref, args.tok_ref, args.lang, args.metrics,
-                                    detokenize_hyps=not args.no_detokenize, lowercase=args.lowercase,
-                                    split_compounds=args.compound_split)
+        results, hyps_plain = score_file(args.gen, args.ref, args.tok_ref, args.lang, args.metrics,
+                                         detokenize_hyps=not args.no_detokenize, lowercase=args.lowercase,
+                                         split_compounds=args.compound_split, name=args.name)
     except (ScoreError, OSError) as err:
         print(f"score_bleu: error: {err}", file=sys.stderr)
         return 1
-    results["name"] = args.name
-    results["generate_output"] = args.gen
     if args.hyp_out is not None:
-        write_atomic(args.hyp_out, "".join(h + "\n" for h in hyps_plain))
+        write_text_atomically(args.hyp_out, hypotheses_text(hyps_plain))
         results["hypotheses_file"] = str(args.hyp_out)
     if args.json is not None:
-        write_atomic(args.json, json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        write_text_atomically(args.json, results_text(results))
     print(format_report(results))
     return 0
 

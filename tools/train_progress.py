@@ -28,8 +28,8 @@ from typing import Any, TextIO
 
 _RECORD = re.compile(r"\|\s*INFO\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>\{.*\})\s*$")
 _ALERT = re.compile(r"\|\s*(WARNING|ERROR|CRITICAL)\s*\||Traceback|Error:|error:")
-_NOTEWORTHY = re.compile(
-    r"num\. (shared )?model params|done training|no existing checkpoint|loaded checkpoint"
+_NOTEWORTHY = re.compile(  # fairseq writes "No existing checkpoint found" / "Loaded checkpoint"
+    r"num\. (shared )?model params|done training|no existing checkpoint|loaded checkpoint", re.IGNORECASE
 )
 
 

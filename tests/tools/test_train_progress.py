@@ -27,6 +27,10 @@ TRAIN = (
 WARNING = "2026-11-21 08:02:41 | WARNING | fairseq.tasks.fairseq_task | 3 samples have invalid sizes"
 PARAMS = "2026-11-21 08:02:41 | INFO | fairseq_cli.train | num. shared model params: 180,480"
 CHATTER = "2026-11-21 08:02:41 | INFO | fairseq.data.data_utils | loaded 1,800 examples"
+RESUMED = (
+    "2026-11-21 08:02:41 | INFO | fairseq.trainer | Loaded checkpoint ckpt/checkpoint_last.pt "
+    "(epoch 8 @ 60 updates)"
+)
 
 
 def fake_train(tmp_path: Path, lines: list[str], exit_code: int = 0) -> list[str]:
@@ -59,7 +63,7 @@ def test_parse_record_on_fairseq_lines() -> None:
 
 
 def test_log_keeps_every_line_and_display_shows_progress(tmp_path: Path) -> None:
-    lines = [CHATTER, PARAMS, WARNING, TRAIN_INNER, VALID, TRAIN]
+    lines = [CHATTER, PARAMS, RESUMED, WARNING, TRAIN_INNER, VALID, TRAIN]
     log, shown = tmp_path / "logs" / "train.log", io.StringIO()
     assert run(fake_train(tmp_path, lines), log, stream=shown, use_bar=False) == 0
     assert sorted(log.read_text().splitlines()) == sorted(lines)  # stdout/stderr interleave freely
@@ -67,7 +71,7 @@ def test_log_keeps_every_line_and_display_shows_progress(tmp_path: Path) -> None
     assert "[train] update 10/20 | epoch 1 | loss 7.207 | lr 0.00250005" in display
     assert "[epoch 1] valid loss 6.373 (ppl 70.32) after 10 updates" in display
     assert "[epoch 1] train loss 6.77" in display
-    assert WARNING in display and PARAMS in display
+    assert WARNING in display and PARAMS in display and RESUMED in display
     assert CHATTER not in display  # ordinary log chatter only goes to the log
 
 

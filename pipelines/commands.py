@@ -1,0 +1,97 @@
+"""How a pipeline talks to the user and runs its external commands.
+
+:class:`Console` prints the pipeline's stamped progress lines (and the stage runner's); :func:`run_command`
+runs one command from the repository root, optionally capturing its stdout into a file, and turns a
+failure into a :class:`PipelineError` that names the command and its log.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+USER_DIR = REPO / "macaron_fairseq"
+"""The plugin, passed to every fairseq command as ``--user-dir``."""
+
+FAILURE_TAIL_LINES = 30
+"""How many lines of a failed command's log are shown."""
+
+
+class PipelineError(RuntimeError):
+    """A stage failed; the message names the command and where its full output is."""
+
+
+@dataclass
+class Console:
+    """Progress lines ``[NAME STAMP] message`` on stdout.
+
+    ``elapsed`` stamps lines with the seconds since the start (the quickstart), otherwise with the wall
+    clock (the long translation pipelines). ``echo_commands`` also prints every external command.
+    """
+
+    name: str
+    elapsed: bool = False
+    echo_commands: bool = True
+    started: float = field(default_factory=time.monotonic)
+
+    def say(self, message: str) -> None:
+        if self.elapsed:
+            stamp = f"{time.monotonic() - self.started:.0f}s"
+        else:
+            stamp = time.strftime("%H:%M:%S")
+        print(f"[{self.name} {stamp}] {message}", flush=True)
+
+    def command(self, argv: Sequence[str]) -> None:
+        if self.echo_commands:
+            self.say("$ " + shlex.join(argv))
+
+
+def run_command(
+    command: Sequence[object],
+    console: Console,
+    stdout: Path | None = None,
+    stderr_log: Path | None = None,
+) -> None:
+    """Run ``command`` in the repository root; :class:`PipelineError` when it fails.
+
+    With ``stdout``, its standard output goes to that file (the caller's temporary file: this function
+    does not rename) and its standard error to ``stderr_log``, whose tail is printed on failure.
+    """
+    argv = [str(part) for part in command]
+    console.command(argv)
+    if stdout is None:
+        code = subprocess.run(argv, cwd=REPO).returncode
+        where = "its output is above"
+    else:
+        if stderr_log is None:
+            raise ValueError("run_command: stdout needs a stderr_log")
+        with stdout.open("w", encoding="utf-8") as out, stderr_log.open("w", encoding="utf-8") as err:
+            code = subprocess.run(argv, cwd=REPO, stdout=out, stderr=err).returncode
+        where = f"log: {stderr_log}"
+        if code != 0:
+            tail = stderr_log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILURE_TAIL_LINES:]
+            print("\n".join(tail), file=sys.stderr)
+    if code != 0:
+        raise PipelineError(f"{argv[0]} failed with exit status {code} ({where}): {shlex.join(argv)}")
+
+
+def report_errors(prog: str, main: Callable[[], None], exit_status: int) -> None:
+    """Run ``main``: a :class:`PipelineError` becomes ``PROG: error: ...`` and ``exit_status``; Ctrl-C
+    exits 130 with a hint that a rerun resumes."""
+    try:
+        main()
+    except PipelineError as err:
+        print(f"{prog}: error: {err}", file=sys.stderr)
+        sys.exit(exit_status)
+    except KeyboardInterrupt:
+        print(
+            f"\n{prog}: interrupted: finished stages are kept, rerun the same command to resume",
+            file=sys.stderr,
+        )
+        sys.exit(130)

@@ -1,0 +1,247 @@
+"""The fairseq stages both pipelines share, each a resumable stage of :class:`workflow.stages.StageRunner`.
+
+* :func:`train` — ``fairseq-train`` with the progress display of :mod:`tools.train_progress`, in place in
+  its checkpoint directory (:meth:`~workflow.stages.StageRunner.run_in_place`). A rerun with the same
+  command is skipped; one that differs only in when training stops or which checkpoints it keeps
+  (:data:`STOP_AND_SAVE_OPTIONS`, e.g. a larger ``--max-update``) resumes from ``checkpoint_last.pt``;
+  any other change, or changed data, moves the old checkpoint directory aside and starts afresh.
+* :func:`average` — :mod:`tools.average_checkpoints` over the last N interval checkpoints.
+* :func:`generate` — ``fairseq-generate`` on the test split into a file renamed into place when done.
+* :func:`score` — :mod:`tools.score_bleu` into a JSON file (and the detokenized hypotheses); the BLEU
+  lines are printed on every run, from the stored results when the stage is up to date.
+* :func:`plot` — :mod:`tools.plot_curves` into a PNG.
+
+Every stage's inputs fingerprint the files it reads (data-bin files, checkpoints, generate output, log),
+so a new checkpoint or new data invalidates every later stage. The tools run in this process (they import
+neither fairseq nor torch); the fairseq commands and checkpoint averaging (torch) run as subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands import USER_DIR, Console, PipelineError, run_command
+from tools import plot_curves, score_bleu, train_progress
+from tools.average_checkpoints import AveragingError, last_checkpoints
+from workflow.stages import StageReport, StageRunner
+
+STOP_AND_SAVE_OPTIONS = ("--max-update", "--max-epoch", "--save-interval-updates", "--keep-interval-updates")
+"""fairseq-train options that decide when training stops and which checkpoints it keeps, not what it
+learns: a training started with other values of these is resumed, not restarted."""
+
+
+def without_options(command: Sequence[str], options: Sequence[str]) -> list[str]:
+    """``command`` without the ``--option VALUE`` / ``--option=VALUE`` pairs of ``options``."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in command:
+        if skip_value:
+            skip_value = False
+        elif arg in options:
+            skip_value = True
+        elif "=" not in arg or arg.split("=", 1)[0] not in options:
+            kept.append(arg)
+    return kept
+
+
+def resume_settings(command: Sequence[str]) -> list[str]:
+    """What a partial training must have been started with to be resumed by ``command``."""
+    return without_options(command, STOP_AND_SAVE_OPTIONS)
+
+
+def data_bin_files(data_bin: Path) -> list[Path]:
+    """The dictionaries and binarized splits of a data-bin (what training and generation read)."""
+    if not data_bin.is_dir():
+        raise PipelineError(f"no data-bin at {data_bin}")
+    files = sorted(
+        path
+        for path in data_bin.iterdir()
+        if path.is_file() and (path.suffix in (".bin", ".idx") or path.name.startswith("dict."))
+    )
+    if not any(path.name.startswith("dict.") for path in files):
+        raise PipelineError(f"{data_bin} holds no dict.*.txt: did preprocessing finish?")
+    return files
+
+
+def move_aside(path: Path) -> Path:
+    """Rename ``path`` to ``PATH.before-YYYYmmdd-HHMMSS`` (the naming of moved-aside workspaces)."""
+    aside = path.with_name(f"{path.name}.before-{time.strftime('%Y%m%d-%H%M%S')}")
+    suffix = 1
+    while aside.exists():
+        suffix += 1
+        aside = path.with_name(f"{path.name}.before-{time.strftime('%Y%m%d-%H%M%S')}-{suffix}")
+    path.rename(aside)
+    return aside
+
+
+def train(
+    runner: StageRunner,
+    console: Console,
+    *,
+    stage: str,
+    command: Sequence[str],
+    data_bin: Path,
+    save_dir: Path,
+    log: Path,
+    outputs: Sequence[str] = ("checkpoint_last.pt",),
+    log_per_training: bool = False,
+    announce: str | None = None,
+) -> None:
+    """Run the ``fairseq-train`` ``command`` (which writes its checkpoints to ``save_dir``), appending its
+    full output to ``log``; ``outputs`` are the file names in ``save_dir`` it must leave behind.
+
+    With ``log_per_training`` the log describes only the training in ``save_dir``: a training that starts
+    from scratch first moves the previous log aside (a resumed one appends to it).
+    """
+    command = [str(part) for part in command]
+
+    def build() -> StageReport:
+        if log_per_training and log.exists() and not (save_dir / "checkpoint_last.pt").exists():
+            console.say(f"training starts from scratch: the previous log is now {move_aside(log)}")
+        if announce:
+            console.say(announce)
+        console.command(command)
+        status = train_progress.run(command, log)
+        if status == -signal.SIGINT:  # Ctrl-C: train_progress passed it on and waited for fairseq-train
+            raise KeyboardInterrupt
+        if status != 0:
+            raise PipelineError(f"fairseq-train failed with exit status {status} (full log: {log})")
+        return {}
+
+    runner.run_in_place(
+        stage,
+        inputs=data_bin_files(data_bin),
+        outputs=[save_dir / name for name in outputs],
+        params={"command": command},
+        build=build,
+        workspace=save_dir,
+        resume_params={"command": resume_settings(command)},
+    )
+
+
+def average(
+    runner: StageRunner, console: Console, *, stage: str, save_dir: Path, count: int, output: Path
+) -> None:
+    """Average the last ``count`` interval checkpoints (``checkpoint_E_U.pt``) of ``save_dir`` into
+    ``output``."""
+    try:
+        reads = last_checkpoints(save_dir, count, by_update=True)
+    except AveragingError as err:
+        raise PipelineError(f"cannot average: {err}") from err
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        run_command(
+            [sys.executable, "-m", "tools.average_checkpoints", "--inputs", save_dir,
+             "--num-update-checkpoints", count, "--output", temps[output]],
+            console,
+        )  # fmt: skip
+        return {"averaged": [path.name for path in reads]}
+
+    runner.run(stage, reads, [output], {"count": count}, build)
+
+
+def generate(
+    runner: StageRunner,
+    console: Console,
+    *,
+    stage: str,
+    data_bin: Path,
+    checkpoint: Path,
+    src: str,
+    tgt: str,
+    beam: int,
+    lenpen: float,
+    output: Path,
+    batch_size: int = 128,
+    cpu: bool = False,
+    announce: str | None = None,
+) -> None:
+    """Translate the test split of ``data_bin`` with ``checkpoint`` (sentencepiece removed): the stdout of
+    ``fairseq-generate`` goes to ``output``, its stderr to ``output`` with the suffix ``.log``."""
+    command = [
+        "fairseq-generate", str(data_bin), "--user-dir", str(USER_DIR), "--task", "translation",
+        "--source-lang", src, "--target-lang", tgt, "--path", str(checkpoint), "--gen-subset", "test",
+        "--beam", str(beam), "--lenpen", str(lenpen), "--post-process", "sentencepiece",
+        "--batch-size", str(batch_size),
+    ]  # fmt: skip
+    if cpu:
+        command += ["--num-workers", "0", "--cpu"]
+    errors = output.with_suffix(".log")
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        if announce:
+            console.say(announce)
+        run_command(command, console, stdout=temps[output], stderr_log=errors)
+        with temps[output].open(encoding="utf-8") as generated:
+            return {"hypotheses": sum(line.startswith("H-") for line in generated)}
+
+    runner.run(stage, [checkpoint, *data_bin_files(data_bin)], [output], {"command": command}, build)
+
+
+@dataclass(frozen=True)
+class BleuSettings:
+    """Which BLEU variants :mod:`tools.score_bleu` computes, and how."""
+
+    metrics: tuple[str, ...] = ("sacrebleu", "tokenized")
+    lowercase: bool = False
+    compound_split: bool = False
+
+
+def score(
+    runner: StageRunner,
+    *,
+    stage: str,
+    generated: Path,
+    ref: Path,
+    tok_ref: Path,
+    lang: str,
+    bleu: BleuSettings,
+    name: str,
+    json_out: Path,
+    hyp_out: Path | None = None,
+) -> dict[str, Any]:
+    """Score ``generated`` against the raw (``ref``) and tokenized (``tok_ref``) references into
+    ``json_out`` (and the detokenized hypotheses into ``hyp_out``); print the BLEU lines; return the
+    results."""
+    outputs = [json_out] if hyp_out is None else [json_out, hyp_out]
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        try:
+            results, hypotheses = score_bleu.score_file(
+                str(generated), ref, tok_ref, lang, bleu.metrics, lowercase=bleu.lowercase,
+                split_compounds=bleu.compound_split, name=name,
+            )  # fmt: skip
+        except (score_bleu.ScoreError, OSError) as err:
+            raise PipelineError(f"cannot score {generated}: {err}") from err
+        if hyp_out is not None:
+            temps[hyp_out].write_text(score_bleu.hypotheses_text(hypotheses), encoding="utf-8")
+            results["hypotheses_file"] = str(hyp_out)
+        temps[json_out].write_text(score_bleu.results_text(results), encoding="utf-8")
+        return {"bleu": {metric: record["score"] for metric, record in results["scores"].items()}}
+
+    params = {"lang": lang, "bleu": asdict(bleu), "name": name, "hyp_out": str(hyp_out)}
+    runner.run(stage, [generated, ref, tok_ref], outputs, params, build)
+    results = json.loads(json_out.read_text(encoding="utf-8"))
+    print(score_bleu.format_report(results), flush=True)
+    return results
+
+
+def plot(runner: StageRunner, *, stage: str, log: Path, out: Path, title: str) -> None:
+    """Plot the train/valid loss curves of the fairseq-train ``log`` into the image ``out``."""
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        try:
+            curves = plot_curves.read_curves(log)
+        except (OSError, plot_curves.PlotError) as err:
+            raise PipelineError(f"cannot plot the loss curves: {err}") from err
+        plot_curves.plot(curves, temps[out], title, image_format=out.suffix.lstrip(".") or "png")
+        return {"epochs": len(set(curves.train_epoch) | set(curves.valid_epoch))}
+
+    runner.run(stage, [log], [out], {"title": title}, build)
