@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from helpers import REPO
 
 from macaron_fairseq.param_parity import markdown_table, parity_rows
 
 
+@pytest.mark.slow  # builds the big architectures
 def test_readme_parameter_table_matches_param_parity_output() -> None:
     readme = (REPO / "README.md").read_text()
     block = re.search(r"<!-- param-parity:start -->\n(.*?)\n<!-- param-parity:end -->", readme, re.S)

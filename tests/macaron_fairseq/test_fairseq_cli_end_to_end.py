@@ -13,6 +13,8 @@ import pytest
 import torch
 from helpers import REPO, TINY, run_cli
 
+pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: seconds to minutes
+
 TRAIN_FLAGS = [
     *TINY,
     "--share-all-embeddings",

@@ -16,6 +16,8 @@ from helpers import REPO, run_module
 
 from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
 
+pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: seconds to minutes
+
 
 def custom_args(raw: Path, out: Path) -> list[str]:
     return [

@@ -18,6 +18,8 @@ from macaron_fairseq.modules import MacaronEncoderLayer, VanillaEncoderLayer
 from macaron_fairseq.modules.norm_free import is_layer_norm
 from macaron_fairseq.optim.adam_lr_groups import AdamWithLrMultipliers
 
+pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: seconds to minutes
+
 NO_WARMUP = ["--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", "100"]
 
 

@@ -125,6 +125,7 @@ def _worker(rank: int, init_file: str, out_dir: str) -> None:
     dist.destroy_process_group()
 
 
+@pytest.mark.slow  # starts two gloo worker processes
 def test_all_reduce_max_over_two_gloo_workers(tmp_path: Path) -> None:
     mp.spawn(_worker, args=(str(tmp_path / "init"), str(tmp_path)), nprocs=2, join=True)
     results = [torch.load(tmp_path / f"{r}.pt") for r in range(2)]
