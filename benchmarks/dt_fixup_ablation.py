@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import statistics
@@ -92,7 +93,35 @@ def run_one(data: Path, a: argparse.Namespace, scheme: str, depth: int, seed: in
     return row
 
 
+def succeeded(row: dict) -> bool:
+    """A run counts only if fairseq-train exited 0 and logged finite validation metrics (a crashed or
+    diverged run is recorded in results.jsonl, retried by a rerun, and never averaged)."""
+    metrics = (row.get("valid_nll"), row.get("valid_accuracy"))
+    return row.get("rc") == 0 and all(isinstance(v, float) and math.isfinite(v) for v in metrics)
+
+
+def latest_successes(rows: list[dict]) -> list[dict]:
+    """One row per (scheme, depth, seed): its last successful run."""
+    kept: dict[tuple[str, int, int], dict] = {}
+    for row in rows:
+        if succeeded(row):
+            kept[(row["scheme"], row["depth"], row["seed"])] = row
+    return list(kept.values())
+
+
+def failures(rows: list[dict]) -> dict[tuple[str, int], int]:
+    """Failed (scheme, depth, seed) runs that never succeeded, per (scheme, depth)."""
+    ok = {(r["scheme"], r["depth"], r["seed"]) for r in rows if succeeded(r)}
+    failed = {(r["scheme"], r["depth"], r["seed"]) for r in rows if not succeeded(r)} - ok
+    out: dict[tuple[str, int], int] = {}
+    for scheme, depth, _ in failed:
+        out[(scheme, depth)] = out.get((scheme, depth), 0) + 1
+    return out
+
+
 def summarise(rows: list[dict], metric: str) -> dict[tuple[str, int], tuple[float, float, int]]:
+    """Mean, std and count over the successful runs of each (scheme, depth)."""
+    rows = latest_successes(rows)
     out = {}
     for scheme in SCHEMES:
         for depth in sorted({r["depth"] for r in rows}):
@@ -105,18 +134,19 @@ def summarise(rows: list[dict], metric: str) -> dict[tuple[str, int], tuple[floa
 
 def markdown_table(rows: list[dict]) -> str:
     nll, acc = summarise(rows, "valid_nll"), summarise(rows, "valid_accuracy")
-    secs = summarise(rows, "seconds")
+    secs, failed = summarise(rows, "seconds"), failures(rows)
     lines = [
         "| encoder depth | standard: valid nll (bits) | DT-Fixup: valid nll (bits) "
         "| standard: valid acc. (%) | DT-Fixup: valid acc. (%) | s/run (std / DT) |",
         "|---|---|---|---|---|---|",
     ]
     for depth in sorted({r["depth"] for r in rows}):
-        cells = [str(depth)]
+        cells = [str(depth)]  # a depth whose runs all failed shows nan (n=0, k failed)
         for table in (nll, acc):
             for scheme in SCHEMES:
                 m, s, n = table.get((scheme, depth), (float("nan"), float("nan"), 0))
-                cells.append(f"{m:.3f} ± {s:.3f} (n={n})" if table is nll else f"{m:.1f} ± {s:.1f}")
+                lost = f", {failed[(scheme, depth)]} failed" if failed.get((scheme, depth)) else ""
+                cells.append(f"{m:.3f} ± {s:.3f} (n={n}{lost})" if table is nll else f"{m:.1f} ± {s:.1f}")
         cells.append(
             f"{secs.get(('standard', depth), (0,))[0]:.0f} / {secs.get(('dt-fixup', depth), (0,))[0]:.0f}"
         )
@@ -174,10 +204,10 @@ def main() -> None:
     data = task.data_bin(a.out_dir / "data")
     results = a.out_dir / "results.jsonl"
     done = (
-        {(r["scheme"], r["depth"], r["seed"]) for r in map(json.loads, results.open())}
+        {(r["scheme"], r["depth"], r["seed"]) for r in map(json.loads, results.open()) if succeeded(r)}
         if results.exists()
         else set()
-    )
+    )  # failed runs are retried
     todo = [(s, d, seed) for d in a.depths for seed in a.seeds for s in SCHEMES if (s, d, seed) not in done]
     todo.sort(key=lambda t: -t[1])  # deepest first: the long runs overlap with the short ones
     print(f"{len(todo)} runs to do ({len(done)} done) → {results}", flush=True)

@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
+from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
+
 from preprocess.sources.toy_bitext import SymbolTask
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,19 +76,54 @@ def main() -> None:
     p.add_argument("--ffn", type=int, default=128)
     p.add_argument("--batch-size", type=int, default=32)
     p.add_argument("--train-size", type=int, default=8000)
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS_DIR / "dt_fixup_mu_cost.json",
+        help="results file (default: %(default)s, which docs/dt_fixup.md quotes)",
+    )
     a = p.parse_args()
+    machine = machine_info()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     task = SymbolTask({"train": a.train_size, "valid": 500}, vocab=50, max_words=10)  # as benchmarked before
     data = task.data_bin(a.out_dir / "data")
     print(f"data: {data} ({a.train_size} training pairs), batch {a.batch_size} sentences, d={a.dim}")
-    print("| arch | encoder layers | μ passes (s) | one epoch (s) | ratio |")
-    print("|---|---|---|---|---|")
+    rows = []
     for arch in a.archs:
         for layers in a.encoder_layers:
             mu_s, epoch_s, record = measure(data, arch, layers, a)
-            print(f"| {arch} | {layers} | {mu_s:.2f} | {epoch_s:.1f} | {mu_s / epoch_s:.3f} |", flush=True)
-            print(f"<!-- {record} -->", flush=True)
+            rows.append({"arch": arch, "encoder_layers": layers, "mu_seconds": mu_s, "epoch_seconds": epoch_s,
+                         "init_record": record})  # fmt: skip
+            print(f"{arch}, {layers} encoder layers: μ {mu_s:.2f} s, epoch {epoch_s:.1f} s", flush=True)
+    setup = {"train_pairs": a.train_size, "batch_sentences": a.batch_size, "dim": a.dim, "ffn": a.ffn,
+             "decoder_layers": a.decoder_layers, "updates_per_epoch": rows_updates(data, a)}  # fmt: skip
+    write_results(a.json, {"setup": setup, "rows": rows}, machine)
+    print(render(read_results(a.json)))
 
+
+def rows_updates(data: Path, a: argparse.Namespace) -> int:
+    """Batches of one epoch (the training split in batches of --batch-size sentences)."""
+    from fairseq.data import data_utils
+
+    n = len(data_utils.load_indexed_dataset(str(data / "train.src-tgt.src"), None))
+    return -(-n // a.batch_size)
+
+
+def render(payload: dict) -> str:
+    """The §4.3 table of docs/dt_fixup.md from a results file."""
+    setup = payload["results"]["setup"]
+    lines = ["| arch | encoder layers | μ passes (s) | one epoch (s) | ratio |", "|---|---|---|---|---|"]
+    for r in payload["results"]["rows"]:
+        mu_s, epoch_s = r["mu_seconds"], r["epoch_seconds"]
+        cells = [r["arch"], r["encoder_layers"], f"{mu_s:.2f}", f"{epoch_s:.1f}", f"{mu_s / epoch_s:.3f}"]
+        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
+    lines += [
+        "",
+        f"{setup['train_pairs']} training pairs, {setup['updates_per_epoch']} updates of "
+        f"{setup['batch_sentences']} sentences per epoch, d = {setup['dim']}, FFN {setup['ffn']}, "
+        f"{setup['decoder_layers']} decoder layers. Measured by {provenance(payload)}.",
+    ]
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     main()

@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
 import torch
 from fairseq.models.transformer import TransformerConfig
 from fairseq.modules import SinusoidalPositionalEmbedding
+from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 from torch import Tensor, nn
 
 from macaron_fairseq.init import apply_dt_fixup, vanilla_scale, xavier_init_
@@ -47,7 +49,12 @@ def build_stack(kind: str, n: int, init: str, cfg: TransformerConfig, mu: float)
             layer.set_ffn_step(0.5)
     if init in ("xavier", "dt-fixup", "dt-fixup-vanilla-factor"):
         xavier_init_(layers)
-    if init in ("dt-fixup", "dt-fixup-vanilla-factor"):
+    if init == "dt-fixup-default-biases":  # Xavier weights, fairseq's uniform biases (the reference code's)
+        with torch.no_grad():
+            for param in layers.parameters():
+                if param.dim() > 1:
+                    nn.init.xavier_normal_(param)
+    if init in ("dt-fixup", "dt-fixup-vanilla-factor", "dt-fixup-default-biases"):
         result = apply_dt_fixup(list(layers), mu, name=f"{kind}-{n}")
         if init == "dt-fixup-vanilla-factor":  # what the vanilla formula N^-½/(2μ) would have used
             ratio = vanilla_scale(n, mu) / result.factor
@@ -97,7 +104,14 @@ def main() -> None:
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--ffn", type=int, default=128)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS_DIR / "dt_fixup_update_size.json",
+        help="results file (default: %(default)s, which docs/dt_fixup.md quotes)",
+    )
     a = p.parse_args()
+    machine = machine_info()
     torch.manual_seed(a.seed)
     cfg = make_cfg(a.dim, a.ffn, 4)
     x = inputs(a.dim, tokens=12, batch=16, seed=a.seed)
@@ -105,27 +119,53 @@ def main() -> None:
     columns = [
         ("vanilla", "xavier", "vanilla: xavier, no LN"),
         ("vanilla", "dt-fixup", "vanilla: DT-Fixup"),
+        ("vanilla", "dt-fixup-default-biases", "vanilla: DT-Fixup, fairseq's default biases"),
         ("vanilla", "post-ln", "vanilla: post-LN"),
         ("macaron", "xavier", "Macaron: xavier, no LN"),
         ("macaron", "dt-fixup", "Macaron: DT-Fixup (3μ² derivation)"),
         ("macaron", "dt-fixup-vanilla-factor", "Macaron: vanilla factor N^-½/(2μ)"),
         ("macaron", "post-ln", "Macaron: post-LN"),
     ]
-    print(f"μ = {mu:.3f}, η = {a.lr:g}, d = {a.dim}, FFN = {a.ffn}, seed = {a.seed}; entries: ‖Δf‖ / η")
-    header = " | ".join(title for _, _, title in columns)
+    tables: dict[str, dict[str, list[float]]] = {}
     for biases in (False, True):
-        what = "all parameters (weights and biases)" if biases else "weight matrices only (biases frozen)"
-        print(f"\nSGD step on {what}\n")
-        print(f"| N | {header} |")
-        print("|---" * (1 + len(columns)) + "|")
+        rows = tables["all parameters" if biases else "weights only"] = {}
         for n in a.depths:
-            cells = []
+            values = []
             for kind, init, _ in columns:
                 torch.manual_seed(a.seed)
                 layers = build_stack(kind, n, init, cfg, mu)
-                cells.append(f"{update_size(layers, x, a.lr, a.seed, biases):.3g}")
-            print(f"| {n} | " + " | ".join(cells) + " |", flush=True)
+                values.append(update_size(layers, x, a.lr, a.seed, biases))
+            rows[str(n)] = values
+            print(f"{'all parameters' if biases else 'weights only'}, N = {n}: "
+                  + ", ".join(f"{v:.3g}" for v in values), flush=True)  # fmt: skip
+    results = {
+        "mu": mu, "lr": a.lr, "dim": a.dim, "ffn": a.ffn, "seed": a.seed,
+        "columns": [title for _, _, title in columns], "tables": tables,
+    }  # fmt: skip
+    write_results(a.json, results, machine)
+    print(render(read_results(a.json)))
 
+
+TABLE_TITLES = {
+    "weights only": "SGD step on the weight matrices only (biases frozen)",
+    "all parameters": "SGD step on all parameters (weights and biases)",
+}
+
+
+def render(payload: dict) -> str:
+    """The §4.1 tables of docs/dt_fixup.md from a results file (entries ‖Δf‖/η, 3 significant digits)."""
+    r = payload["results"]
+    lines = [
+        f"μ = {r['mu']:.3f}, η = {r['lr']:g}, d = {r['dim']}, FFN = {r['ffn']}, seed = {r['seed']}; "
+        "entries: ‖Δf‖ / η"
+    ]
+    for key, title in TABLE_TITLES.items():
+        lines += ["", f"**{title}**", "", "| N | " + " | ".join(r["columns"]) + " |"]
+        lines.append("|---" * (1 + len(r["columns"])) + "|")
+        for n, values in r["tables"][key].items():
+            lines.append(f"| {n} | " + " | ".join(f"{v:.3g}" for v in values) + " |")
+    lines += ["", f"Measured by {provenance(payload)}."]
+    return "\n".join(lines)
 
 if __name__ == "__main__":
     main()

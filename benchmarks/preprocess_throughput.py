@@ -34,6 +34,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+
 from preprocess.sources.toy_bitext import (  # noqa: E402
     Lexicon,
     SentenceStyle,
@@ -172,7 +175,7 @@ def best_of(runs: list[dict]) -> dict:
     }
 
 
-def throughput(args: argparse.Namespace, work: Path) -> None:
+def throughput(args: argparse.Namespace, work: Path) -> dict:
     corpus = ensure_corpus(work, args.lines)
     runs: dict[int, list[dict]] = {w: [] for w in args.workers}
     for repeat in range(args.repeats):
@@ -183,27 +186,45 @@ def throughput(args: argparse.Namespace, work: Path) -> None:
             print(
                 f"  run {repeat + 1}, {w} worker(s): {stages}, total {runs[w][-1]['wall']:.1f}s", flush=True
             )
-    results = {w: best_of(runs[w]) for w in args.workers}
-    base = args.workers[0]
-    best = f"best of {args.repeats} runs, " if args.repeats > 1 else ""
-    print(
-        f"\nthroughput on {args.lines} sentence pairs, binarizer {args.binarizer} "
-        f"({best}pairs/s; x = speed-up over {base} worker(s))"
-    )
-    header = f"{'stage':<16}" + "".join(f"{f'{w} worker(s)':>24}" for w in args.workers)
-    print(header)
-    print("-" * len(header))
-    for stage in (*STAGES, "end to end"):
+    best = {str(w): best_of(runs[w]) for w in args.workers}
+    result = {
+        "lines": args.lines, "repeats": args.repeats, "binarizer": args.binarizer, "vocab": args.vocab,
+        "best": best, "runs": {str(w): runs[w] for w in args.workers},
+    }  # fmt: skip
+    print(throughput_table(result))
+    return result
+
+
+STAGE_NAMES = {
+    "tokenize-train": "tokenize (+ cleaning)",
+    "learn-bpe": "learn BPE (sentencepiece)",
+    "bpe-train": "apply BPE (train)",
+    "binarize": "binarize",
+    "end to end": "end to end",
+}
+
+
+def throughput_table(result: dict) -> str:
+    """Per stage: seconds and pairs/s for each worker count, and the speed-up over the first."""
+    workers = list(result["best"])
+    base = result["best"][workers[0]]
+    head = " | ".join(f"{w} worker{'s' if w != '1' else ''}" for w in workers)
+    lines = [f"| stage | {head} | speed-up |", "|---" * (len(workers) + 2) + "|"]
+    for stage, name in STAGE_NAMES.items():
         cells = []
-        for w in args.workers:
-            seconds = results[w]["wall"] if stage == "end to end" else results[w]["stages"][stage]
-            base_seconds = results[base]["wall"] if stage == "end to end" else results[base]["stages"][stage]
-            speedup = base_seconds / seconds if seconds else float("nan")
-            cells.append(f"{seconds:7.1f}s {args.lines / seconds:9.0f}/s x{speedup:4.2f}")
-        print(f"{stage:<16}" + "".join(f"{c:>24}" for c in cells))
+        for w in workers:
+            r = result["best"][w]
+            seconds = r["wall"] if stage == "end to end" else r["stages"][stage]
+            rate = "" if stage == "learn-bpe" else f", {result['lines'] / seconds:,.0f} pairs/s"
+            cells.append(f"{seconds:.1f} s{rate}")
+        last = result["best"][workers[-1]]
+        seconds_base = base["wall"] if stage == "end to end" else base["stages"][stage]
+        seconds_last = last["wall"] if stage == "end to end" else last["stages"][stage]
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {seconds_base / seconds_last:.2f}× |")
+    return "\n".join(lines)
 
 
-def peak_memory(args: argparse.Namespace, work: Path) -> None:
+def peak_memory(args: argparse.Namespace, work: Path) -> dict:
     corpus = ensure_corpus(work, args.rss_lines)
     workers = max(args.workers)
     result = run_pipeline(corpus, work / "out-rss", workers, args.vocab, args.binarizer, sample_memory=True)
@@ -214,6 +235,33 @@ def peak_memory(args: argparse.Namespace, work: Path) -> None:
     print(f"  peak RSS of the largest process:     {result['max_single_rss_mb']:8.0f} MB")
     print(f"    (that process: {result['largest_process']})")
     print("  stage seconds: " + ", ".join(f"{k} {v:.0f}" for k, v in result["stages"].items()))
+    return {"lines": args.rss_lines, "workers": workers, "binarizer": args.binarizer, **result}
+
+
+def memory_line(result: dict) -> str:
+    return (
+        f"Peak memory of the whole process tree on {result['lines']:,} pairs with {result['workers']} "
+        f"workers (binarizer {result['binarizer']}): {result['peak_pss_mb']:.0f} MB summed PSS, "
+        f"{result['peak_rss_sum_mb']:.0f} MB summed RSS; the largest single process "
+        f"{result['max_single_rss_mb']:.0f} MB."
+    )
+
+
+def render(payload: dict) -> str:
+    """The docs' tables of one results file (throughput and/or memory), and where they come from."""
+    r = payload["results"]
+    parts = []
+    if "throughput" in r:
+        t = r["throughput"]
+        best = f", best of {t['repeats']} runs per worker count" if t["repeats"] > 1 else ""
+        parts.append(
+            f"{t['lines']:,} pairs, binarizer {t['binarizer']}, {t['vocab']} BPE vocabulary{best}:\n\n"
+            + throughput_table(t)
+        )
+    if "memory" in r:
+        parts.append(memory_line(r["memory"]))
+    parts.append(f"Measured by {provenance(payload)}.")
+    return "\n\n".join(parts)
 
 
 def main() -> None:
@@ -231,14 +279,21 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="directory for corpora and outputs (default: a temp dir)")
     parser.add_argument("--skip-rss", action="store_true", help="only measure throughput")
     parser.add_argument("--skip-throughput", action="store_true", help="only measure peak memory")
+    parser.add_argument(
+        "--json", type=Path, default=RESULTS_DIR / "preprocess_throughput.json",
+        help="results file (default: %(default)s; the docs quote docs/results/preprocess_*.json)",
+    )  # fmt: skip
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="preprocess-bench-"))
+    machine = machine_info()
     print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), cores: {os.cpu_count()}", flush=True)
+    results = {}
     if not args.skip_throughput:
-        throughput(args, work)
+        results["throughput"] = throughput(args, work)
     if not args.skip_rss:
-        peak_memory(args, work)
+        results["memory"] = peak_memory(args, work)
     print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
+    write_results(args.json, results, machine)
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -2,6 +2,9 @@
 
     python benchmarks/speed_macaron_vs_transformer.py [--macaron macaron_base] [--rounds 8] [--json OUT]
 
+The results go to ``docs/results/speed_macaron_vs_transformer.json`` (``--json``) with the machine and the
+date; the README table is rendered from that file (``python benchmarks/doc_tables.py``).
+
 Both models are built as ``fairseq-train`` builds them (shared embeddings, joined vocabulary), live in
 one process and are measured alternately (A B, then B A, ...) on the same batches so that machine
 drift hits both equally. Reported:
@@ -17,7 +20,6 @@ Numbers are medians over rounds; ratios are Macaron / Transformer (< 1 means Mac
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import statistics
 import time
@@ -29,10 +31,10 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
+from results_file import RESULTS_DIR, machine_info, provenance, write_results
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
-from workflow.atomic import write_text_atomically
 
 
 @dataclass
@@ -101,6 +103,10 @@ class SpeedReport:
     gen_ms_per_sentence_macaron: float
     gen_ms_per_sentence_transformer: float
     gen_ratio: float
+
+    @classmethod
+    def from_results(cls, results: dict) -> SpeedReport:
+        return cls(**results)
 
     def table(self) -> str:
         rows = [
@@ -189,7 +195,12 @@ def main() -> None:
     parser.add_argument("--gen-len", type=int, default=24, help="decoded steps per sentence")
     parser.add_argument("--gen-rounds", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", type=Path, help="also write the report as JSON here")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=RESULTS_DIR / "speed_macaron_vs_transformer.json",
+        help="results file (default: %(default)s, which the README quotes)",
+    )
     parser.add_argument(
         "model_flags",
         nargs=argparse.REMAINDER,
@@ -199,13 +210,24 @@ def main() -> None:
     args.model_flags = [f for f in args.model_flags if f != "--"]
     warnings.simplefilter("ignore")
     logging.getLogger("fairseq").setLevel(logging.WARNING)
+    machine = machine_info()
     report = run(args)
     print(f"torch {torch.__version__}, {report.threads} threads; params: {report.macaron} "
           f"{report.params_macaron:,} vs {report.transformer} {report.params_transformer:,}")  # fmt: skip
     print(f"train batch: {report.train_batch}; generation: {report.gen_batch}")
     print(report.table())
     if args.json:
-        write_text_atomically(args.json, json.dumps(asdict(report), indent=2) + "\n")
+        write_results(args.json, asdict(report), machine)
+
+
+def render(payload: dict) -> str:
+    """The README table of a results file: the measurements, then where they come from."""
+    r = SpeedReport.from_results(payload["results"])
+    params = f"{r.macaron} {r.params_macaron:,} vs {r.transformer} {r.params_transformer:,} parameters"
+    return (
+        f"{r.table()}\n\n{params}; {r.threads} threads; training batch {r.train_batch}; generation "
+        f"{r.gen_batch}.\nMeasured by {provenance(payload)}."
+    )
 
 
 if __name__ == "__main__":

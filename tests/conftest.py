@@ -4,7 +4,11 @@
 
 from __future__ import annotations
 
+import builtins
+import errno
+import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -36,3 +40,19 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny symbol translation task, binarized with the real fairseq-preprocess (joined dictionary)."""
     return TINY_TASK.data_bin(tmp_path_factory.mktemp("tiny_corpus"))
+
+
+@pytest.fixture
+def deny_reading(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    """``deny_reading(path)``: from now on ``open(path)`` fails with EACCES, as after ``chmod 000`` for
+    anyone but root (the tests run as root, where chmod does not stop reading)."""
+    denied: set[Path] = set()
+    real_open = builtins.open
+
+    def guarded_open(file, *args, **kwargs):
+        if isinstance(file, (str, os.PathLike)) and Path(file).absolute() in denied:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", guarded_open)
+    return lambda path: denied.add(Path(path).absolute())

@@ -7,7 +7,7 @@ import os
 import sys
 from collections.abc import Callable
 
-from workflow.errors import UserError
+from workflow.errors import OUTPUT_SIDE_ADVICE, UserError, cannot_write
 
 
 def available_cores() -> int:
@@ -41,11 +41,19 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
 
 
 def run_cli(main: Callable[[], None]) -> None:
-    """Run ``main``: user errors become ``error: ...`` (exit 2), Ctrl-C exits 130 with a resume hint."""
+    """Run ``main``: user errors become ``error: ...`` (exit 2), and so do errors only writing can cause
+    (disk full, file-size limit, read-only file system) wherever they happen; Ctrl-C exits 130 with a
+    resume hint. Any other exception is a bug and keeps its traceback."""
     try:
         main()
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as exc:
+        if exc.errno not in OUTPUT_SIDE_ADVICE:
+            raise
+        where = exc.filename or "an output file"
+        print(f"error: {cannot_write(where, exc)} (completed stages are kept)", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print("\ninterrupted: completed stages are kept, rerun the same command to resume", file=sys.stderr)

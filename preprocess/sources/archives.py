@@ -10,15 +10,19 @@
 
 Extraction is a resumable stage: one sequential pass over the (gzipped) tar writes each wanted member to a
 temporary file; a truncated or corrupt archive and missing members (all listed) are errors, and nothing is
-renamed into place unless every member was read completely.
+renamed into place unless every member was read completely. Errors are told apart by the side that failed:
+reading the archive (truncated, corrupt: get it again), opening it (permission: the archive is fine), or
+writing a member (disk full, file-size limit, permission: the message names the file being written and the
+errno, and the archive is left alone).
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import tarfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -26,9 +30,12 @@ from tqdm import tqdm
 
 from preprocess.sources.download import download_archive
 from workflow.errors import UserError
+from workflow.files import OutputFile, open_input
 from workflow.stages import StageReport, StageRunner
 
 _CORRUPT = (tarfile.TarError, EOFError, zlib.error, OSError)
+"""What reading a damaged archive raises (``OSError`` included: gzip reports a bad header or CRC with it).
+Only reading the archive can raise these here: opening it and writing members report their own errors."""
 
 
 @dataclass(frozen=True)
@@ -50,11 +57,19 @@ def _corrupt(path: Path | str, exc: BaseException) -> UserError:
     )
 
 
+@contextlib.contextmanager
+def _read_archive(path: Path) -> Iterator[tarfile.TarFile]:
+    """The archive opened for one sequential pass; a file that cannot be opened is a ``UserError`` naming
+    it (not "corrupt": the archive may be fine)."""
+    with open_input(path) as handle, tarfile.open(fileobj=handle, mode="r:*") as archive:
+        yield archive
+
+
 def verify_tar(path: Path, shown_name: str | None = None) -> int:
     """Read the whole archive (headers and data); returns the number of members."""
     count = 0
     try:
-        with tarfile.open(path, "r:*") as archive:
+        with _read_archive(path) as archive:
             for member in archive:
                 count += 1
                 if member.isfile():
@@ -69,24 +84,32 @@ def verify_tar(path: Path, shown_name: str | None = None) -> int:
     return count
 
 
+def _copy_member(
+    archive: tarfile.TarFile, member: tarfile.TarInfo, destination: Path, progress: tqdm
+) -> None:
+    """Write one member to ``destination``: reading errors propagate as they are (the archive's fault),
+    writing errors become a ``UserError`` naming ``destination`` (see :class:`~workflow.files.OutputFile`)."""
+    source = archive.extractfile(member)
+    assert source is not None, member.name
+    with OutputFile(destination) as out:
+        while block := source.read(1 << 20):
+            out.write(block)
+            progress.update(len(block))
+
+
 def extract_members(archive_path: Path, wanted: Mapping[str, Path]) -> StageReport:
     """Copy each wanted member (archive path -> output path) in one pass; all-or-error."""
     found: set[str] = set()
     try:
-        with tarfile.open(archive_path, "r:*") as archive, tqdm(
+        with _read_archive(archive_path) as archive, tqdm(
             desc=f"extract {archive_path.name}", unit="B", unit_scale=True, file=sys.stderr, delay=0.5
         ) as progress:  # fmt: skip
             for member in archive:
                 name = _normalise(member.name)
                 if name in wanted and member.isfile():
-                    source = archive.extractfile(member)
-                    assert source is not None
-                    with open(wanted[name], "wb") as out:
-                        while block := source.read(1 << 20):
-                            out.write(block)
-                            progress.update(len(block))
+                    _copy_member(archive, member, wanted[name], progress)
                     found.add(name)
-    except _CORRUPT as exc:
+    except _CORRUPT as exc:  # reading failed; write errors are UserErrors of OutputFile and pass through
         raise _corrupt(archive_path, exc) from exc
     missing = sorted(set(wanted) - found)
     if missing:

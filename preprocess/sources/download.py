@@ -2,7 +2,8 @@
 
 An archive only appears under its final name after it was downloaded completely (the size matches
 ``Content-Length`` when the server sends one) and read end to end as a tar archive, so a file that is
-present can be trusted by later runs.
+present can be trusted by later runs. A failure to write the download (disk full, ...) ends the download at
+once with an error naming the file: another mirror would not help.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from workflow.atomic import temporary_path
-from workflow.errors import UserError
+from workflow.errors import OutputError, UserError
+from workflow.files import OutputFile
 
 _BLOCK = 1 << 20
 
@@ -25,7 +27,7 @@ _BLOCK = 1 << 20
 def fetch(url: str, target: Path, timeout: float = 60) -> None:
     """Stream ``url`` into ``target`` with a progress bar; checks the announced length."""
     request = urllib.request.Request(url, headers={"User-Agent": "macaron-fairseq-preprocess"})
-    with urllib.request.urlopen(request, timeout=timeout) as response, open(target, "wb") as out:
+    with urllib.request.urlopen(request, timeout=timeout) as response, OutputFile(target) as out:
         length = response.headers.get("Content-Length")
         expected = int(length) if length and length.isdigit() else None
         with tqdm(total=expected, desc=f"download {target.name.split('.tmp-')[0].lstrip('.')}",
@@ -53,6 +55,8 @@ def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[P
             verify(temp)
             os.replace(temp, destination)
             return destination
+        except OutputError:
+            raise
         except (OSError, urllib.error.URLError, UserError) as exc:
             errors.append(f"{url}: {exc}")
         finally:

@@ -71,6 +71,10 @@ def _train_in_child(training_files: Sequence[str], model_prefix: str, config: Bp
 
 def train_sentencepiece(training: BitextFiles, model: Path, vocab: Path, config: BpeConfig) -> StageReport:
     """Train the joint model into ``model``/``vocab`` (temporary paths chosen by the stage runner)."""
+    if count_lines(training.src) == 0 and count_lines(training.tgt) == 0:
+        raise UserError(
+            f"no training sentence in {training.src} and {training.tgt}; nothing to learn BPE from"
+        )
     prefix = model.with_name(model.name + ".prefix")
     process = multiprocessing.get_context("fork").Process(
         target=_train_in_child, args=([str(training.src), str(training.tgt)], str(prefix), config)

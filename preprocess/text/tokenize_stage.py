@@ -10,7 +10,9 @@ One streaming pass per split, parallel over chunks of line pairs (order preserve
    length/ratio filter.
 
 Kept pairs are written twice: the raw text (detokenized references for sacreBLEU; a stray ``\\r`` inside
-a line becomes a space so that no line-based reader splits it) and the tokenized text.
+a line becomes a space so that no line-based reader splits it) and the tokenized text. A training split
+(one with a cleaning config) that keeps no pair at all is an error naming the stage and what dropped the
+pairs: BPE could not be learned from it.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tqdm import tqdm
 from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
 from preprocess.text.cleaning import CleanConfig, keep_pair
 from preprocess.text.moses import MosesConfig, MosesPipeline
+from preprocess.text.summary import dropped_pairs
 from workflow.errors import UserError
 from workflow.files import require_files
 from workflow.stages import StageReport, StageRunner
@@ -192,10 +195,34 @@ def tokenize_split(
         "version": 1,
     }
     outputs = [*job.raw_out.both(), *job.tok_out.both()]
-    return runner.run(
+    report = runner.run(
         f"tokenize-{job.split}",
         inputs,
         outputs,
         params,
         lambda temps: run_tokenize(job, temps, workers, chunk_lines),
+    )
+    require_training_pairs(job, report)
+    return report
+
+
+def require_training_pairs(job: TokenizeJob, report: StageReport) -> None:
+    """A training split (one with a cleaning config) must keep at least one pair: BPE is learned on it."""
+    if job.clean is None or report["kept_pairs"] > 0:
+        return
+    raise UserError(
+        f"no training pair left after stage tokenize-{job.split} ({_why_no_pair_is_left(job, report)}); "
+        "nothing to learn BPE from"
+    )
+
+
+def _why_no_pair_is_left(job: TokenizeJob, report: StageReport) -> str:
+    if report["input_pairs"] == 0:
+        files = ", ".join(str(path) for files in job.inputs for path in files.both())
+        return f"the input has no lines: {files}"
+    assert job.clean is not None
+    n = report["input_pairs"]
+    return (
+        f"cleaning dropped {n} of {n} pairs: {dropped_pairs(report)}; the length filter keeps "
+        f"{job.clean.min_len}-{job.clean.max_len} tokens per side and a length ratio <= {job.clean.ratio}"
     )

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 
+from preprocess.custom import main as custom_main
 from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
+from workflow.cli import run_cli
+from workflow.files import UTF8_BOM
 
 SPLITS = ("train", "valid", "test")
 
@@ -92,11 +97,15 @@ def test_rerun_skips_every_stage(custom_run: tuple[Path, Path, str]) -> None:
 
 
 def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
-    write_bitext(tmp_path / "RAW" / "train", sentence_pairs(10, seed=1))
-    result = run_module("preprocess.custom", *custom_args(tmp_path / "RAW", tmp_path / "OUT"), check=False)
+    raw = tmp_path / "RAW"
+    write_bitext(raw / "train", sentence_pairs(10, seed=1))
+    (raw / "train.de").unlink()
+    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    for name in ("valid.en", "valid.de", "test.en", "test.de"):
-        assert str(tmp_path / "RAW" / name) in result.stderr
+    listed = result.stderr[result.stderr.index("error: missing input files:\n") :].splitlines()[1:]
+    expected = ("train.de", "valid.en", "valid.de", "test.en", "test.de")
+    assert [line.strip() for line in listed] == [str(raw / name) for name in expected]
+    assert not (tmp_path / "OUT").exists()  # checked before anything is written
 
 
 def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -119,3 +128,106 @@ def test_unwritable_destination(tmp_path: Path) -> None:
         "--dest", str(blocker / "out"), check=False,
     )  # fmt: skip
     assert result.returncode == 2 and f"destination {blocker / 'out'} is not writable" in result.stderr
+
+
+# ------------------------------------------------------------------ documented checks, exit status 2
+def small_corpus(raw: Path, n_pairs: int = 10) -> Path:
+    for split in SPLITS:
+        write_bitext(raw / split, sentence_pairs(n_pairs, seed=1))
+    return raw
+
+
+def one_error_line(result: subprocess.CompletedProcess) -> str:
+    """The ``error: ...`` line of a failed run (exactly one, exit status 2, no traceback)."""
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1, result.stderr
+    return errors[0]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (["--tgt", "en"], "error: --src and --tgt must differ"),
+        (["--ratio", "0.5"], "error: --ratio must be >= 1, got 0.5"),
+        (["--max-len", "3", "--min-len", "5"], "error: --max-len 3 is smaller than --min-len 5"),
+    ],
+    ids=["same-languages", "ratio-below-1", "max-len-below-min-len"],
+)
+def test_contradictory_options_are_refused_before_any_work(
+    tmp_path: Path, options: list[str], message: str
+) -> None:
+    raw = small_corpus(tmp_path / "RAW")
+    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), *options, check=False)
+    assert one_error_line(result) == message
+    assert not (tmp_path / "OUT").exists()
+
+
+def test_a_directory_given_as_input_file(tmp_path: Path) -> None:
+    raw = small_corpus(tmp_path / "RAW")
+    (raw / "valid.de").unlink()
+    (raw / "valid.de").mkdir()
+    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    assert one_error_line(result) == (
+        f"error: cannot read {raw / 'valid.de'} (one of the input files): it is a directory, not a file"
+    )
+
+
+def test_an_input_without_read_permission(
+    tmp_path: Path, deny_reading: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    raw = small_corpus(tmp_path / "RAW")
+    deny_reading(raw / "test.en")  # in-process: chmod 000 does not stop root, who runs the tests
+    with pytest.raises(SystemExit) as caught:
+        run_cli(lambda: custom_main(custom_args(raw, tmp_path / "OUT")))
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == (
+        f"error: cannot read {raw / 'test.en'} (one of the input files): Permission denied (EACCES)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "train, reason",
+    [
+        ([], "the input has no lines: {raw}/train.en, {raw}/train.de"),
+        (
+            [("Far too long for its partner, far too long.", "Kurz.")] * 10 + [("   ", "Leer.")] * 2,
+            "cleaning dropped 12 of 12 pairs: 2 empty, 10 length/ratio; "
+            "the length filter keeps 1-250 tokens per side and a length ratio <= 1.5",
+        ),
+    ],
+    ids=["empty-input", "every-pair-filtered"],
+)
+def test_no_training_pair_left_names_the_stage_and_why(
+    tmp_path: Path, train: list[tuple[str, str]], reason: str
+) -> None:
+    raw = small_corpus(tmp_path / "RAW")
+    write_bitext(raw / "train", train)
+    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    assert one_error_line(result) == (
+        f"error: no training pair left after stage tokenize-train ({reason.format(raw=raw)}); "
+        "nothing to learn BPE from"
+    )
+    assert not (tmp_path / "OUT" / "spm.model").exists()
+
+
+# ------------------------------------------------------------------------------ byte-order marks
+def test_a_byte_order_mark_changes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    outputs = {}
+    for variant, prefix in (("plain", b""), ("bom", UTF8_BOM)):
+        raw = small_corpus(tmp_path / variant / "RAW", n_pairs=40)
+        for path in raw.iterdir():
+            path.write_bytes(prefix + path.read_bytes())
+        out = tmp_path / variant / "OUT"
+        custom_main(custom_args(raw, out, "--workers", "1"))  # in-process: fairseq is imported already
+        outputs[variant] = {
+            path.relative_to(out): path.read_bytes()
+            for folder in ("raw", "tok", "bpe", "data-bin")
+            for path in sorted((out / folder).glob("*"))
+            if path.suffix != ".log"
+        }
+    capsys.readouterr()
+    assert (tmp_path / "bom" / "RAW" / "train.en").read_bytes().startswith(UTF8_BOM)
+    assert "\ufeff" not in outputs["bom"][Path("data-bin/dict.en.txt")].decode()
+    assert outputs["bom"] == outputs["plain"]

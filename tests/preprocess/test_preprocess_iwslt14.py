@@ -6,6 +6,7 @@ import random
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -13,12 +14,15 @@ from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import IWSLT_TEST_SETS, iwslt_members, iwslt_train_tags, write_tgz
 
 from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
+from preprocess.iwslt14 import main as iwslt_main
 from preprocess.sources.archives import extract_members, locate_members, verify_tar
 from preprocess.sources.ted_metadata import is_metadata, write_talk_text
 from preprocess.sources.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from preprocess.sources.xml_segments import segments
 from preprocess.text.bitext import BitextFiles
+from workflow.cli import run_cli
 from workflow.errors import UserError
+from workflow.files import UTF8_BOM
 from workflow.stages import StageRunner
 
 TAG_LIKE_PAIRS = [
@@ -255,3 +259,44 @@ def _is_root() -> bool:
     import os
 
     return os.geteuid() == 0
+
+
+@pytest.mark.parametrize(
+    "member, what",
+    [
+        ("train.tags.de-en.en", "IWSLT training files"),
+        ("IWSLT14.TED.tst2011.de-en.de.xml", "evaluation files for test-segments"),
+    ],
+)
+def test_an_unreadable_extracted_file_is_named(
+    good_archive: Path,
+    tmp_path: Path,
+    member: str,
+    what: str,
+    deny_reading: Callable[[Path], None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    shutil.unpack_archive(good_archive, tmp_path / "extracted")
+    unreadable = tmp_path / "extracted" / "de-en" / member
+    deny_reading(unreadable)  # in-process: chmod 000 does not stop root, who runs the tests
+    with pytest.raises(SystemExit) as caught:
+        run_cli(lambda: iwslt_main(["--dest", str(tmp_path / "o"), "--raw-dir", str(tmp_path / "extracted")]))
+    assert caught.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == f"error: cannot read {unreadable} (one of the {what}): Permission denied (EACCES)"
+
+
+def test_a_byte_order_mark_does_not_hide_talk_metadata(tmp_path: Path) -> None:
+    talks = [[("Eins.", "One."), ("Zwei.", "Two.")]]
+    de_lines, en_lines = iwslt_train_tags(talks)
+    reports = {}
+    for variant, bom in (("plain", b""), ("bom", UTF8_BOM)):
+        source = BitextFiles.from_prefix(tmp_path / f"{variant}.tags", "de", "en")
+        source.src.write_bytes(bom + ("\n".join(de_lines) + "\n").encode())  # starts with "<url>"
+        source.tgt.write_bytes(bom + ("\n".join(en_lines) + "\n").encode())
+        target = BitextFiles.from_prefix(tmp_path / f"{variant}.text", "de", "en")
+        reports[variant] = write_talk_text(source, target)
+        assert read_lines(target.src)[-2:] == ["Eins.", "Zwei."]
+        assert not target.src.read_bytes().startswith(UTF8_BOM)
+    assert reports["bom"] == reports["plain"]
+    assert reports["bom"]["one_sided_tag_lines_kept"] == 0

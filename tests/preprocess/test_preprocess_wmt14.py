@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,8 @@ from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import wmt_archives, write_tgz
 
 from preprocess.sources.toy_bitext import sentence_pairs
+from preprocess.wmt14_en_de import main as wmt_main
+from workflow.cli import run_cli
 
 SPECIAL_TRAIN = (
     "He said «state-of-the-art»\u200b today.",
@@ -131,3 +134,15 @@ def test_sgm_segment_counts_must_match(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "newstest2014-deen-src.en.sgm has 2 <seg> lines but" in result.stderr
     assert "newstest2014-deen-ref.de.sgm has 1" in result.stderr
+
+
+def test_an_unreadable_archive_is_named_and_not_called_corrupt(
+    tmp_path: Path, deny_reading: Callable[[Path], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    archives = wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
+    deny_reading(archives["dev.tgz"])  # in-process: chmod 000 does not stop root, who runs the tests
+    with pytest.raises(SystemExit) as caught:
+        run_cli(lambda: wmt_main(["--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path)]))
+    assert caught.value.code == 2
+    error = capsys.readouterr().err.splitlines()[-1]
+    assert error == f"error: cannot read {archives['dev.tgz']}: Permission denied (EACCES)"

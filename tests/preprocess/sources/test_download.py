@@ -13,6 +13,7 @@ from upstream_layouts import write_tgz
 
 from preprocess.sources.archives import verify_tar
 from preprocess.sources.download import download_archive
+from workflow.atomic import temporary_path
 from workflow.errors import UserError
 
 
@@ -56,3 +57,20 @@ def test_corrupt_download_is_refused_and_not_kept(server: tuple[str, Path], tmp_
     assert "nothing-here.tgz: HTTP Error 404" in message and "truncated or corrupt" in message
     assert "--raw-dir" in message
     assert list(target.parent.iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux), which is always full")
+def test_a_full_disk_stops_the_download_and_blames_no_mirror(
+    server: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, root = server
+    write_tgz(root / "de-en.tgz", {"x": b"y" * 100000})
+    target = tmp_path / "downloads" / "de-en.tgz"
+    target.parent.mkdir()
+    temporary_path(target).symlink_to("/dev/full")  # the download's temporary file is on a full "disk"
+    with pytest.raises(UserError) as info:
+        download_archive([f"{url}/de-en.tgz", f"{url}/de-en.tgz"], target, verify=verify_tar)
+    message = str(info.value)
+    assert message.startswith(f"cannot write {temporary_path(target)}: No space left on device (ENOSPC)")
+    assert "could not download" not in message and "--raw-dir" not in message  # no mirror is to blame
+    assert not target.exists() and Path("/dev/full").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import pytest
 from helpers import read_lines
 
 from preprocess.sources.toy_bitext import (
@@ -51,6 +52,7 @@ def test_zipf_style_prefers_frequent_words_and_decorates() -> None:
     assert any("'s" in src for src, _ in pairs) and any(src[-1] in "?!" for src, _ in pairs)
 
 
+@pytest.mark.slow  # runs fairseq-preprocess on the splits (about 9 s)
 def test_symbol_task_writes_splits_and_a_reusable_data_bin(tmp_path: Path) -> None:
     task = SymbolTask({"train": 50, "valid": 5}, vocab=10, max_words=5)
     data_bin = task.data_bin(tmp_path)

@@ -185,6 +185,7 @@ def test_count_range_counts_one_eos_per_line(tmp_path: Path) -> None:
     assert count_range(ByteRange(path, 0, path.stat().st_size)) == {"a": 3, "b": 1, "c": 1, "</s>": 3}
 
 
+@pytest.mark.slow  # runs fairseq-preprocess (about 9 s)
 def test_binarize_stage_with_either_binarizer_gives_the_same_data_bin(corpus, tmp_path: Path) -> None:
     prefixes, _ = corpus
     data = {}

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from preprocess.text.bitext import BitextFiles, check_bitext_counts
+from preprocess.text.bpe import BpeConfig, learn_bpe
 from preprocess.text.cleaning import CleanConfig, keep_pair
 from preprocess.text.holdout import split_every_nth
 from preprocess.text.moses import MosesConfig, MosesPipeline
@@ -100,3 +101,16 @@ def test_every_23rd_line_is_held_out_in_lockstep(tmp_path: Path) -> None:
     assert held[0].read_text().split() == ["a23", "a46", "a69", "a92"]
     assert held[1].read_text().split() == ["b23", "b46", "b69", "b92"]
     assert kept[1].read_text().split()[21:23] == ["b22", "b24"]
+
+
+def test_learning_bpe_from_empty_training_text_is_a_clear_error(tmp_path: Path) -> None:
+    training = BitextFiles.from_prefix(tmp_path / "train", "en", "de")
+    training.src.write_bytes(b"")
+    training.tgt.write_bytes(b"")
+    runner = StageRunner(tmp_path / ".stages")
+    with pytest.raises(UserError) as caught:  # not sentencepiece's "!sentences_.empty()" from a child
+        learn_bpe(runner, training, tmp_path / "spm.model", tmp_path / "spm.vocab", BpeConfig())
+    assert str(caught.value) == (
+        f"no training sentence in {training.src} and {training.tgt}; nothing to learn BPE from"
+    )
+    assert not (tmp_path / "spm.model").exists()

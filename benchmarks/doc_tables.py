@@ -1,0 +1,90 @@
+"""Put the benchmarks' measured tables into the README and docs, from their results files.
+
+    python benchmarks/doc_tables.py           # rewrite every marked block from docs/results/*.json
+    python benchmarks/doc_tables.py --check   # exit 1 if a block differs from its results file
+
+A block is the text between ``<!-- results:NAME:start -->`` and ``<!-- results:NAME:end -->`` in a
+markdown file; its content is ``render(payload)`` of the benchmark module that wrote the results file.
+``tests/test_docs_numbers.py`` runs the check, so a table in the docs is always a command's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import REPO, RESULTS_DIR, read_results
+
+
+@dataclass(frozen=True)
+class DocBlock:
+    name: str  # the marker name
+    doc: str  # markdown file, relative to the repository
+    results: str  # results file in docs/results/
+    module: str  # the benchmark module whose render(payload) makes the block
+
+    def render(self) -> str:
+        return importlib.import_module(self.module).render(read_results(RESULTS_DIR / self.results))
+
+
+BLOCKS = (
+    DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
+)
+
+
+def block_pattern(name: str) -> re.Pattern[str]:
+    marker = re.escape(name)
+    return re.compile(rf"(<!-- results:{marker}:start -->)\n?(.*?)\n?(<!-- results:{marker}:end -->)", re.S)
+
+
+def current(block: DocBlock) -> str | None:
+    match = block_pattern(block.name).search((REPO / block.doc).read_text(encoding="utf-8"))
+    return None if match is None else match.group(2)
+
+
+def mismatches(blocks: tuple[DocBlock, ...] = BLOCKS) -> list[str]:
+    """What differs between the docs and the results files (empty when in sync)."""
+    problems = []
+    for block in blocks:
+        text = current(block)
+        if text is None:
+            problems.append(f"{block.doc}: no block <!-- results:{block.name}:start/end -->")
+        elif text != block.render():
+            problems.append(f"{block.doc}: block '{block.name}' differs from docs/results/{block.results}")
+    return problems
+
+
+def rewrite(blocks: tuple[DocBlock, ...] = BLOCKS) -> None:
+    for block in blocks:
+        path = REPO / block.doc
+        text = path.read_text(encoding="utf-8")
+        new, count = block_pattern(block.name).subn(
+            lambda m, b=block: f"{m.group(1)}\n{b.render()}\n{m.group(3)}", text
+        )
+        if count != 1:
+            raise SystemExit(f"{block.doc}: expected one block '{block.name}', found {count}")
+        if new != text:
+            path.write_text(new, encoding="utf-8")
+            print(f"updated {block.doc} ({block.name})")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--check", action="store_true", help="only report differences (exit 1 if any)")
+    args = parser.parse_args()
+    if args.check:
+        problems = mismatches()
+        print("\n".join(problems) or "every results block is in sync")
+        sys.exit(1 if problems else 0)
+    rewrite()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,83 @@
+"""The results file every benchmark writes: what was measured, by which command, on which machine, when.
+
+The README and docs quote these files (kept under ``docs/results/``), and ``tests/test_docs_numbers.py``
+checks that every quoted table is what the benchmark's own renderer makes of its file — so a number in the
+docs is always the output of a command, never typed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from workflow.atomic import write_text_atomically  # noqa: E402
+
+RESULTS_DIR = REPO / "docs" / "results"
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info() -> dict[str, Any]:
+    """The machine and software a measurement ran on, and the load when it started."""
+    info: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M %Z"),
+        "cpu": cpu_model(),
+        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "python": platform.python_version(),
+        "load_average_1min_at_start": round(os.getloadavg()[0], 2),
+    }
+    try:
+        import torch
+
+        info["torch"] = torch.__version__
+        info["torch_threads"] = torch.get_num_threads()
+    except ImportError:
+        pass
+    return info
+
+
+def command_line() -> str:
+    """How this benchmark was run, relative to the repository root."""
+    script = Path(sys.argv[0]).resolve()
+    shown = script.relative_to(REPO) if script.is_relative_to(REPO) else script
+    return shlex.join(["python", str(shown), *sys.argv[1:]])
+
+
+def write_results(path: Path, results: dict[str, Any], machine: dict[str, Any]) -> None:
+    """``{"command", "machine" (+ load at the end), "results"}`` as indented JSON, written atomically."""
+    machine = {**machine, "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
+    payload = {"command": command_line(), "machine": machine, "results": results}
+    write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    print(f"results: {path}")
+
+
+def read_results(path: Path) -> dict[str, Any]:
+    return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def provenance(payload: dict[str, Any]) -> str:
+    """One line naming the command, date, machine and load of a results file (quoted under its table)."""
+    m = payload["machine"]
+    torch_part = f", torch {m['torch']}" if "torch" in m else ""
+    return (
+        f"`{payload['command']}` on {m['date']}: {m['cpu']}, {m['usable_cores']} cores{torch_part}, "
+        f"1-min load {m['load_average_1min_at_start']} → {m['load_average_1min_at_end']}"
+    )
