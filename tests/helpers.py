@@ -81,3 +81,28 @@ def mmap_index_length(path: Path) -> int:
     from fairseq.data.indexed_dataset import MMapIndexedDataset
 
     return len(MMapIndexedDataset(str(path).removesuffix(".idx")))
+
+
+def save_model_checkpoint(path: Path, data_dir: Path, arch: str, extra: Sequence[str] = ()) -> Path:
+    """Build ``--arch arch`` + ``extra`` as fairseq-train does and save it as a fairseq checkpoint holding
+    the weights and the model config (what ``checkpoint_utils.load_checkpoint_to_cpu`` reads, e.g. for
+    ``--pretrained-encoder``); no optimizer state."""
+    import torch
+    from fairseq import options, tasks
+
+    parser = options.get_training_parser()
+    argv = [str(data_dir), "--task", "translation", "-s", "src", "-t", "tgt", "--arch", arch, *extra]
+    args = options.parse_args_and_arch(parser, input_args=argv)
+    model = tasks.setup_task(args).build_model(args)
+    state = {
+        "cfg": {"model": args},
+        "model": model.state_dict(),
+        "optimizer_history": [
+            {"criterion_name": "CrossEntropyCriterion", "optimizer_name": "FairseqAdam",
+             "lr_scheduler_state": {"best": None}, "num_updates": 0},
+        ],
+        "extra_state": {"train_iterator": {"epoch": 1}},
+        "last_optimizer_state": None,
+    }  # fmt: skip
+    torch.save(state, path)
+    return Path(path)

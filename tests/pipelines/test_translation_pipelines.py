@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 from helpers import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "preprocess"))
@@ -34,6 +35,12 @@ def run_pipeline(
     proc = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{script} failed\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     return proc
+
+
+def model_state(checkpoint: Path) -> dict[str, object]:
+    """The architecture a checkpoint was trained with and the keys of its weights."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return {"arch": state["cfg"]["model"].arch, "keys": set(state["model"])}
 
 
 @pytest.fixture(scope="module")
@@ -90,6 +97,19 @@ def test_iwslt14_the_transformer_baseline_gets_its_own_checkpoints(
     run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, ARCH="transformer_iwslt_de_en")
     results = json.loads((iwslt_workdir / "results.transformer_iwslt_de_en.json").read_text())
     assert results["arch"] == "transformer_iwslt_de_en"
+    # the checkpoint it evaluated is a Transformer: fairseq's layers, no Macaron half-step FFN (ffn1_*) ...
+    baseline_ckpt = Path(results["checkpoint"])
+    assert baseline_ckpt.parent == iwslt_workdir / "checkpoints" / "transformer_iwslt_de_en"
+    baseline = model_state(baseline_ckpt)
+    assert "encoder.layers.0.fc1.weight" in baseline["keys"]
+    assert not [key for key in baseline["keys"] if "ffn1_" in key]
+    assert baseline["arch"] == "transformer_iwslt_de_en"
+    # ... while the Macaron run's checkpoint has them (encoder and decoder)
+    macaron_ckpt = Path(json.loads((iwslt_workdir / "results.macaron_small.json").read_text())["checkpoint"])
+    macaron = model_state(macaron_ckpt)
+    assert "encoder.layers.0.ffn1_fc1.weight" in macaron["keys"]
+    assert "decoder.layers.0.ffn1_fc2.weight" in macaron["keys"]
+    assert macaron["arch"] == "macaron_small"
     assert not list((iwslt_workdir / "checkpoints").glob("*.before-*"))
     again = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, MAX_UPDATE="80")
     assert "running" not in again.stdout, again.stdout[-3000:]

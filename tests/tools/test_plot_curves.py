@@ -60,11 +60,62 @@ def test_cli_writes_png_and_json(tmp_path: Path) -> None:
     assert not list(out.parent.glob(".*tmp*"))
 
 
-def test_epoch_only_log_gives_single_panel_png(tmp_path: Path) -> None:
+def drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Record every figure :func:`plot_curves.plot` closes (it closes the one it drew after saving it)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figures: list[object] = []
+    close = plt.close
+
+    def recording_close(fig: object = None) -> None:
+        figures.append(fig)
+        close(fig)
+
+    monkeypatch.setattr(plt, "close", recording_close)
+    return figures
+
+
+def curves_of(axes: object) -> dict[str, tuple[list[float], list[float]]]:
+    return {line.get_label(): (list(line.get_xdata()), list(line.get_ydata())) for line in axes.get_lines()}
+
+
+def test_epoch_only_log_gives_single_panel_png(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.image import imread
+
+    figures = drawn_figures(monkeypatch)
     lines = [line for line in json_log(2) if "train_inner" not in line]
     out = tmp_path / "c.png"
     plot_curves.plot(plot_curves.parse_log(lines), out)
-    assert out.stat().st_size > 1000
+    assert imread(out).shape == (400, 600, 4)  # one 6 x 4 in panel at 100 dpi (two panels: 1100 x 400)
+    [fig] = figures
+    [ax] = fig.axes
+    assert ax.get_title() == "loss per epoch" and ax.get_xlabel() == "epoch"
+    assert curves_of(ax) == {"train loss": ([1, 2], [8.5, 7.5]), "valid loss": ([1, 2], [8.0, 7.0])}
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == ["train loss", "valid loss"]
+
+
+def test_log_with_updates_gives_two_panels_and_nll(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from matplotlib.image import imread
+
+    figures = drawn_figures(monkeypatch)
+    out = tmp_path / "c.png"
+    plot_curves.plot(plot_curves.parse_log(json_log(3)), out, nll=True)
+    assert imread(out).shape == (400, 1100, 4)
+    [fig] = figures
+    epoch_ax, update_ax = fig.axes
+    assert curves_of(epoch_ax) == {
+        "train loss": ([1, 2, 3], [8.5, 7.5, 6.5]),
+        "valid loss": ([1, 2, 3], [8.0, 7.0, 6.0]),
+        "valid nll_loss": ([1, 2, 3], [1.0, 1.0, 1.0]),  # the train records of json_log have no nll_loss
+    }
+    assert update_ax.get_xlabel() == "update"
+    assert curves_of(update_ax) == {
+        "train loss (log interval)": ([1, 2, 3, 4, 5, 6], [9.0, 8.0, 7.0, 6.0, 5.0, 4.0]),
+        "valid loss": ([2, 4, 6], [8.0, 7.0, 6.0]),  # at the valid records' num_updates
+    }
 
 
 def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -90,6 +90,54 @@ def test_compound_split() -> None:
     assert score_bleu.compound_split("ein Macaron @-@ Net") == "ein Macaron ##AT##-##AT## Net"
 
 
+# A hand-worked example of --compound-split (fairseq's compound_split_bleu.sh: every "a-b" inside a token
+# and every Moses "@-@" becomes "a ##AT##-##AT## b"). Hypothesis and reference:
+COMPOUND_HYP = "Das Macaron-Net Modell ist gut ."  # 6 tokens
+COMPOUND_REF = "Das Macaron @-@ Net @-@ Modell ist gut ."  # Moses -a output of "Das Macaron-Net-Modell ..."
+#  split hypothesis, 8 tokens: Das Macaron ##AT##-##AT## Net Modell ist gut .
+#  split reference,  9 tokens: Das Macaron ##AT##-##AT## Net ##AT##-##AT## Modell ist gut .
+#  1-grams: all 8 hypothesis tokens occur in the reference                                  8/8
+#  2-grams: all but "Net Modell" (the reference has "Net ##AT##-##AT##")                    6/7
+#  3-grams: all but "##AT##-##AT## Net Modell", "Net Modell ist"                            4/6
+#  4-grams: "Das Macaron ##AT##-##AT## Net", "Modell ist gut ."                             2/5
+#  brevity penalty exp(1 - 9/8) = 0.8825; BLEU = 100 · 0.8825 · (8/8 · 6/7 · 4/6 · 2/5)^¼ = 61.02
+COMPOUND_HYP_SPLIT = "Das Macaron ##AT##-##AT## Net Modell ist gut ."
+COMPOUND_REF_SPLIT = "Das Macaron ##AT##-##AT## Net ##AT##-##AT## Modell ist gut ."
+
+
+def test_compound_split_tokenization_by_hand() -> None:
+    assert score_bleu.compound_split(COMPOUND_HYP) == COMPOUND_HYP_SPLIT
+    assert score_bleu.compound_split(COMPOUND_REF) == COMPOUND_REF_SPLIT
+    assert score_bleu.compound_split("Macaron-Net-Modell") == "Macaron ##AT##-##AT## Net ##AT##-##AT## Modell"
+    assert score_bleu.compound_split("ein - Strich , -5 und x-") == "ein - Strich , -5 und x-"  # no a-b
+
+
+def test_compound_split_bleu_statistics_by_hand(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    gen = write(tmp_path / "gen.txt", [f"H-0\t-0.1\t{COMPOUND_HYP}", f"T-0\t{COMPOUND_REF}"])
+    tok_ref = write(tmp_path / "tok.de", [COMPOUND_REF])
+    out = tmp_path / "bleu.json"
+    assert score_bleu.main(["--gen", str(gen), "--tok-ref", str(tok_ref), "--metrics", "tokenized",
+                            "--compound-split", "--json", str(out)]) == 0
+    record = json.loads(out.read_text(encoding="utf-8"))["scores"]["tokenized"]
+    assert (record["sys_len"], record["ref_len"]) == (8, 9)
+    assert record["precisions"] == pytest.approx([100 * 8 / 8, 100 * 6 / 7, 100 * 4 / 6, 100 * 2 / 5],
+                                                 abs=0.01)
+    assert record["brevity_penalty"] == pytest.approx(0.8825, abs=1e-4)
+    assert record["score"] == pytest.approx(61.02, abs=0.01)
+    assert record["label"] == "tokenized BLEU (Moses-tokenized, case-sensitive, compound-split)"
+    assert "compound-split) = 61.02" in capsys.readouterr().out
+    # the same sentence pair without --compound-split (reference "Das Macaron-Net-Modell ist gut .", 5
+    # tokens; hypothesis 6 tokens): the compound is one token on each side, and they differ
+    plain, _ = score_bleu.score([f"H-0\t-0.1\t{COMPOUND_HYP}", "T-0\tDas Macaron-Net-Modell ist gut ."],
+                                None, None, "de", ["tokenized"])
+    record = plain["scores"]["tokenized"]
+    # 1-grams 4/6, 2-grams 2/5 (ist gut, gut .), 3-grams 1/4 (ist gut .), 4-grams 0/3 → sacreBLEU's "exp"
+    # smoothing counts it as 1/(2·3); BP = 1 (6 > 5); BLEU = 100 · (4/6 · 2/5 · 1/4 · 1/6)^¼ = 32.47
+    assert (record["sys_len"], record["ref_len"]) == (6, 5)
+    assert record["precisions"] == pytest.approx([100 * 4 / 6, 100 * 2 / 5, 100 / 4, 100 / 6], abs=0.01)
+    assert record["score"] == pytest.approx(32.47, abs=0.01)
+
+
 def test_cli_writes_json_and_hypotheses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gen = write(tmp_path / "gen.txt", generate_output(TOK_REFS))
     ref = write(tmp_path / "ref.de", REFS)

@@ -78,6 +78,25 @@ def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Pa
     assert record_of(tmp_path)["factor_encoder"] == pytest.approx(0.67 * 2**-0.25)
 
 
+@pytest.mark.parametrize("precision", ["fp16", "bf16"])
+def test_mixed_precision_is_refused_by_fairseq_train(
+    tiny_data_bin: Path, tmp_path: Path, precision: str
+) -> None:
+    """docs/dt_fixup.md: --fp16/--bf16 with DT-Fixup → an error at build time, before anything is trained or
+    written, and the message names the flags that work."""
+    argv = [
+        "fairseq-train", str(tiny_data_bin), "--user-dir", str(REPO / "macaron_fairseq"),
+        "--arch", "macaron_small", *TINY, "--init-scheme", "dt-fixup", f"--{precision}",
+        "--optimizer", "adam", "--lr", "1e-3", *NO_WARMUP, "--max-update", "2", "--batch-size", "16",
+        "--save-dir", str(tmp_path / "ckpt"), "--cpu", "--num-workers", "0", "--disable-validation",
+    ]  # fmt: skip
+    proc = run_cli(argv, cwd=REPO, check=False)
+    assert proc.returncode != 0
+    assert "ValueError: --init-scheme dt-fixup rescales weights in place" in proc.stderr, proc.stderr[-3000:]
+    assert "use --memory-efficient-fp16/--memory-efficient-bf16" in proc.stderr
+    assert "μ pass" not in proc.stdout + proc.stderr and not list(tmp_path.rglob("*.pt"))
+
+
 def test_resume_neither_re_estimates_nor_re_scales(tiny_data_bin: Path, tmp_path: Path) -> None:
     first = train(tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup", max_update=3)
     assert "DT-Fixup μ pass" in first

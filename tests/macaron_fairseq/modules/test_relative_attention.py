@@ -13,6 +13,7 @@ from macaron_fairseq.modules import (
     MacaronDecoderLayer,
     MacaronEncoderLayer,
     RelativeMultiheadAttention,
+    VanillaDecoderLayer,
     VanillaEncoderLayer,
 )
 from macaron_fairseq.modules.relative_attention import relative_position_index
@@ -79,6 +80,34 @@ def test_layers_build_relation_aware_attention_only_when_asked(cls: type) -> Non
     assert type(plain) is MultiheadAttention
     if cls is MacaronDecoderLayer:
         assert type(cls(make_cfg(3)).encoder_attn) is MultiheadAttention  # cross-attention stays plain
+
+
+@pytest.mark.parametrize("arch", ["fixup_transformer_iwslt_de_en", "macaron_small"])
+def test_cross_self_attention_is_refused_with_relative_positions(dict_dir, arch: str) -> None:
+    """docs/dt_fixup.md §6: relation-aware attention is not combined with --cross-self-attention (error)."""
+    with pytest.raises(ValueError, match="--max-relative-positions does not support cross-self-attention"):
+        build_model(dict_dir, arch, [*TINY, "--max-relative-positions", "2", "--cross-self-attention"])
+    model, _ = build_model(dict_dir, arch, [*TINY, "--cross-self-attention"])  # each alone is fine
+    assert model.decoder.layers[0].cross_self_attention
+    model, _ = build_model(dict_dir, arch, [*TINY, "--max-relative-positions", "2"])
+    assert isinstance(model.decoder.layers[0].self_attn, RelativeMultiheadAttention)
+
+
+@pytest.mark.parametrize("cls", [MacaronDecoderLayer, VanillaDecoderLayer])
+@pytest.mark.parametrize("option", ["add_bias_kv", "add_zero_attn"])
+def test_bias_kv_and_zero_attn_are_refused_with_relative_positions(cls: type, option: str) -> None:
+    """docs/dt_fixup.md §6: ... nor with add_bias_kv or add_zero_attn (error)."""
+    with pytest.raises(ValueError, match="does not support cross-self-attention/bias_kv/zero_attn"):
+        cls(make_cfg(2), **{option: True})
+    plain = cls(make_cfg(0), **{option: True}).self_attn  # without relative positions, fairseq's takes it
+    assert plain.bias_k is not None if option == "add_bias_kv" else plain.add_zero_attn
+
+
+def test_relation_aware_attention_is_self_attention_only() -> None:
+    rel, _ = twins()
+    x, memory = torch.randn(T, B, D), torch.randn(T + 2, B, D)
+    with pytest.raises(ValueError, match="relation-aware attention is self-attention only"):
+        rel(x, memory, memory, static_kv=True)
 
 
 @pytest.mark.parametrize("arch", ["fixup_transformer_iwslt_de_en", "macaron_small"])

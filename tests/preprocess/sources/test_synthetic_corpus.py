@@ -11,7 +11,7 @@ import pytest
 from preprocess import synthetic_en_de as cli
 from preprocess.sources.synthetic_en_de.adjectives import ADJECTIVES
 from preprocess.sources.synthetic_en_de.adverbs import Adverb
-from preprocess.sources.synthetic_en_de.corpus import MAX_WORDS, MIN_WORDS, generate_corpus, generate_pairs
+from preprocess.sources.synthetic_en_de.corpus import MAX_WORDS, MIN_WORDS, generate_corpus
 from preprocess.sources.synthetic_en_de.english import en_clause, en_np
 from preprocess.sources.synthetic_en_de.german import de_clause, de_np, de_pp
 from preprocess.sources.synthetic_en_de.nouns import NOUNS
@@ -97,11 +97,38 @@ def test_cli_writes_aligned_files_under_5mb(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.tmp*"))
 
 
-def test_default_corpus_size_is_below_5mb() -> None:
-    # the CLI defaults (20000/500/500): estimate from a 2000-pair sample, with a wide margin
-    pairs = generate_pairs(2000, seed=1, split="train", seen=set())
-    sample_bytes = sum(len(en.encode()) + len(de.encode()) + 2 for en, de in pairs)
-    assert sample_bytes / 2000 * 21000 < 5e6 * 0.7
+def split_sizes(dest: Path) -> tuple[dict[str, int], int]:
+    """Lines per file (``{split}.{lang}`` → count) and the total bytes of the six files."""
+    lines = {f.name: len(f.read_bytes().splitlines()) for f in sorted(dest.glob("*.??"))}
+    return lines, sum(f.stat().st_size for f in dest.glob("*.??"))
+
+
+def test_quickstart_corpus_has_the_documented_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """README: "12k training pairs, 1.4 MB"; docs/quickstart.md: 12000/400/400 pairs, 1.4 MB — with the sizes
+    and seed pipelines/quickstart.py passes to this command by default."""
+    from pipelines.quickstart import INTEGER_OPTIONS
+
+    defaults = {option: default for option, default, _ in INTEGER_OPTIONS}
+    quickstart = [defaults[f"--{x}"] for x in ("train-size", "valid-size", "test-size", "seed")]
+    assert quickstart == [12000, 400, 400, 1]
+    assert cli.main(["--dest", str(tmp_path), "--train", "12000", "--valid", "400", "--test", "400",
+                     "--seed", "1"]) == 0
+    lines, size = split_sizes(tmp_path)
+    assert lines == {f"{split}.{lang}": n for split, n in (("test", 400), ("train", 12000), ("valid", 400))
+                     for lang in ("de", "en")}
+    assert round(size / 1e6, 1) == 1.4, size  # 1,400,058 bytes when measured
+    assert "wrote 12800 sentence pairs (1.40 MB)" in capsys.readouterr().err
+
+
+def test_cli_default_corpus_has_the_documented_size(tmp_path: Path) -> None:
+    """docs/quickstart.md: "The default 20000/500/500 corpus is 2.3 MB" (below 5 MB)."""
+    assert cli.main(["--dest", str(tmp_path)]) == 0
+    lines, size = split_sizes(tmp_path)
+    assert lines == {f"{split}.{lang}": n for split, n in (("test", 500), ("train", 20000), ("valid", 500))
+                     for lang in ("de", "en")}
+    assert round(size / 1e6, 1) == 2.3, size  # 2,297,116 bytes when measured
 
 
 def test_cli_rejects_non_positive_sizes(tmp_path: Path) -> None:
@@ -250,4 +277,11 @@ def test_sampled_sentences_render_without_errors() -> None:
     sampler = Sampler(random.Random(0))
     for _ in range(2000):
         en, de = sampler.sentence()
-        assert en and de
+        for tokens in (en, de):
+            assert tokens and all(isinstance(t, str) and t and "".join(t.split()) == t for t in tokens)
+            assert tokens[-1] in (".", "?") and not {".", "?"} & set(tokens[:-1]), tokens  # one end mark
+        assert de[-1] == en[-1], (en, de)  # a question stays a question
+        assert de.count(",") >= en.count(","), (en, de)  # German keeps every English comma and adds some:
+        for i, word in enumerate(de[1:], 1):  # a comma before each subordinate clause inside the sentence
+            assert word not in ("dass", "weil", "obwohl", "während") or de[i - 1] == ",", de
+        assert 0.5 <= len(de) / len(en) <= 2, (en, de)  # a translation, not a fragment or a run-on
