@@ -34,7 +34,11 @@ class DocBlock:
 
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
+    DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
 )
+"""Blocks in the docs today. The speed benchmark (README) and the preprocessing throughput benchmark
+(README, docs/preprocessing.md) write results files and render tables the same way; their blocks are added
+here once they have been measured on a quiet machine."""
 
 
 def block_pattern(name: str) -> re.Pattern[str]:

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch is imported anywhere: one thread per process
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
 from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 
@@ -84,7 +85,6 @@ def main() -> None:
     )
     a = p.parse_args()
     machine = machine_info()
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     task = SymbolTask({"train": a.train_size, "valid": 500}, vocab=50, max_words=10)  # as benchmarked before
     data = task.data_bin(a.out_dir / "data")
     print(f"data: {data} ({a.train_size} training pairs), batch {a.batch_size} sentences, d={a.dim}")

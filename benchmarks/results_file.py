@@ -44,13 +44,10 @@ def machine_info() -> dict[str, Any]:
         "python": platform.python_version(),
         "load_average_1min_at_start": round(os.getloadavg()[0], 2),
     }
-    try:
-        import torch
-
+    torch = sys.modules.get("torch")  # never imported here: that would fix torch's thread count too early
+    if torch is not None:
         info["torch"] = torch.__version__
         info["torch_threads"] = torch.get_num_threads()
-    except ImportError:
-        pass
     return info
 
 
@@ -64,6 +61,9 @@ def command_line() -> str:
 def write_results(path: Path, results: dict[str, Any], machine: dict[str, Any]) -> None:
     """``{"command", "machine" (+ load at the end), "results"}`` as indented JSON, written atomically."""
     machine = {**machine, "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
+    torch = sys.modules.get("torch")
+    if torch is not None and "torch" not in machine:  # imported after the start (by the measurement)
+        machine.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
     payload = {"command": command_line(), "machine": machine, "results": results}
     write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     print(f"results: {path}")
@@ -76,7 +76,9 @@ def read_results(path: Path) -> dict[str, Any]:
 def provenance(payload: dict[str, Any]) -> str:
     """One line naming the command, date, machine and load of a results file (quoted under its table)."""
     m = payload["machine"]
-    torch_part = f", torch {m['torch']}" if "torch" in m else ""
+    threads = m.get("torch_threads")
+    thread_part = f" ({threads} thread{'s' if threads != 1 else ''})" if threads else ""
+    torch_part = f", torch {m['torch']}{thread_part}" if "torch" in m else ""
     return (
         f"`{payload['command']}` on {m['date']}: {m['cpu']}, {m['usable_cores']} cores{torch_part}, "
         f"1-min load {m['load_average_1min_at_start']} → {m['load_average_1min_at_end']}"

@@ -1,0 +1,37 @@
+"""The renderers the docs' tables come from: speed-ups and ratios are computed from the measured values."""
+
+from __future__ import annotations
+
+import sys
+
+from helpers import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import preprocess_throughput
+import results_file
+
+MACHINE = {
+    "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
+    "load_average_1min_at_start": 0.5, "load_average_1min_at_end": 0.7, "torch": "2.13.0", "torch_threads": 1,
+}  # fmt: skip
+
+
+def run(wall: float, tokenize: float) -> dict:
+    stages = {"tokenize-train": tokenize, "learn-bpe": 1.0, "bpe-train": 2.0, "binarize": 4.0}
+    return {"wall": wall, "stages": stages}
+
+
+def test_throughput_table_computes_rates_and_speed_ups() -> None:
+    result = {"lines": 1000, "repeats": 1, "binarizer": "pool", "vocab": 100,
+              "best": {"1": run(20.0, 10.0), "2": run(10.0, 4.0)}}  # fmt: skip
+    text = preprocess_throughput.render({"command": "python x.py", "machine": MACHINE,
+                                         "results": {"throughput": result}})  # fmt: skip
+    assert "| tokenize (+ cleaning) | 10.0 s, 100 pairs/s | 4.0 s, 250 pairs/s | 2.50× |" in text
+    assert "| end to end | 20.0 s, 50 pairs/s | 10.0 s, 100 pairs/s | 2.00× |" in text
+    assert "| learn BPE (sentencepiece) | 1.0 s | 1.0 s | 1.00× |" in text
+
+
+def test_provenance_names_command_machine_threads_and_load() -> None:
+    line = results_file.provenance({"command": "python x.py", "machine": MACHINE})
+    assert line == ("`python x.py` on 2026-11-23 03:00 UTC: CPU, 2 cores, torch 2.13.0 (1 thread), "
+                    "1-min load 0.5 → 0.7")  # fmt: skip
