@@ -7,8 +7,13 @@
 # Python of the project runs, then hands over to `python -m pipelines.quickstart` with the same options,
 # which runs the resumable stages (corpus, preprocessing, training, translation, BLEU, loss curves) and
 # sets the CPU thread environment of its commands (--threads; OMP_WAIT_POLICY=PASSIVE, see
-# pipelines/quickstart.py for the measurement behind it).
+# pipelines/quickstart.py for the measurement behind it). It also hands over its start time and the command
+# as typed, for the run record WORKDIR/results/quickstart.json (whose wall time includes the installer).
 set -euo pipefail
+MACARON_QUICKSTART_STARTED="$(date +%s.%N)"
+MACARON_QUICKSTART_COMMAND="bash $0"
+for arg in "$@"; do MACARON_QUICKSTART_COMMAND+=" $(printf '%q' "$arg")"; done
+export MACARON_QUICKSTART_STARTED MACARON_QUICKSTART_COMMAND
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 install=1

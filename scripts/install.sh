@@ -54,7 +54,7 @@ echo "torch==${torch_version}" > "$constraints"
 reqs=("$here/requirements.txt")
 [ "$dev" = 1 ] && reqs+=("$here/requirements-dev.txt")
 missing_list="$("$PY" "$here/scripts/missing_requirements.py" "${reqs[@]}")" \
-  || { echo "[install] could not check the requirements (see the error above)" >&2; exit 1; }
+  || { echo "[install] could not check the requirements in ${reqs[*]} (the error is above)" >&2; exit 1; }
 missing=()
 [ -n "$missing_list" ] && mapfile -t missing <<< "$missing_list"
 if [ "${#missing[@]}" -gt 0 ]; then

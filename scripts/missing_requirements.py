@@ -1,6 +1,9 @@
 """Print, one per line, the requirements from the given files that the environment does not satisfy.
 
-Used by ``scripts/install.sh`` so that a fully provisioned machine never calls pip's resolver.
+Used by ``scripts/install.sh`` so that a fully provisioned machine never calls pip's resolver. A
+requirement whose environment marker does not apply here (``foo; python_version < "3.10"``) is never
+missing. A file that cannot be read or a line that is not a requirement (pip options such as ``-r`` are
+not supported either) is an error: the message names the file and line, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ def unsatisfied(lines: list[str], origin: str) -> list[str]:
             req = Requirement(line)
         except InvalidRequirement as err:
             sys.exit(f"{origin}:{lineno}: invalid requirement {line!r}: {err}")
+        if req.marker is not None and not req.marker.evaluate():
+            continue
         try:
             installed = version(req.name)
         except PackageNotFoundError:
@@ -34,7 +39,11 @@ def unsatisfied(lines: list[str], origin: str) -> list[str]:
 
 def main(paths: list[str]) -> None:
     for path in paths:
-        for req in unsatisfied(Path(path).read_text().splitlines(), path):
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as err:
+            sys.exit(f"{path}: cannot read the requirements: {err}")
+        for req in unsatisfied(lines, path):
             print(req)
 
 

@@ -1,0 +1,218 @@
+"""``scripts/install.sh`` and ``scripts/missing_requirements.py``, never installing or uninstalling.
+
+Every run of the installer gets a stand-in ``PYTHON`` (a bash script) that hands each call to the real
+interpreter, except ``python -m pip ...``: those are written to a log (with the content of the constraints
+file they name, which the installer deletes when it exits) and answered with an exit status chosen by the
+test (``pip show``: not installed), never run. So the real environment is never changed, and the tests
+see exactly which pip calls the installer would make. Runs that need another environment (no torch, an
+old torch, a CUDA build, an unknown package, an unparsable requirements file) use a stand-in ``torch``
+package on ``PYTHONPATH`` and a copy of the installer in a temporary checkout with its own requirements
+files.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from importlib.metadata import version
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import REPO
+
+INSTALL = REPO / "scripts" / "install.sh"
+
+STAND_IN_PYTHON = """#!/usr/bin/env bash
+# PYTHON for scripts/install.sh in tests: 'python -m pip ...' is logged, never run
+if [ "${1:-}" = "-m" ] && [ "${2:-}" = "pip" ]; then
+  printf 'pip %s\\n' "${*:3}" >> "$PIP_LOG"
+  [ "${3:-}" = show ] && exit 1  # 'pip show X': no such distribution
+  previous=""
+  for arg in "$@"; do
+    if [ "$previous" = "-c" ]; then printf 'constraints %s\\n' "$(tr '\\n' ' ' < "$arg")" >> "$PIP_LOG"; fi
+    previous="$arg"
+  done
+  exit "${PIP_STATUS:-0}"
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def stand_in_python(tmp_path: Path) -> Path:
+    path = tmp_path / "python"
+    path.write_text(STAND_IN_PYTHON)
+    path.chmod(0o755)
+    return path
+
+
+def fake_torch(tmp_path: Path, torch_version: str | None) -> Path:
+    """A directory to put first on PYTHONPATH: a ``torch`` of that version, or one that cannot be
+    imported (``None``)."""
+    root = tmp_path / "fake_site"
+    (root / "torch").mkdir(parents=True)
+    body = f"__version__ = {torch_version!r}\n" if torch_version else "raise ImportError('no torch here')\n"
+    (root / "torch" / "__init__.py").write_text(body)
+    return root
+
+
+def checkout_with(tmp_path: Path, requirements: str, dev_requirements: str = "") -> Path:
+    """A checkout holding only this repository's installer and the given requirements files."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    for name in ("install.sh", "missing_requirements.py"):
+        shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
+    (root / "requirements.txt").write_text(requirements)
+    (root / "requirements-dev.txt").write_text(dev_requirements)
+    return root
+
+
+def run_installer(
+    tmp_path: Path,
+    install: Path = INSTALL,
+    *args: str,
+    pip_status: int = 0,
+    pythonpath: Path | None = None,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], list[str], float]:
+    """Run ``bash install`` with the stand-in python; the result, the pip calls it made, the seconds."""
+    log = tmp_path / "pip.log"
+    log.write_text("")
+    run_env = {name: value for name, value in os.environ.items() if name != "MACARON_TORCH_VERSION"}
+    run_env.update(PYTHON=str(stand_in_python(tmp_path)), REAL_PYTHON=sys.executable, PIP_LOG=str(log),
+                   PIP_STATUS=str(pip_status), **(env or {}))  # fmt: skip
+    if pythonpath is not None:
+        run_env["PYTHONPATH"] = str(pythonpath)
+    started = time.monotonic()
+    proc = subprocess.run(["bash", str(install), *args], capture_output=True, text=True, env=run_env,
+                          cwd=tmp_path, timeout=600)  # fmt: skip
+    return proc, log.read_text().splitlines(), time.monotonic() - started
+
+
+def pip_installs(calls: list[str]) -> list[str]:
+    return [call for call in calls if call.startswith("pip install")]
+
+
+# ---------------------------------------------------------------------------------------------- the installer
+
+
+@pytest.mark.slow  # imports torch, fairseq and the plugin four times: 12 s here (32 s on a busy machine)
+def test_rerun_on_a_provisioned_machine_installs_nothing(tmp_path: Path) -> None:
+    """The real installer of this checkout: everything is reported present and pip is never called.
+    scripts/test.sh runs ``install.sh --dev`` before the suite, so this is a rerun; a pip call here means
+    that the installer does not recognise what it installed itself."""
+    torch_before = version("torch")
+    proc, calls, seconds = run_installer(tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert calls == [], f"install.sh would have run pip: {calls}\n{proc.stdout}"
+    assert f"[install] torch {torch_before} present: kept" in proc.stdout
+    assert "[install] requirements satisfied" in proc.stdout
+    assert "[install] ve-fairseq 0.12.3 present" in proc.stdout
+    assert f"[install] macaron_fairseq installed from {REPO}" in proc.stdout
+    assert "installing" not in proc.stdout + proc.stderr
+    assert proc.stdout.rstrip().endswith(f"[install] done (torch {torch_before})")
+    assert seconds < 120, f"a rerun that installs nothing took {seconds:.0f} s"
+    assert version("torch") == torch_before
+
+
+def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) -> None:
+    """A torch >= 2.1 (here a stand-in CUDA build) is kept, and every pip call that resolves dependencies
+    is constrained to exactly that torch; the others are --no-deps. The missing requirement (and only it)
+    goes to pip."""
+    checkout = checkout_with(tmp_path, "packaging  # present\nmacaron-test-surely-missing-package==1.0\n")
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.5.1+cu121"))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[install] torch 2.5.1+cu121 present: kept" in proc.stdout
+    assert "[install] installing: macaron-test-surely-missing-package==1.0" in proc.stdout
+    installs = pip_installs(calls)
+    assert any(call.endswith(" macaron-test-surely-missing-package==1.0") for call in installs), calls
+    assert not [arg for call in installs for arg in call.split() if re.match(r"torch\b", arg)], installs
+    for index, call in enumerate(calls):
+        if call.startswith("pip install") and "--no-deps" not in call.split():
+            assert " -c " in call, call
+            assert calls[index + 1] == "constraints torch==2.5.1+cu121 ", calls
+    assert proc.stdout.rstrip().endswith("[install] done (torch 2.5.1+cu121)")
+    assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
+
+
+@pytest.mark.parametrize("found", ["2.0.1", None], ids=["old-torch", "no-torch"])
+def test_a_missing_or_old_torch_is_installed_at_the_pinned_version(tmp_path: Path, found: str | None) -> None:
+    """Without an importable torch >= 2.1, the first pip call installs torch==$MACARON_TORCH_VERSION; a
+    failing pip stops the installer (non-zero exit)."""
+    checkout = checkout_with(tmp_path, "")
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
+                                   pythonpath=fake_torch(tmp_path, found),
+                                   env={"MACARON_TORCH_VERSION": "2.99.0"})  # fmt: skip
+    assert proc.returncode != 0
+    assert "[install] installing torch==2.99.0" in proc.stdout
+    assert calls == ["pip install --disable-pip-version-check -q torch==2.99.0"]
+
+
+def test_an_unparsable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
+    checkout = checkout_with(tmp_path, "packaging\nthis is not a requirement!\n")
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.5.1"))  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    requirements = checkout / "requirements.txt"
+    assert f"{requirements}:2: invalid requirement 'this is not a requirement!'" in proc.stderr
+    assert f"[install] could not check the requirements in {requirements}" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert calls == []
+    assert "done" not in proc.stdout
+
+
+def test_an_unreadable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
+    checkout = checkout_with(tmp_path, "")
+    (checkout / "requirements-dev.txt").unlink()
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", "--dev",
+                                   pythonpath=fake_torch(tmp_path, "2.5.1"))  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"{checkout / 'requirements-dev.txt'}: cannot read the requirements" in proc.stderr
+    assert "[install] could not check the requirements" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert calls == []
+
+
+def test_unknown_option_and_help(tmp_path: Path) -> None:
+    proc, calls, _ = run_installer(tmp_path, INSTALL, "--bogus")
+    assert proc.returncode == 2 and "install.sh: unknown option '--bogus' (try --help)" in proc.stderr
+    shown, calls_help, _ = run_installer(tmp_path, INSTALL, "--help")
+    assert shown.returncode == 0 and "bash scripts/install.sh --dev" in shown.stdout
+    assert calls == calls_help == []
+
+
+# ----------------------------------------------------------------------------------- missing_requirements.py
+
+
+def missing_requirements() -> ModuleType:
+    path = REPO / "scripts" / "missing_requirements.py"
+    spec = importlib.util.spec_from_file_location("missing_requirements", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_missing_requirements_reports_exactly_the_unsatisfied_lines() -> None:
+    unsatisfied = missing_requirements().unsatisfied
+    torch_version = version("torch").split("+")[0]
+    lines = [
+        "# a comment", "", "packaging  # installed, no specifier",
+        f"torch=={torch_version}",  # installed, specifier met
+        "torch<1.0",  # installed, specifier not met
+        "macaron-test-surely-missing-package>=1",  # not installed
+        'macaron-test-other-missing-package; python_version < "3.0"',  # marker does not apply: not needed
+        'macaron-test-third-missing-package; python_version >= "3.0"',  # marker applies: missing
+    ]  # fmt: skip
+    assert unsatisfied(lines, "reqs.txt") == [
+        "torch<1.0", "macaron-test-surely-missing-package>=1",
+        'macaron-test-third-missing-package; python_version >= "3.0"',
+    ]  # fmt: skip
+    with pytest.raises(SystemExit, match=r"reqs\.txt:2: invalid requirement '-r other\.txt'"):
+        unsatisfied(["numpy", "-r other.txt"], "reqs.txt")
