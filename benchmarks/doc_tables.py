@@ -32,13 +32,15 @@ class DocBlock:
         return importlib.import_module(self.module).render(read_results(RESULTS_DIR / self.results))
 
 
+PREPROCESS = "preprocess_throughput"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
+    DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", "speed_macaron_vs_transformer"),
+    DocBlock("preprocess-1m", "README.md", "preprocess_throughput_1m.json", PREPROCESS),
+    DocBlock("preprocess-1m", "docs/preprocessing.md", "preprocess_throughput_1m.json", PREPROCESS),
+    DocBlock("preprocess-memory", "docs/preprocessing.md", "preprocess_memory_1m.json", PREPROCESS),
 )
-"""Blocks in the docs today. The speed benchmark (README) and the preprocessing throughput benchmark
-(README, docs/preprocessing.md) write results files and render tables the same way; their blocks are added
-here once they have been measured on a quiet machine."""
 
 
 def block_pattern(name: str) -> re.Pattern[str]:
