@@ -39,6 +39,13 @@ BLOCKS = (
     DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", "speed_macaron_vs_transformer"),
     DocBlock("preprocess-1m", "README.md", "preprocess_throughput_1m.json", PREPROCESS),
     DocBlock("preprocess-1m", "docs/preprocessing.md", "preprocess_throughput_1m.json", PREPROCESS),
+    DocBlock("preprocess-100k", "docs/preprocessing.md", "preprocess_throughput_100k.json", PREPROCESS),
+    DocBlock(
+        "preprocess-100k-fairseq",
+        "docs/preprocessing.md",
+        "preprocess_throughput_100k_fairseq.json",
+        PREPROCESS,
+    ),
     DocBlock("preprocess-memory", "docs/preprocessing.md", "preprocess_memory_1m.json", PREPROCESS),
 )
 
