@@ -92,8 +92,10 @@ else
 fi
 
 # 4. this package (editable), without touching dependencies
-pkg_dir="$("$PY" -c 'import os, macaron_fairseq; print(os.path.dirname(os.path.dirname(os.path.abspath(macaron_fairseq.__file__))))' 2>/dev/null </dev/null || true)"
-if [ "$pkg_dir" = "$here" ] && (cd / && "$PY" -c 'import macaron_fairseq' >/dev/null 2>&1); then
+# Asked from / (not from this checkout, where the package would be found in the current directory): an
+# editable install of another clone must be replaced, or every test run elsewhere would import that clone.
+pkg_dir="$(cd / && "$PY" -c 'import os, macaron_fairseq; print(os.path.dirname(os.path.dirname(os.path.abspath(macaron_fairseq.__file__))))' 2>/dev/null </dev/null || true)"
+if [ "$pkg_dir" = "$here" ]; then
   say "macaron_fairseq installed from $here"
 else
   say "installing macaron_fairseq (editable) from $here"
