@@ -21,18 +21,9 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from workflow.atomic import write_text_atomically  # noqa: E402
+from workflow.machine import cpu_model  # noqa: E402
 
 RESULTS_DIR = REPO / "docs" / "results"
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def machine_info() -> dict[str, Any]:

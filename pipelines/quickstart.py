@@ -55,6 +55,7 @@ from pipelines.fairseq_steps import BleuSettings
 from tools import score_bleu
 from workflow.atomic import temporary_path, write_text_atomically
 from workflow.cli import available_cores
+from workflow.machine import cpu_flags, cpu_model
 from workflow.stages import StageReport, StageRunner
 
 PROG = "quickstart"
@@ -320,18 +321,6 @@ def train_command(args: argparse.Namespace, paths: Workdir, environment: Mapping
     ]  # fmt: skip
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags (``/proc/cpuinfo``; empty where there is none)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
 #: The CPU kernels pinned by --cpu-kernels avx2 (the default; variables already set are kept) on a CPU with
 #: AVX2. The same training on the same data gives other weights, hence another BLEU, with other kernels,
 #: because a vectorized sum adds in an order that depends on the vector width and the code path. Measured
@@ -352,18 +341,6 @@ def set_thread_environment(threads: int, cpu_kernels: str = "avx2") -> None:
     if cpu_kernels == "avx2" and "avx2" in cpu_flags():  # not elsewhere: AVX2 code is illegal without AVX2
         for name, value in PINNED_KERNELS.items():
             os.environ.setdefault(name, value)
-
-
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo``; ``platform`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def package_version(name: str) -> str | None:
