@@ -71,16 +71,21 @@ def _train_in_child(training_files: Sequence[str], model_prefix: str, config: Bp
 
 def train_sentencepiece(training: BitextFiles, model: Path, vocab: Path, config: BpeConfig) -> StageReport:
     """Train the joint model into ``model``/``vocab`` (temporary paths chosen by the stage runner)."""
-    if count_lines(training.src) == 0 and count_lines(training.tgt) == 0:
-        raise UserError(
-            f"no training sentence in {training.src} and {training.tgt}; nothing to learn BPE from"
-        )
+    return train_sentencepiece_on([training.src, training.tgt], model, vocab, config)
+
+
+def train_sentencepiece_on(files: Sequence[Path], model: Path, vocab: Path, config: BpeConfig) -> StageReport:
+    """Train a BPE model on the lines of ``files`` (at most ``config.input_sentence_size`` of them, sampled
+    at random by sentencepiece, so memory does not grow with the files) into ``model``/``vocab``."""
+    if all(count_lines(path) == 0 for path in files):
+        names = " and ".join(str(path) for path in files)
+        raise UserError(f"no training sentence in {names}; nothing to learn BPE from")
     prefix = model.with_name(model.name + ".prefix")
     process = multiprocessing.get_context("fork").Process(
-        target=_train_in_child, args=([str(training.src), str(training.tgt)], str(prefix), config)
+        target=_train_in_child, args=([str(path) for path in files], str(prefix), config)
     )
     print(
-        f"training sentencepiece BPE (vocab {config.vocab_size}) on {training.src} + {training.tgt}",
+        f"training sentencepiece BPE (vocab {config.vocab_size}) on {' + '.join(str(p) for p in files)}",
         file=sys.stderr,
         flush=True,
     )

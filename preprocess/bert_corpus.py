@@ -1,0 +1,159 @@
+"""English Wikipedia + BookCorpus -> a sentence/document fairseq data-bin for BERT-style pre-training.
+
+The recipe of the Macaron paper (after BERT): documents are segmented into sentences with spaCy;
+normalized, lowercased and Moses-tokenized; split at random (by a hash of the document id) into training
+and validation documents, 199:1; encoded with a sentencepiece BPE model (32768 pieces) learned on a bounded
+random sample of sentences; binarized with one item per sentence and an empty item between documents
+(fairseq's ``BlockPairDataset``, ``break_mode="doc"``).
+
+Stages (each resumable; Ctrl-C or a crash leaves nothing a rerun would trust):
+  extract-<source>  one per dump file and one for the books: clean, split, tokenize (--workers processes)
+  collect           all sources into DEST/text/{train,valid}.txt
+  learn-bpe         sentencepiece BPE
+  bpe-train, bpe-valid, binarize
+
+Shards: each dump part file can be extracted by its own job (--extract-only, e.g. one Slurm array task
+per part); running the full command afterwards with all parts skips the finished extract stages and
+merges everything into one data-bin with one dictionary. See docs/pretraining_data.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from preprocess.text.bpe import BpeConfig
+from preprocess.text.corpus_layout import SPLITS, CorpusLayout
+from preprocess.text.corpus_stages import apply_bpe, binarize, collect, learn_bpe
+from preprocess.text.corpus_summary import build_summary, summary_table
+from preprocess.text.documents import DocumentConfig
+from preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
+from preprocess.text.sentences import RULE_BASED
+from workflow.atomic import write_text_atomically
+from workflow.cli import add_run_options, positive_int, run_cli
+from workflow.errors import UserError
+from workflow.files import ensure_writable_dir, require_files
+from workflow.stages import StageRunner
+
+LATEST = "latest"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m preprocess.bert_corpus",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--dest", required=True, type=Path, help="output directory = the fairseq data-bin")
+    parser.add_argument(
+        "--wikipedia",
+        nargs="+",
+        metavar="DUMP",
+        default=[],
+        help="MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2, multistream or part files, or "
+        f"plain .xml), or '{LATEST}' to download the newest English dump (resumable, sha1-checked)",
+    )
+    parser.add_argument(
+        "--bookcorpus", type=Path, metavar="DIR", help="a directory of books, one UTF-8 .txt per book"
+    )
+    add_run_options(parser)
+    parser.add_argument(
+        "--vocab-size", type=positive_int, default=32768, help="sentencepiece BPE size (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--valid-ratio",
+        type=float,
+        default=0.005,
+        help="share of documents in the validation set, chosen by a hash of the document id "
+        "(default: %(default)s = 1 in 200, i.e. 199:1)",
+    )
+    parser.add_argument(
+        "--bpe-sample-sentences",
+        type=positive_int,
+        default=BpeConfig.input_sentence_size,
+        help="BPE is learned on at most this many training sentences, sampled at random; this bounds its "
+        "memory (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--sentence-splitter",
+        default=RULE_BASED,
+        help=f"'{RULE_BASED}' (spaCy's rule-based sentencizer, no download; default) or the name of an "
+        "installed trained spaCy pipeline, e.g. en_core_web_sm (better on abbreviations, slower)",
+    )
+    parser.add_argument(
+        "--keep-short-documents",
+        action="store_true",
+        help="keep documents with fewer than two sentences (they give no next-sentence pair; default: drop "
+        "and count them)",
+    )
+    parser.add_argument(
+        "--extract-only",
+        action="store_true",
+        help="only run the extract stage of each input (one shard per job); rerun without it, with all "
+        "inputs, to merge",
+    )
+    return parser
+
+
+def check_args(args: argparse.Namespace) -> None:
+    if not args.wikipedia and args.bookcorpus is None:
+        raise UserError("give at least one source: --wikipedia DUMP [DUMP ...] and/or --bookcorpus DIR")
+    if not 0 < args.valid_ratio < 1:
+        raise UserError(f"--valid-ratio must be between 0 and 1, got {args.valid_ratio}")
+    if LATEST in args.wikipedia and len(args.wikipedia) > 1:
+        raise UserError(f"--wikipedia {LATEST} downloads the whole dump; do not combine it with files")
+    names = [Path(dump).name for dump in args.wikipedia]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise UserError(f"--wikipedia names the same file name twice: {', '.join(duplicates)}")
+
+
+def wikipedia_dumps(args: argparse.Namespace, layout: CorpusLayout) -> list[Path]:
+    if args.wikipedia == [LATEST]:
+        from preprocess.sources.wikipedia_download import download_latest_wikipedia
+
+        return [download_latest_wikipedia(layout.downloads)]
+    dumps = [Path(dump) for dump in args.wikipedia]
+    require_files(dumps, "Wikipedia dumps")
+    return dumps
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    check_args(args)
+    layout = CorpusLayout(ensure_writable_dir(args.dest))
+    runner = StageRunner(layout.state_dir, force=args.force)
+    config = DocumentConfig(
+        sentence_splitter=args.sentence_splitter,
+        valid_ratio=args.valid_ratio,
+        keep_short=args.keep_short_documents,
+    )
+    sources: list[ExtractOutputs] = []
+    for dump in wikipedia_dumps(args, layout):
+        outputs = layout.extract(f"wikipedia-{dump.name}")
+        extract_wikipedia(runner, dump, outputs, config, args.workers)
+        sources.append(outputs)
+    if args.bookcorpus is not None:
+        outputs = layout.extract("bookcorpus")
+        extract_bookcorpus(runner, args.bookcorpus, outputs, config, args.workers)
+        sources.append(outputs)
+    if args.extract_only:
+        print(f"extracted {len(sources)} source(s) into {layout.dest / 'work' / 'extract'}", file=sys.stderr)
+        return
+    collect(runner, layout, sources)
+    bpe = BpeConfig(args.vocab_size, input_sentence_size=args.bpe_sample_sentences, threads=args.workers)
+    learn_bpe(runner, layout, bpe)
+    for split in SPLITS:
+        apply_bpe(runner, layout, split, args.workers)
+    binarize(runner, layout, args.workers)
+    summary = build_summary(runner.reports)
+    write_text_atomically(layout.summary, json.dumps(summary, indent=1))
+    print(summary_table(summary))
+    print(f"data-bin: {layout.dest}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)
