@@ -28,13 +28,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_memory import TreeMemorySampler  # noqa: E402
 from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
 
 from preprocess.sources.toy_bitext import (  # noqa: E402
@@ -68,66 +68,6 @@ def ensure_corpus(work: Path, pairs: int) -> Path:
         write_corpus(directory / "valid", 2000, seed=1)
         done.write_text("ok\n")
     return directory
-
-
-# ------------------------------------------------------------------------------------------- memory
-def process_tree(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as handle:
-                    fields = handle.read().rsplit(")", 1)[1].split()
-                children.setdefault(int(fields[1]), []).append(int(entry))
-            except (OSError, IndexError):
-                continue
-    tree, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        tree.append(pid)
-        todo.extend(children.get(pid, []))
-    return tree
-
-
-def memory_kb(pid: int) -> tuple[int, int]:
-    """(RSS, PSS) of one process in kB, (0, 0) if it is gone."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as handle:
-            values = {line.split(":")[0]: int(line.split()[1]) for line in handle if line.endswith("kB\n")}
-        return values.get("Rss", 0), values.get("Pss", 0)
-    except (OSError, ValueError):
-        return 0, 0
-
-
-def describe_process(pid: int) -> str:
-    """The command line of ``pid`` (truncated)."""
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as handle:
-            return handle.read().replace(b"\0", b" ").decode(errors="replace").strip()[:120]
-    except OSError:
-        return "?"
-
-
-class TreeMemorySampler(threading.Thread):
-    """Samples the summed RSS/PSS of a process tree until stopped; keeps the peaks."""
-
-    def __init__(self, root: int, interval: float = 0.1) -> None:
-        super().__init__(daemon=True)
-        self.root, self.interval = root, interval
-        self.peak_rss_kb = self.peak_pss_kb = self.max_single_rss_kb = 0
-        self.largest_process = ""
-        self.stop_event = threading.Event()
-
-    def run(self) -> None:
-        while not self.stop_event.is_set():
-            pids = process_tree(self.root)
-            usage = [memory_kb(pid) for pid in pids]
-            self.peak_rss_kb = max(self.peak_rss_kb, sum(rss for rss, _ in usage))
-            self.peak_pss_kb = max(self.peak_pss_kb, sum(pss for _, pss in usage))
-            rss, pid = max((rss, pid) for (rss, _), pid in zip(usage, pids, strict=True))
-            if rss > self.max_single_rss_kb:
-                self.max_single_rss_kb, self.largest_process = rss, describe_process(pid)
-            self.stop_event.wait(self.interval)
 
 
 # ------------------------------------------------------------------------------------------- runs

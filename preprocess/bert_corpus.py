@@ -57,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"plain .xml), or '{LATEST}' to download the newest English dump (resumable, sha1-checked)",
     )
     parser.add_argument(
+        "--wikipedia-mirror",
+        metavar="URL",
+        help="with --wikipedia latest: a mirror laid out as https://dumps.wikimedia.org (default: "
+        "$WIKIPEDIA_DUMPS_MIRROR, else dumps.wikimedia.org)",
+    )
+    parser.add_argument(
         "--bookcorpus", type=Path, metavar="DIR", help="a directory of books, one UTF-8 .txt per book"
     )
     add_run_options(parser)
@@ -115,7 +121,7 @@ def wikipedia_dumps(args: argparse.Namespace, layout: CorpusLayout) -> list[Path
     if args.wikipedia == [LATEST]:
         from preprocess.sources.wikipedia_download import download_latest_wikipedia
 
-        return [download_latest_wikipedia(layout.downloads)]
+        return [download_latest_wikipedia(layout.downloads, mirror=args.wikipedia_mirror)]
     dumps = [Path(dump) for dump in args.wikipedia]
     require_files(dumps, "Wikipedia dumps")
     return dumps
