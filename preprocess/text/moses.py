@@ -8,6 +8,7 @@ fairseq's ``prepare-*.sh`` chain: ``normalize-punctuation.perl`` -> ``remove-non
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -61,13 +62,35 @@ class MosesTokenizerWithCharsets(MosesTokenizer):
         return self._lower.issuperset(text)
 
 
+class CompiledPunctNormalizer(MosesPunctNormalizer):
+    """sacremoses' punctuation normalizer with its ~40 substitutions compiled once.
+
+    ``MosesPunctNormalizer.normalize`` calls ``re.sub(pattern_string, ...)`` per substitution, i.e. a
+    pattern-cache lookup per substitution and line: a third of its time on short lines. Same patterns,
+    same order, same result.
+    """
+
+    def __init__(self, lang: str) -> None:
+        super().__init__(lang=lang)
+        self.compiled = [(re.compile(pattern), replacement) for pattern, replacement in self.substitutions]
+
+    def normalize(self, text: str) -> str:
+        if self.pre_replace_unicode_punct:
+            text = self.replace_unicode_punct(text)
+        for pattern, replacement in self.compiled:
+            text = pattern.sub(replacement, text)
+        if self.post_remove_control_chars:
+            text = self.remove_control_chars(text)
+        return text.strip()
+
+
 class MosesPipeline:
     """Callable applying a :class:`MosesConfig` to one line (instances are per process, not shared)."""
 
     def __init__(self, config: MosesConfig) -> None:
         self.config = config
         self.tokenizer = MosesTokenizerWithCharsets(lang=config.lang)
-        self.normalizer = MosesPunctNormalizer(lang=config.lang) if config.normalize_punctuation else None
+        self.normalizer = CompiledPunctNormalizer(config.lang) if config.normalize_punctuation else None
 
     def __call__(self, text: str) -> str:
         config = self.config
