@@ -6,8 +6,10 @@ Which pages count: articles only (namespace 0), no redirects, no disambiguation 
 library: its :class:`~wikiextractor.extract.Extractor` drops templates, tables, references, comments,
 files and list items, and with ``keepSections=False`` it writes no headings. What it lets through is then
 filtered here (:func:`is_text_passage`): paragraphs left with markup (``[[``, ``{{``, ``|``-table rows, tags,
-HTML entities) and lines that are not prose (no sentence-final punctuation: headings written as lines,
-captions, list-like remnants, "See also" stubs).
+HTML entities, its ``formula_1``/``codice_1`` placeholders for ``<math>``/``<code>``) and lines that are not
+prose (no sentence-final punctuation: headings written as lines, captions, list-like remnants). Indented
+and definition-list lines (``:``, ``;``), which it keeps, are removed before it runs, and the empty
+parentheses dropped templates leave behind (``Granmouth ({{IPA|...}})`` -> ``Granmouth ()``) after.
 
 Known loss (documented in docs/pretraining_data.md): templates are dropped, not expanded, so a value
 written with ``{{convert|80|kg}}`` leaves a gap in its sentence, as in every wikiextractor-based corpus.
@@ -34,6 +36,9 @@ _DISAMBIGUATION_TEMPLATE = re.compile(
 _MARKUP_REMNANT = re.compile(
     r"\[\[|\]\]|\{\{|\}\}|\{\||\|\}|^\s*[|!]|\|\||</?[a-zA-Z][^>]*>|&[a-zA-Z]+;|&#\d+;|__[A-Z]+__"
 )
+_INDENTED_OR_DEFINITION_LINE = re.compile(r"^[:;][^\n]*", re.MULTILINE)
+_EMPTY_PARENTHESES = re.compile(r"\s*\(\s*[,;]?\s*\)")
+_PLACEHOLDER = re.compile(r"\b(?:formula|codice)_\d+\b")
 _SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]»]*\s*$")
 _SPACES = re.compile(r"[ \t\u00a0\u2009\u200a\u202f]+")
 
@@ -57,16 +62,23 @@ def drop_reason(page: Page) -> str | None:
 
 def is_text_passage(paragraph: str) -> bool:
     """Whether a cleaned paragraph is prose: no markup left, and it ends like a sentence."""
-    return bool(paragraph) and not _MARKUP_REMNANT.search(paragraph) and bool(_SENTENCE_END.search(paragraph))
+    return (
+        bool(paragraph)
+        and not _MARKUP_REMNANT.search(paragraph)
+        and not _PLACEHOLDER.search(paragraph)
+        and bool(_SENTENCE_END.search(paragraph))
+    )
 
 
 def article_paragraphs(page: Page) -> tuple[list[str], int]:
     """The text passages of an article, and the number of cleaned paragraphs rejected as non-prose."""
     extractor = Extractor(page.id, 0, "", page.title, [], keepSections=False)
-    cleaned = extractor.clean_text(page.text, mark_headers=False, expand_templates=False, html_safe=False)
+    # wikiextractor keeps indented lines (":" with the colon stripped): definition lists, quotes, hatnotes
+    text = _INDENTED_OR_DEFINITION_LINE.sub("", page.text)
+    cleaned = extractor.clean_text(text, mark_headers=False, expand_templates=False, html_safe=False)
     passages, rejected = [], 0
     for paragraph in cleaned:
-        paragraph = _SPACES.sub(" ", paragraph).strip()
+        paragraph = _SPACES.sub(" ", _EMPTY_PARENTHESES.sub("", paragraph)).strip()
         if not paragraph:
             continue
         if is_text_passage(paragraph):
