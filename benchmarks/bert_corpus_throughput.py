@@ -1,0 +1,272 @@
+"""Throughput and peak memory of ``python -m preprocess.bert_corpus`` on a generated English-Wikipedia dump.
+
+1. Throughput: the whole command on a multistream dump of ``--mb`` MB of XML (realistic wikitext from
+   :mod:`preprocess.sources.synthetic_wiki`: templates, infoboxes, tables, references, lists, headings,
+   redirects, other namespaces, disambiguation pages) with each ``--workers`` count, from scratch. Per
+   stage: seconds, MB of XML per second (extraction) and words per second; end to end; the speed-up of the
+   largest worker count over the first.
+2. Baseline, in the same run: what a user would otherwise write — the ``wikiextractor`` command line
+   (``--processes`` = the largest worker count) followed by a one-process spaCy + sacremoses loop
+   (``benchmarks/bert_corpus_baseline.py``). It stops at tokenized text (no split, BPE or data-bin).
+3. Peak memory (``--memory-mb``): the whole command with the largest worker count on dumps of each size;
+   the summed PSS/RSS of the process tree, sampled from ``/proc``.
+
+The projection for the full English dump on a 64-core node uses the measured per-worker rates; see
+docs/pretraining_data.md for its assumptions.
+
+    python benchmarks/bert_corpus_throughput.py [--mb 200] [--workers 1 2] [--memory-mb 100 1000]
+        [--skip-baseline] [--skip-throughput] [--work DIR] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from process_memory import TreeMemorySampler  # noqa: E402
+from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+
+from preprocess.sources.synthetic_wiki import write_dump  # noqa: E402
+
+STAGES = ("extract", "collect", "learn-bpe", "bpe-train", "bpe-valid", "binarize")
+ENWIKI_BZ2_GB = 22.0
+ENWIKI_XML_GB = 95.0
+"""Approximate sizes of the English pages-articles dump (compressed, as the issue states; uncompressed, about
+4.3:1), an input of the projection, not a measurement."""
+FULL_NODE_CORES = 64
+
+
+def ensure_dump(work: Path, megabytes: int) -> tuple[Path, dict]:
+    """A multistream dump of about ``megabytes`` MB of XML (with its index), generated once per size."""
+    directory = work / f"dump-{megabytes}mb"
+    dump = directory / "enwiki-20261101-pages-articles-multistream.xml.bz2"
+    record = directory / "manifest.json"
+    if not record.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        print(f"generating {megabytes} MB of XML in {dump}", flush=True)
+        manifest = write_dump(dump, target_bytes=megabytes * 10**6, seed=megabytes)
+        record.write_text(
+            json.dumps(
+                {"xml_bytes": manifest.xml_bytes, "bz2_bytes": dump.stat().st_size, **manifest.counts()}
+            )
+        )
+    return dump, json.loads(record.read_text())
+
+
+def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False) -> dict:
+    """The whole command from scratch; wall time, per-stage seconds and counts (and peak memory)."""
+    shutil.rmtree(dest, ignore_errors=True)
+    command = [sys.executable, "-m", "preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
+               "--workers", str(workers)]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    started = time.monotonic()
+    process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    sampler = TreeMemorySampler(process.pid) if sample_memory else None
+    if sampler:
+        sampler.start()
+    _, stderr = process.communicate()
+    wall = time.monotonic() - started
+    if sampler:
+        sampler.stop_event.set()
+        sampler.join()
+    if process.returncode != 0:
+        raise SystemExit(f"bert_corpus failed:\n{stderr.decode()[-3000:]}")
+    summary = json.loads((dest / "summary.json").read_text())
+    seconds = summary["stage_seconds"]
+    stages = {
+        stage: sum(s for name, s in seconds.items() if name.split("-wikipedia")[0] == stage)
+        for stage in STAGES
+    }
+    wiki = summary["sources"]["wikipedia"]
+    result = {
+        "wall": wall,
+        "stages": stages,
+        "xml_bytes": wiki["xml_bytes"],
+        "words": summary["total"]["train"]["tokens"] + summary["total"]["valid"]["tokens"],
+        "documents": summary["total"]["train"]["documents"] + summary["total"]["valid"]["documents"],
+    }
+    if sampler:
+        result.update(
+            peak_pss_mb=sampler.peak_pss_kb / 1024,
+            peak_rss_sum_mb=sampler.peak_rss_kb / 1024,
+            max_single_rss_mb=sampler.max_single_rss_kb / 1024,
+        )
+    return result
+
+
+def run_baseline(dump: Path, work: Path, processes: int) -> dict:
+    """wikiextractor's CLI, then the one-process spaCy + sacremoses loop; seconds of each and words out."""
+    extracted, output = work / "baseline-extracted", work / "baseline.txt"
+    shutil.rmtree(extracted, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    started = time.monotonic()
+    subprocess.run(
+        [sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(extracted), "--json",
+         "--no-templates", "--processes", str(processes), "-q"],
+        check=True, env=env, capture_output=True,
+    )  # fmt: skip
+    extract_seconds = time.monotonic() - started
+    subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "bert_corpus_baseline.py"), str(extracted), str(output)],
+        check=True, env=env, capture_output=True,
+    )  # fmt: skip
+    total = time.monotonic() - started
+    words = 0
+    with open(output, encoding="utf-8") as lines:
+        for line in lines:
+            words += len(line.split())
+    return {"wall": total, "wikiextractor": extract_seconds, "loop": total - extract_seconds, "words": words,
+            "processes": processes}  # fmt: skip
+
+
+def throughput(args: argparse.Namespace, work: Path) -> dict:
+    dump, manifest = ensure_dump(work, args.mb)
+    runs = {}
+    for workers in args.workers:
+        runs[str(workers)] = run_corpus(dump, work / f"out-w{workers}", workers)
+        r = runs[str(workers)]
+        print(f"  {workers} worker(s): {r['wall']:.1f}s, stages {r['stages']}", flush=True)
+    result: dict = {"mb": args.mb, "dump": manifest, "runs": runs}
+    if not args.skip_baseline:
+        result["baseline"] = run_baseline(dump, work, max(args.workers))
+        print(f"  baseline: {result['baseline']}", flush=True)
+    print(throughput_table(result))
+    return result
+
+
+def _rate(amount: float, seconds: float, scale: float, unit: str) -> str:
+    return f"{amount / scale / seconds:,.2f} {unit}" if seconds > 0 else "-"
+
+
+def throughput_table(result: dict) -> str:
+    """Per stage and end to end: seconds, MB of XML/s and words/s for each worker count, and speed-up."""
+    workers = list(result["runs"])
+    first, last = result["runs"][workers[0]], result["runs"][workers[-1]]
+    head = " | ".join(f"{w} worker{'s' if w != '1' else ''}" for w in workers)
+    lines = [f"| stage | {head} | speed-up |", "|---" * (len(workers) + 2) + "|"]
+    for stage in (*STAGES, "end to end"):
+        cells = []
+        for w in workers:
+            run = result["runs"][w]
+            seconds = run["wall"] if stage == "end to end" else run["stages"][stage]
+            rates = []
+            if stage in ("extract", "end to end"):
+                rates.append(_rate(run["xml_bytes"], seconds, 1e6, "MB XML/s"))
+            if stage not in ("collect", "learn-bpe"):
+                rates.append(_rate(run["words"], seconds, 1e3, "k words/s"))
+            cells.append(f"{seconds:.1f} s" + (f" ({', '.join(rates)})" if rates else ""))
+        base = first["wall"] if stage == "end to end" else first["stages"][stage]
+        top = last["wall"] if stage == "end to end" else last["stages"][stage]
+        lines.append(
+            f"| {stage} | " + " | ".join(cells) + (f" | {base / top:.2f}× |" if top > 0 else " | - |")
+        )
+    if "baseline" in result:
+        b = result["baseline"]
+        lines.append(
+            f"| baseline: wikiextractor --processes {b['processes']} + one-process spaCy/sacremoses loop | "
+            f"wikiextractor {b['wikiextractor']:.1f} s + loop {b['loop']:.1f} s = **{b['wall']:.1f} s** "
+            f"({_rate(last['xml_bytes'], b['wall'], 1e6, 'MB XML/s')}) | "
+            f"bert_corpus with {workers[-1]} workers: **{b['wall'] / last['wall']:.2f}× faster** |  |"
+        )
+    return "\n".join(lines)
+
+
+def projection(result: dict) -> str:
+    """Hours for the full English dump on a 64-core node, from the measured rates per worker."""
+    workers = list(result["runs"])
+    largest = result["runs"][workers[-1]]
+    cores = int(workers[-1])
+    scale = ENWIKI_XML_GB * 1e9 / largest["xml_bytes"]
+    parallel = sum(largest["stages"][s] for s in ("extract", "bpe-train", "bpe-valid", "binarize"))
+    parallel_hours = parallel * scale * cores / FULL_NODE_CORES / 3600
+    serial_hours = (largest["stages"]["collect"] * scale + largest["stages"]["learn-bpe"]) / 3600
+    total = parallel_hours + serial_hours
+    return (
+        f"Projection for the English dump (about {ENWIKI_BZ2_GB:.0f} GB of bz2, {ENWIKI_XML_GB:.0f} GB XML) "
+        f"on a {FULL_NODE_CORES}-core node, from the per-worker rates measured with {cores} workers, scaled "
+        f"linearly: {parallel_hours:.1f} h of parallel stages (extract, BPE, binarize) + "
+        f"{serial_hours:.2f} h of serial ones (collect; BPE learning, bounded by its sample) = "
+        f"**{total:.1f} h**."
+    )
+
+
+def peak_memory(args: argparse.Namespace, work: Path) -> dict:
+    workers = max(args.workers)
+    results = {}
+    for megabytes in args.memory_mb:
+        dump, manifest = ensure_dump(work, megabytes)
+        run = run_corpus(dump, work / f"out-mem-{megabytes}", workers, sample_memory=True)
+        results[str(megabytes)] = {"dump": manifest, "workers": workers, **run}
+        print(f"  {megabytes} MB: peak PSS {run['peak_pss_mb']:.0f} MB, wall {run['wall']:.0f}s", flush=True)
+    print(memory_table(results))
+    return results
+
+
+def memory_table(results: dict) -> str:
+    lines = ["| XML | bz2 | workers | wall | peak summed PSS | peak summed RSS | largest process |",
+             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in results.values():
+        lines.append(
+            f"| {r['dump']['xml_bytes'] / 1e6:,.0f} MB | {r['dump']['bz2_bytes'] / 1e6:,.0f} MB | "
+            f"{r['workers']} | {r['wall']:.0f} s | {r['peak_pss_mb']:,.0f} MB | "
+            f"{r['peak_rss_sum_mb']:,.0f} MB | {r['max_single_rss_mb']:,.0f} MB |"
+        )
+    return "\n".join(lines)
+
+
+def render(payload: dict) -> str:
+    """The docs' tables of one results file, and where they come from."""
+    r = payload["results"]
+    parts = []
+    if "throughput" in r:
+        t = r["throughput"]
+        d = t["dump"]
+        parts.append(
+            f"Generated multistream dump: {d['xml_bytes'] / 1e6:,.0f} MB of XML "
+            f"({d['bz2_bytes'] / 1e6:,.0f} MB bz2), {d['article']:,} articles, {d['redirect']:,} redirects, "
+            f"{d['other_namespace']:,} pages in other namespaces, {d['disambiguation']:,} disambiguation "
+            "pages.\n\n" + throughput_table(t) + "\n\n" + projection(t)
+        )
+    if "memory" in r:
+        parts.append(memory_table(r["memory"]))
+    parts.append(f"Measured by {provenance(payload)}.")
+    return "\n\n".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mb", type=int, default=200, help="MB of XML of the throughput dump")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare")
+    parser.add_argument("--memory-mb", type=int, nargs="*", default=[], help="dump sizes for the memory runs")
+    parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
+    parser.add_argument("--work", type=Path, help="directory for dumps and outputs (default: a temp dir)")
+    parser.add_argument("--json", type=Path, default=RESULTS_DIR / "bert_corpus_throughput.json")
+    args = parser.parse_args()
+    work = args.work or Path(tempfile.mkdtemp(prefix="bert-corpus-bench-"))
+    machine = machine_info()
+    print(f"load average before: {os.getloadavg()[0]:.2f} (1 min), cores: {os.cpu_count()}", flush=True)
+    results = {}
+    if not args.skip_throughput:
+        results["throughput"] = throughput(args, work)
+        print(projection(results["throughput"]))
+    if args.memory_mb:
+        results["memory"] = peak_memory(args, work)
+    print(f"load average after: {os.getloadavg()[0]:.2f} (1 min)")
+    write_results(args.json, results, machine)
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
