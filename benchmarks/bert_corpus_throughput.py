@@ -93,6 +93,7 @@ def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False
         "stages": stages,
         "xml_bytes": wiki["xml_bytes"],
         "words": summary["total"]["train"]["tokens"] + summary["total"]["valid"]["tokens"],
+        "split_words": {split: summary["total"][split]["tokens"] for split in ("train", "valid")},
         "documents": summary["total"]["train"]["documents"] + summary["total"]["valid"]["documents"],
     }
     if sampler:
@@ -162,7 +163,9 @@ def throughput_table(result: dict) -> str:
             rates = []
             if stage in ("extract", "end to end"):
                 rates.append(_rate(run["xml_bytes"], seconds, 1e6, "MB XML/s"))
-            if stage not in ("collect", "learn-bpe"):
+            if stage.startswith("bpe-"):
+                rates.append(_rate(run["split_words"][stage[4:]], seconds, 1e3, "k words/s"))
+            elif stage not in ("collect", "learn-bpe"):
                 rates.append(_rate(run["words"], seconds, 1e3, "k words/s"))
             cells.append(f"{seconds:.1f} s" + (f" ({', '.join(rates)})" if rates else ""))
         base = first["wall"] if stage == "end to end" else first["stages"][stage]

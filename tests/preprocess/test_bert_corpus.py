@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import bz2
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from helpers import run_module
+from helpers import REPO, run_module
 
 from preprocess.sources.synthetic_wiki import MARKERS, write_books, write_dump
 
@@ -209,3 +214,40 @@ def test_multistream_index_is_used_when_present(inputs: dict) -> None:
     assert index.exists()
     first = bz2.decompress(index.read_bytes()).decode().splitlines()[0]
     assert re.fullmatch(r"\d+:\d+:.+", first)
+
+
+def _default_sigint() -> None:
+    # background jobs start with SIGINT ignored (see tests/preprocess/test_preprocess_resume.py)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_extraction_leaves_nothing_trusted_and_a_rerun_completes(tmp_path: Path) -> None:
+    dump = tmp_path / "enwiki-20261101-pages-articles-multistream.xml.bz2"
+    manifest = write_dump(dump, target_bytes=4_000_000, seed=9, pages_per_stream=20)
+    dest = tmp_path / "out"
+    args = ["--dest", str(dest), "--wikipedia", str(dump), "--workers", "2", "--vocab-size", "600"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "preprocess.bert_corpus", *args], cwd=REPO, text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        start_new_session=True, preexec_fn=_default_sigint,
+    )  # fmt: skip
+    extract_dir = dest / "work" / "extract" / f"wikipedia-{dump.name}"
+    deadline = time.monotonic() + 60
+    while not list(extract_dir.glob(".train.txt.tmp-*")):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "extraction did not start"
+        time.sleep(0.01)
+    time.sleep(0.5)
+    os.killpg(process.pid, signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted: completed stages are kept" in stderr and "Traceback" not in stderr
+    assert not list(dest.rglob("*.tmp-*")) and not (extract_dir / "train.txt").exists()
+    assert not list((dest / ".stages").glob("extract-*.json"))
+    resumed = run_module("preprocess.bert_corpus", *args, timeout=300)
+    summary = json.loads((dest / "summary.json").read_text())
+    assert summary["total"]["train"]["documents"] + summary["total"]["valid"]["documents"] == len(
+        manifest.articles
+    ), resumed.stderr
+    assert not list(dest.rglob("*.tmp-*"))

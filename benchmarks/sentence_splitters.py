@@ -1,0 +1,114 @@
+"""spaCy sentence splitters for the pre-training corpus: speed on Wikipedia-style paragraphs and the
+sentences they give on hard cases (abbreviations, initials, decimals, quotes).
+
+Compares the default rule-based ``sentencizer`` (``spacy.blank("en")``) with trained pipelines given by
+name (``en_core_web_sm``, ...) when they are installed; a pipeline that is not installed is reported as
+such, not skipped silently.
+
+    python benchmarks/sentence_splitters.py [--splitters sentencizer en_core_web_sm] [--mb 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+
+from preprocess.sources import mediawiki  # noqa: E402
+from preprocess.sources.synthetic_wiki import write_dump  # noqa: E402
+from preprocess.text.sentences import SentenceSplitter  # noqa: E402
+from preprocess.text.wikitext import article_paragraphs, drop_reason  # noqa: E402
+from workflow.errors import UserError  # noqa: E402
+
+HARD_CASES = (
+    # (paragraph, the sentences a careful reader finds)
+    ("Dr. Smith arrived at 5 p.m. on Jan. 3. He left early.", 2),
+    ("The U.S. Army was founded in 1775. It is large.", 2),
+    ("He moved to the U.S. He found work in Boston.", 2),
+    ("Prices rose by 3.5 per cent in 2019. Analysts were surprised.", 2),
+    ('She said, "Stop!" and left the room.', 1),
+    ("See e.g. the works of St. Augustine. They still matter.", 2),
+    ("J. R. R. Tolkien wrote it in 1937. It sold well.", 2),
+    ("It reached No. 1 in the U.K. charts. Fans cheered!", 2),
+    ("The film (released in 2001.) was a hit. Critics agreed.", 2),
+    ("Was it worth it? Most historians think so.", 2),
+)
+
+
+def wikipedia_paragraphs(megabytes: float, work: Path) -> list[str]:
+    dump = work / "enwiki-pages-articles-multistream.xml.bz2"
+    write_dump(dump, target_bytes=int(megabytes * 1e6), seed=11)
+    paragraphs = []
+    for chunk in mediawiki.iter_page_chunks(dump):
+        page = mediawiki.parse_page(dump, chunk)
+        if drop_reason(page) is None:
+            paragraphs += article_paragraphs(page)[0]
+    return paragraphs
+
+
+def measure(name: str, paragraphs: list[str]) -> dict:
+    try:
+        splitter = SentenceSplitter(name)
+    except UserError as exc:
+        return {"splitter": name, "installed": False, "error": str(exc)}
+    started = time.perf_counter()
+    sentences = splitter.split(paragraphs)
+    seconds = time.perf_counter() - started
+    hard = [splitter.split([text])[0] for text, _ in HARD_CASES]
+    return {
+        "splitter": name,
+        "installed": True,
+        "seconds": seconds,
+        "characters": sum(len(p) for p in paragraphs),
+        "sentences": sum(len(s) for s in sentences),
+        "hard_cases": hard,
+        "hard_correct": sum(len(got) == want for got, (_, want) in zip(hard, HARD_CASES, strict=True)),
+    }
+
+
+def render(payload: dict) -> str:
+    rows = ["| splitter | MB of text/s | sentences | hard cases right |", "|---|---|---|---|"]
+    notes = []
+    for r in payload["results"]["splitters"]:
+        if not r["installed"]:
+            rows.append(f"| {r['splitter']} | not installed here | | |")
+            continue
+        rate = r["characters"] / 1e6 / r["seconds"]
+        rows.append(
+            f"| {r['splitter']} | {rate:.2f} | {r['sentences']:,} | {r['hard_correct']}/{len(HARD_CASES)} |"
+        )
+        wrong = [
+            f"`{text}` → {len(got)} sentence(s): " + " ‖ ".join(got)
+            for got, (text, want) in zip(r["hard_cases"], HARD_CASES, strict=True)
+            if len(got) != want
+        ]
+        if wrong:
+            notes.append(f"{r['splitter']} gets wrong:\n\n" + "\n".join(f"- {line}" for line in wrong))
+    return "\n".join(rows) + "\n\n" + "\n\n".join(notes) + f"\n\nMeasured by {provenance(payload)}."
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--splitters", nargs="+", default=["sentencizer", "en_core_web_sm"])
+    parser.add_argument("--mb", type=float, default=2.0, help="MB of generated XML to take paragraphs from")
+    parser.add_argument("--json", type=Path, default=RESULTS_DIR / "sentence_splitters.json")
+    args = parser.parse_args()
+    machine = machine_info()
+    with tempfile.TemporaryDirectory() as work:
+        paragraphs = wikipedia_paragraphs(args.mb, Path(work))
+    print(f"{len(paragraphs):,} paragraphs; load {os.getloadavg()[0]:.2f}", flush=True)
+    results = {"splitters": [measure(name, paragraphs) for name in args.splitters]}
+    write_results(args.json, results, machine)
+    print(render({"results": results, "command": "", "machine": {**machine, "load_average_1min_at_end": 0}}))
+
+
+if __name__ == "__main__":
+    main()
