@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,7 +75,16 @@ def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False
     sampler = TreeMemorySampler(process.pid) if sample_memory else None
     if sampler:
         sampler.start()
-    _, stderr = process.communicate()
+    assert process.stderr is not None
+    log = []
+    for raw in process.stderr:  # "[stage] running" lines tell the sampler which stage is running
+        line = raw.decode(errors="replace")
+        log.append(line)
+        started_stages = re.findall(r"\[([\w.-]+)\] running", line)  # progress bars share lines (\r)
+        if sampler and started_stages:
+            sampler.phase = started_stages[-1].split("-wikipedia")[0]
+    process.wait()
+    stderr = "".join(log).encode()
     wall = time.monotonic() - started
     if sampler:
         sampler.stop_event.set()
@@ -101,6 +111,10 @@ def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False
             peak_pss_mb=sampler.peak_pss_kb / 1024,
             peak_rss_sum_mb=sampler.peak_rss_kb / 1024,
             max_single_rss_mb=sampler.max_single_rss_kb / 1024,
+            largest_process=sampler.largest_process,
+            peak_pss_mb_by_stage={
+                stage: kb / 1024 for stage, kb in sampler.peak_pss_kb_by_phase.items() if stage in STAGES
+            },
         )
     return result
 
@@ -216,33 +230,43 @@ def peak_memory(args: argparse.Namespace, work: Path) -> dict:
 
 
 def memory_table(results: dict) -> str:
-    lines = ["| XML | bz2 | workers | wall | peak summed PSS | peak summed RSS | largest process |",
-             "|---|---|---|---|---|---|---|"]  # fmt: skip
+    """Peak memory per dump size: the whole run, each stage (summed PSS), the largest single process."""
+    stages = [s for s in STAGES if any(s in r.get("peak_pss_mb_by_stage", {}) for r in results.values())]
+    head = " | ".join(f"{stage} PSS" for stage in stages)
+    lines = [f"| XML | bz2 | workers | wall | peak summed PSS | {head} | peak summed RSS | largest process |",
+             "|---" * (7 + len(stages)) + "|"]  # fmt: skip
     for r in results.values():
+        by_stage = " | ".join(f"{r['peak_pss_mb_by_stage'].get(s, 0):,.0f} MB" for s in stages)
         lines.append(
             f"| {r['dump']['xml_bytes'] / 1e6:,.0f} MB | {r['dump']['bz2_bytes'] / 1e6:,.0f} MB | "
-            f"{r['workers']} | {r['wall']:.0f} s | {r['peak_pss_mb']:,.0f} MB | "
+            f"{r['workers']} | {r['wall']:.0f} s | {r['peak_pss_mb']:,.0f} MB | {by_stage} | "
             f"{r['peak_rss_sum_mb']:,.0f} MB | {r['max_single_rss_mb']:,.0f} MB |"
         )
+    largest = {r.get("largest_process", "")[:60] for r in results.values()} - {""}
+    if largest:
+        lines.append(f"\nLargest single process: {'; '.join(sorted(largest))}.")
     return "\n".join(lines)
 
 
+def render_throughput(payload: dict) -> str:
+    """The throughput table of a results file (with the dump it ran on, the projection and provenance)."""
+    t = payload["results"]["throughput"]
+    d = t["dump"]
+    return (
+        f"Generated multistream dump: {d['xml_bytes'] / 1e6:,.0f} MB of XML ({d['bz2_bytes'] / 1e6:,.0f} MB "
+        f"bz2), {d['article']:,} articles, {d['redirect']:,} redirects, {d['other_namespace']:,} pages in "
+        f"other namespaces, {d['disambiguation']:,} disambiguation pages.\n\n{throughput_table(t)}\n\n"
+        f"{projection(t)}\n\nMeasured by {provenance(payload)}."
+    )
+
+
 def render(payload: dict) -> str:
-    """The docs' tables of one results file, and where they come from."""
+    """Every table of a results file (throughput and/or memory), and where they come from."""
     r = payload["results"]
-    parts = []
-    if "throughput" in r:
-        t = r["throughput"]
-        d = t["dump"]
-        parts.append(
-            f"Generated multistream dump: {d['xml_bytes'] / 1e6:,.0f} MB of XML "
-            f"({d['bz2_bytes'] / 1e6:,.0f} MB bz2), {d['article']:,} articles, {d['redirect']:,} redirects, "
-            f"{d['other_namespace']:,} pages in other namespaces, {d['disambiguation']:,} disambiguation "
-            "pages.\n\n" + throughput_table(t) + "\n\n" + projection(t)
-        )
-    if "memory" in r:
-        parts.append(memory_table(r["memory"]))
-    parts.append(f"Measured by {provenance(payload)}.")
+    if "memory" not in r:
+        return render_throughput(payload)
+    parts = [render_throughput(payload)] if "throughput" in r else []
+    parts.append(f"{memory_table(r['memory'])}\n\nMeasured by {provenance(payload)}.")
     return "\n\n".join(parts)
 
 

@@ -27,12 +27,16 @@ class DocBlock:
     doc: str  # markdown file, relative to the repository
     results: str  # results file in docs/results/
     module: str  # the benchmark module whose render(payload) makes the block
+    function: str = "render"  # or another renderer of that module (one part of a results file)
 
     def render(self) -> str:
-        return importlib.import_module(self.module).render(read_results(RESULTS_DIR / self.results))
+        renderer = getattr(importlib.import_module(self.module), self.function)
+        return renderer(read_results(RESULTS_DIR / self.results))
 
 
 PREPROCESS = "preprocess_throughput"
+BERT_CORPUS = "bert_corpus_throughput"
+SPLITTERS = "sentence_splitters"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
@@ -47,6 +51,16 @@ BLOCKS = (
         PREPROCESS,
     ),
     DocBlock("preprocess-memory", "docs/preprocessing.md", "preprocess_memory_1m.json", PREPROCESS),
+    DocBlock("bert-corpus", "README.md", "bert_corpus_throughput.json", BERT_CORPUS, "render_throughput"),
+    DocBlock(
+        "bert-corpus",
+        "docs/pretraining_data.md",
+        "bert_corpus_throughput.json",
+        BERT_CORPUS,
+        "render_throughput",
+    ),
+    DocBlock("bert-corpus-memory", "docs/pretraining_data.md", "bert_corpus_memory.json", BERT_CORPUS),
+    DocBlock("sentence-splitters", "docs/pretraining_data.md", "sentence_splitters.json", SPLITTERS),
 )
 
 

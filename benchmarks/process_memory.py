@@ -56,13 +56,19 @@ class TreeMemorySampler(threading.Thread):
         self.peak_rss_kb = self.peak_pss_kb = self.max_single_rss_kb = 0
         self.largest_process = ""
         self.stop_event = threading.Event()
+        self.phase = ""
+        """Set by the caller (e.g. from the stage names a pipeline logs): peaks are also kept per phase."""
+        self.peak_pss_kb_by_phase: dict[str, int] = {}
 
     def run(self) -> None:
         while not self.stop_event.is_set():
             pids = process_tree(self.root)
             usage = [memory_kb(pid) for pid in pids]
             self.peak_rss_kb = max(self.peak_rss_kb, sum(rss for rss, _ in usage))
-            self.peak_pss_kb = max(self.peak_pss_kb, sum(pss for _, pss in usage))
+            pss_sum = sum(pss for _, pss in usage)
+            self.peak_pss_kb = max(self.peak_pss_kb, pss_sum)
+            phase = self.phase
+            self.peak_pss_kb_by_phase[phase] = max(self.peak_pss_kb_by_phase.get(phase, 0), pss_sum)
             rss, pid = max((rss, pid) for (rss, _), pid in zip(usage, pids, strict=True))
             if rss > self.max_single_rss_kb:
                 self.max_single_rss_kb, self.largest_process = rss, describe_process(pid)

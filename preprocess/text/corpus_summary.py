@@ -12,6 +12,8 @@ from preprocess.text.corpus_layout import SPLITS
 from preprocess.text.wikitext import DROP_REASONS
 
 MEASURES = ("documents", "sentences", "tokens")
+DOCUMENT_DROP_REASONS = ("empty", "too_short")
+"""The drop reasons that apply to books (the others are about wiki pages)."""
 
 
 def build_summary(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
@@ -28,7 +30,8 @@ def build_summary(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         entry: dict[str, Any] = {
             split: {measure: counts[f"{split}.{measure}"] for measure in MEASURES} for split in SPLITS
         }
-        entry["dropped"] = {reason: counts[f"dropped.{reason}"] for reason in DROP_REASONS}
+        reasons = DROP_REASONS if source == "wikipedia" else DOCUMENT_DROP_REASONS
+        entry["dropped"] = {reason: counts[f"dropped.{reason}"] for reason in reasons}
         if source == "wikipedia":
             entry["pages"] = counts["pages"]
             entry["xml_bytes"] = counts["xml_bytes"]

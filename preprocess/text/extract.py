@@ -36,10 +36,11 @@ from workflow.files import OutputFile
 from workflow.stages import StageReport, StageRunner
 from workflow.workers import chunked, ordered_map
 
-STREAM_UNIT_BYTES = 4 << 20
-"""Compressed bytes of a multistream dump per work unit (about 20 MB of XML)."""
+STREAM_UNIT_BYTES = 1 << 20
+"""Compressed bytes of a multistream dump per work unit (about 5 MB of XML)."""
 PAGE_BATCH_BYTES = 2 << 20
-"""XML bytes of pages per work unit when the main process reads the dump."""
+"""XML bytes of pages handled together (a work unit when the main process reads the dump; a batch inside
+a stream range otherwise), so that a worker holds at most this much XML at a time."""
 BOOKS_PER_UNIT = 4
 EXTRACT_VERSION = 1
 
@@ -71,8 +72,9 @@ def _init_worker(config: DocumentConfig, site: mediawiki.SiteInfo | None) -> Non
     _processor["site"] = site
 
 
-def _wiki_pages(path: Path, chunks: Sequence[bytes]) -> ExtractedText:
-    out = ExtractedText()
+def _wiki_pages(path: Path, chunks: Sequence[bytes], out: ExtractedText | None = None) -> ExtractedText:
+    """Clean, split and tokenize the pages in ``chunks``, appending to ``out`` (a new one by default)."""
+    out = ExtractedText() if out is None else out
     documents = []
     for chunk in chunks:
         page = mediawiki.parse_page(path, chunk, _processor["site"])
@@ -90,8 +92,16 @@ def _wiki_pages(path: Path, chunks: Sequence[bytes]) -> ExtractedText:
 
 
 def wiki_stream_range(stream_range: mediawiki.StreamRange) -> ExtractedText:
-    """Decompress, cut, clean and tokenize one range of whole bz2 streams."""
-    chunks, cutter = mediawiki.range_page_chunks(stream_range)
+    """Decompress, cut, clean and tokenize one range of whole bz2 streams, a batch of pages at a time."""
+    out = ExtractedText()
+    cutter = mediawiki.PageCutter(stream_range.path)
+    batch: list[bytes] = []
+    for block in mediawiki.decompress_bz2(stream_range):
+        batch += cutter.feed(block)
+        if sum(map(len, batch)) >= PAGE_BATCH_BYTES:
+            _wiki_pages(stream_range.path, batch, out)
+            batch = []
+    _wiki_pages(stream_range.path, batch, out)
     if stream_range.is_last:
         mediawiki.check_end(stream_range.path, cutter)
     elif b"<page>" in cutter.tail:
@@ -99,7 +109,7 @@ def wiki_stream_range(stream_range: mediawiki.StreamRange) -> ExtractedText:
             f"{stream_range.path}: a <page> element crosses the bz2 stream boundary at byte "
             f"{stream_range.end:,}: not a multistream dump, or a wrong index file"
         )
-    return _wiki_pages(stream_range.path, chunks)
+    return out
 
 
 def wiki_page_batch(job: tuple[Path, list[bytes]]) -> ExtractedText:
