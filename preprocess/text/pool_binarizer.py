@@ -239,7 +239,8 @@ class StreamingMMapWriter:
     with fairseq's own magic and dtype code. The files are byte-identical to the builder's (tested).
     """
 
-    SIZES_PER_BLOCK = 1 << 22
+    SIZES_PER_BLOCK = 1 << 20
+    """Sizes turned into pointers at a time (about 20 MB of temporary arrays)."""
 
     def __init__(self, bin_path: Path, dtype: type) -> None:
         self.dtype = dtype
@@ -272,10 +273,13 @@ class StreamingMMapWriter:
                     shutil.copyfileobj(sizes, index)
                 address = 0
                 for block in self._size_blocks():
-                    ends = np.cumsum(block, dtype=np.int64) * itemsize + address
-                    pointers = np.concatenate(([address], ends[:-1])).astype(np.int64)
+                    pointers = np.empty(len(block), dtype=np.int64)
+                    pointers[0] = address
+                    np.cumsum(block[:-1], dtype=np.int64, out=pointers[1:])
+                    pointers[1:] *= itemsize
+                    pointers[1:] += address
                     index.write(pointers.tobytes(order="C"))
-                    address = int(ends[-1])
+                    address += int(block.sum(dtype=np.int64)) * itemsize
         finally:
             self.sizes_path.unlink(missing_ok=True)
 

@@ -219,3 +219,26 @@ def test_unknown_binarizer_and_missing_train_split_are_clear_errors(corpus, tmp_
     temps = {tmp_path / "x" / name: tmp_path / name for name in binarized_files(["valid"], "en", "de")}
     with pytest.raises(UserError, match="training split, which is missing"):
         run_binarizer("pool", valid_only, "en", "de", temps, tmp_path, 1)
+
+
+def test_streaming_index_is_fairseqs_index_byte_for_byte_across_blocks_and_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import numpy as np
+    from fairseq.data.indexed_dataset import MMapIndexedDataset
+
+    from preprocess.text.pool_binarizer import StreamingMMapWriter, sizes_file
+
+    monkeypatch.setattr(StreamingMMapWriter, "SIZES_PER_BLOCK", 1000)  # many blocks, one ending mid-part
+    sizes = np.random.default_rng(0).integers(1, 300, size=4321).astype(np.int32)
+    writer = StreamingMMapWriter(tmp_path / "streamed.bin", np.uint16)
+    for i, (lo, hi) in enumerate([(0, 1500), (1500, 1500), (1500, 4321)]):  # an empty part too
+        part = tmp_path / f"part{i}.bin"
+        part.write_bytes(np.arange(int(sizes[lo:hi].sum()), dtype=np.uint16).tobytes())
+        sizes_file(part).write_bytes(sizes[lo:hi].tobytes())
+        writer.add_part(part, hi - lo)
+    writer.finalize(tmp_path / "streamed.idx")
+    with MMapIndexedDataset.Index.writer(str(tmp_path / "fairseq.idx"), np.uint16) as index:
+        index.write(sizes.tolist())
+    assert (tmp_path / "streamed.idx").read_bytes() == (tmp_path / "fairseq.idx").read_bytes()
+    assert not (tmp_path / "streamed.bin.sizes").exists()
