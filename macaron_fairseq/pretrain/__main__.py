@@ -1,0 +1,71 @@
+"""``python -m macaron_fairseq.pretrain DATA_BIN --arch macaron_bert_base --deepspeed-config CFG.json
+--save-dir DIR --max-update N ...``, launched by ``torchrun``, ``deepspeed`` or ``srun`` alike.
+
+Every fairseq training option is accepted (it is fairseq's own parser with ``--task
+macaron_bert_pretraining --criterion macaron_bert_loss`` as defaults); the optimizer, schedule, precision,
+ZeRO stage and batch sizes come from the DeepSpeed config (``configs/deepspeed/``), checked against
+``--batch-size`` / ``--update-freq`` when those are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
+from macaron_fairseq.pretrain.distributed import export_placement, placement
+from macaron_fairseq.pretrain.ds_config import read_config, reconcile_batch
+from workflow.cli import run_cli
+
+DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
+
+
+def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("DeepSpeed pre-training")
+    group.add_argument("--deepspeed-config", type=Path, required=True, help="DeepSpeed JSON config")
+    group.add_argument(
+        "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
+    )
+
+
+def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
+    from fairseq import options
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+
+    argv = list(argv)
+    for flag, value in DEFAULTS.items():
+        if flag not in argv:
+            argv = [flag, value, *argv]
+    parser = options.get_training_parser()
+    add_pretrain_args(parser)
+    args = options.parse_args_and_arch(parser, argv)
+    return args, convert_namespace_to_omegaconf(args)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    import deepspeed
+
+    from macaron_fairseq.pretrain.trainer import Pretrainer
+
+    args, cfg = parse(sys.argv[1:] if argv is None else argv)
+    where = placement()
+    export_placement(where)
+    backend = "nccl" if torch.cuda.is_available() else "gloo"
+    if torch.cuda.is_available():
+        torch.cuda.set_device(where.local_rank)
+    deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
+    update_freq = args.update_freq[0] if "--update-freq" in (argv or sys.argv) else None
+    batch_size = args.batch_size if args.batch_size is not None else None
+    ds_config = reconcile_batch(
+        read_config(args.deepspeed_config), args.deepspeed_config, where.world_size, batch_size, update_freq
+    )
+    torch.manual_seed(cfg.common.seed)
+    Pretrainer(cfg, args, ds_config, where).train()
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,219 @@
+"""BERT-style pre-training of a plugin model with DeepSpeed.
+
+The model, task (data) and criterion are fairseq's, built from fairseq's own command line exactly as
+``fairseq-train`` builds them (``--task macaron_bert_pretraining --criterion macaron_bert_loss --arch
+...``), so the weights export to a checkpoint fairseq loads. DeepSpeed owns what it is good at: the
+optimizer and schedule from ``--deepspeed-config``, ZeRO stages 0-2, bf16 / fp16 with dynamic loss scaling,
+gradient accumulation and clipping, and sharded checkpoints.
+
+Resuming (the newest checkpoint in ``--save-dir``, or ``--restore-tag``) restores the engine's model,
+optimizer, scheduler and loss scaler (DeepSpeed), the data position (fairseq's epoch iterator state: the
+batches and their masks depend only on seed, epoch and index, see the task) and every rank's RNG state, so a
+run stopped at step k and resumed logs the losses of an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from macaron_fairseq.pretrain.distributed import Placement
+from workflow.errors import UserError
+
+CLIENT_STATE_VERSION = 1
+
+
+@dataclass
+class StepLog:
+    """Sums over the micro-batches of one optimizer step, on all ranks."""
+
+    loss: float = 0.0
+    mlm_loss: float = 0.0
+    nsp_loss: float = 0.0
+    masked: float = 0.0
+    pairs: float = 0.0
+    mlm_correct: float = 0.0
+    nsp_correct: float = 0.0
+    tokens: float = 0.0
+
+    FIELDS = ("loss", "mlm_loss", "nsp_loss", "masked", "pairs", "mlm_correct", "nsp_correct", "tokens")
+
+    def add(self, logging_output: dict[str, Any]) -> None:
+        self.loss += float(logging_output["loss"])
+        self.mlm_loss += float(logging_output["mlm_loss"])
+        self.nsp_loss += float(logging_output["nsp_loss"])
+        self.masked += float(logging_output["masked"])
+        self.pairs += float(logging_output["nsentences"])
+        self.mlm_correct += float(logging_output["mlm_correct"])
+        self.nsp_correct += float(logging_output["nsp_correct"])
+        self.tokens += float(logging_output["ntokens"])
+
+    def all_reduced(self) -> StepLog:
+        values = torch.tensor([getattr(self, name) for name in self.FIELDS], dtype=torch.float64)
+        if dist.is_available() and dist.is_initialized():
+            dist.all_reduce(values)
+        return StepLog(*values.tolist())
+
+    def record(self) -> dict[str, float]:
+        """Per-token / per-pair figures in fairseq's units (losses in bits)."""
+        ln2 = math.log(2)
+        masked, pairs = max(self.masked, 1.0), max(self.pairs, 1.0)
+        return {
+            "mlm_loss": self.mlm_loss / masked / ln2,
+            "nsp_loss": self.nsp_loss / pairs / ln2,
+            "mlm_accuracy": 100 * self.mlm_correct / masked,
+            "nsp_accuracy": 100 * self.nsp_correct / pairs,
+            "pairs": self.pairs,
+            "tokens": self.tokens,
+        }
+
+
+class Pretrainer:
+    """One training run: the engine, the data iterator, logging, checkpoints."""
+
+    def __init__(self, cfg: Any, args: Any, ds_config: dict[str, Any], where: Placement) -> None:
+        import deepspeed
+        from fairseq import tasks
+
+        from macaron_fairseq.pretrain.ds_config import configured_weight_decay, parameter_groups
+
+        self.cfg, self.args, self.where = cfg, args, where
+        self.save_dir = Path(cfg.checkpoint.save_dir)
+        self.task = tasks.setup_task(cfg.task)
+        self.task.load_dataset("train", epoch=1)
+        self.model = self.task.build_model(cfg.model)
+        self.criterion = self.task.build_criterion(cfg.criterion)
+        groups = parameter_groups(self.model, configured_weight_decay(ds_config))
+        self.engine, *_ = deepspeed.initialize(model=self.model, model_parameters=groups, config=ds_config)
+        self.micro_batch = ds_config["train_micro_batch_size_per_gpu"]
+        self.epoch_itr = self._epoch_iterator(epoch=1)
+        self.log_path = self.save_dir / "train_log.jsonl"
+
+    # ------------------------------------------------------------------------------------------ data
+    def _epoch_iterator(self, epoch: int) -> Any:
+        return self.task.get_batch_iterator(
+            dataset=self.task.dataset("train"),
+            max_sentences=self.micro_batch,
+            max_positions=self.task.max_positions(),
+            seed=self.cfg.common.seed,
+            num_shards=self.where.world_size,
+            shard_id=self.where.rank,
+            epoch=epoch,
+            required_batch_size_multiple=1,
+        )
+
+    def batches(self) -> Iterator[dict[str, Any]]:
+        """Micro-batches forever, epoch after epoch, resuming inside an epoch after a restore."""
+        while True:
+            itr = self.epoch_itr.next_epoch_itr(shuffle=True)
+            yield from itr
+            self.epoch_itr = self._epoch_iterator(self.epoch_itr.next_epoch_idx)
+
+    # ---------------------------------------------------------------------------------- checkpoints
+    def restore(self) -> int:
+        """Load the newest checkpoint of ``--save-dir`` if there is one; the step to continue from."""
+        if not (self.save_dir / "latest").exists():
+            return 0
+        path, client = self.engine.load_checkpoint(str(self.save_dir))
+        if path is None:
+            raise UserError(f"{self.save_dir}: its 'latest' checkpoint could not be loaded")
+        if client.get("arch") != self.cfg.model._name:
+            raise UserError(
+                f"{self.save_dir} holds a {client.get('arch')} run; this command trains "
+                f"{self.cfg.model._name} (use another --save-dir)"
+            )
+        self.epoch_itr = self._epoch_iterator(client["iterator"]["epoch"])
+        self.epoch_itr.load_state_dict(client["iterator"])
+        tag = (self.save_dir / "latest").read_text(encoding="utf-8").strip()
+        rng = torch.load(self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
+        torch.set_rng_state(rng["torch"])
+        self._log(f"resumed from {self.save_dir / tag} at step {client['step']}")
+        return int(client["step"])
+
+    def save(self, step: int) -> None:
+        tag = f"step{step}"
+        client = {
+            "version": CLIENT_STATE_VERSION,
+            "step": step,
+            "arch": self.cfg.model._name,
+            "iterator": self.epoch_itr.state_dict(),
+        }
+        self.engine.save_checkpoint(str(self.save_dir), tag=tag, client_state=client)
+        torch.save({"torch": torch.get_rng_state()}, self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
+        if dist.is_initialized():
+            dist.barrier()
+        if self.where.rank == 0:
+            self._prune(keep=self.args.keep_last_checkpoints)
+
+    def _prune(self, keep: int) -> None:
+        if keep <= 0:
+            return
+        tags = sorted(
+            (p for p in self.save_dir.glob("step*") if p.is_dir() and p.name[4:].isdigit()),
+            key=lambda p: int(p.name[4:]),
+        )
+        for old in tags[:-keep]:
+            shutil.rmtree(old, ignore_errors=True)
+
+    # ------------------------------------------------------------------------------------------ loop
+    def _log(self, message: str) -> None:
+        if self.where.rank == 0:
+            print(f"[pretrain] {message}", file=sys.stderr, flush=True)
+
+    def train(self) -> list[dict[str, Any]]:
+        """Train to ``--max-update`` optimizer steps; returns the logged records (rank 0)."""
+        self.save_dir.mkdir(parents=True, exist_ok=True)
+        step = self.restore()
+        max_update = self.cfg.optimization.max_update
+        accumulation = self.engine.gradient_accumulation_steps()
+        records: list[dict[str, Any]] = []
+        batches = self.batches()
+        self.engine.train()
+        started = time.monotonic()
+        while step < max_update:
+            step_log = StepLog()
+            for _ in range(accumulation):
+                sample = self._to_device(next(batches))
+                loss, sample_size, logging_output = self.criterion(self.engine, sample)
+                self.engine.backward(loss / sample_size)
+                self.engine.step()
+                step_log.add(logging_output)
+            step += 1
+            record = {"step": step, **step_log.all_reduced().record(), "lr": self.engine.get_lr()[0]}
+            scale = getattr(self.engine.optimizer, "cur_scale", None)
+            if scale is not None:
+                record["loss_scale"] = float(scale)
+            elapsed = time.monotonic() - started
+            record["tokens_per_second"] = record["tokens"] / max(elapsed, 1e-9)
+            started = time.monotonic()
+            records.append(record)
+            if self.where.rank == 0:
+                with open(self.log_path, "a", encoding="utf-8") as log:
+                    log.write(json.dumps(record) + "\n")
+                if step % self.cfg.common.log_interval == 0 or step == max_update:
+                    self._log(
+                        f"step {step}: mlm {record['mlm_loss']:.3f} bits, nsp {record['nsp_loss']:.3f} bits "
+                        f"({record['nsp_accuracy']:.1f}%), lr {record['lr']:.3g}, "
+                        f"{record['tokens_per_second']:.0f} tokens/s"
+                    )
+            interval = self.cfg.checkpoint.save_interval_updates
+            if (interval and step % interval == 0) or step == max_update:
+                self.save(step)
+        return records
+
+    def _to_device(self, sample: dict[str, Any]) -> dict[str, Any]:
+        if torch.cuda.is_available():
+            from fairseq import utils
+
+            return utils.move_to_cuda(sample, device=torch.device("cuda", self.where.local_rank))
+        return sample
