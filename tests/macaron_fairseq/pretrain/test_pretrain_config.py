@@ -1,0 +1,91 @@
+"""Launcher placement, the DeepSpeed config checks and BERT's weight-decay groups (no training)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from torch import nn
+
+from macaron_fairseq.pretrain.distributed import first_host, placement
+from macaron_fairseq.pretrain.ds_config import parameter_groups, read_config, reconcile_batch
+from workflow.errors import UserError
+
+
+@pytest.mark.parametrize(
+    ("nodelist", "host"),
+    [
+        ("gpu[003-005,010],login1", "gpu003"),
+        ("node7", "node7"),
+        ("a,b", "a"),
+        ("n[1,4]", "n1"),
+        ("x[12]", "x12"),
+    ],
+)
+def test_first_host_of_a_slurm_host_list(nodelist: str, host: str) -> None:
+    assert first_host(nodelist) == host
+
+
+def test_placement_from_torchrun_srun_and_a_plain_start() -> None:
+    torchrun = placement(
+        {"RANK": "3", "WORLD_SIZE": "8", "LOCAL_RANK": "1", "MASTER_ADDR": "h0", "MASTER_PORT": "1234"}
+    )
+    assert (torchrun.rank, torchrun.world_size, torchrun.local_rank) == (3, 8, 1)
+    assert (torchrun.master_addr, torchrun.master_port) == ("h0", 1234)
+    srun = placement({"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1",
+                      "SLURM_JOB_NODELIST": "gpu[007-008]"})  # fmt: skip
+    assert (srun.rank, srun.world_size, srun.local_rank, srun.master_addr, srun.launcher) == (
+        5, 16, 1, "gpu007", "srun"
+    )  # fmt: skip
+    assert placement({}).world_size == 1
+
+
+def test_batch_fields_are_derived_or_checked(tmp_path: Path) -> None:
+    path = tmp_path / "ds.json"
+    assert (
+        reconcile_batch({"train_batch_size": 256}, path, 4, None, None)["train_micro_batch_size_per_gpu"]
+        == 64
+    )
+    config = reconcile_batch(
+        {"train_micro_batch_size_per_gpu": 8, "gradient_accumulation_steps": 2}, path, 2, None, None
+    )
+    assert config["train_batch_size"] == 32
+    assert reconcile_batch({}, path, 2, 16, 4)["train_batch_size"] == 128
+    with pytest.raises(
+        UserError, match=r"train_batch_size=100 in .*ds\.json != micro batch 8 × accumulation 6 × 2"
+    ):
+        reconcile_batch({"train_batch_size": 100, "train_micro_batch_size_per_gpu": 8}, path, 2, None, None)
+    with pytest.raises(UserError, match=r"--batch-size 16 contradicts train_micro_batch_size_per_gpu=8"):
+        reconcile_batch({"train_micro_batch_size_per_gpu": 8}, path, 1, 16, None)
+    with pytest.raises(UserError, match=r"not a multiple"):
+        reconcile_batch({"train_batch_size": 30, "gradient_accumulation_steps": 4}, path, 2, None, None)
+
+
+def test_read_config_names_the_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(UserError, match=r"bad\.json: not valid JSON"):
+        read_config(bad)
+    with pytest.raises(UserError, match=r"missing\.json: no such file"):
+        read_config(tmp_path / "missing.json")
+
+
+def test_repository_configs_are_consistent_for_their_world_sizes() -> None:
+    configs = Path(__file__).resolve().parents[3] / "configs" / "deepspeed"
+    for path in sorted(configs.glob("*.json")):
+        config = json.loads(path.read_text())
+        micro = config.get("train_micro_batch_size_per_gpu")
+        total = config.get("train_batch_size")
+        if micro and total:
+            world = total // (micro * config.get("gradient_accumulation_steps", 1))
+            reconcile_batch(config, path, world, None, None)  # raises if they do not multiply out
+
+
+def test_no_weight_decay_on_biases_and_layer_norms() -> None:
+    model = nn.Sequential()
+    model.add_module("fc", nn.Linear(4, 4))
+    model.add_module("layer_norm", nn.LayerNorm(4))
+    decay, plain = parameter_groups(model, 0.01)
+    assert [p.shape for p in decay["params"]] == [(4, 4)] and decay["weight_decay"] == 0.01
+    assert len(plain["params"]) == 3 and plain["weight_decay"] == 0.0
