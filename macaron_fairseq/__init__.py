@@ -1,7 +1,8 @@
 """macaron-fairseq: a fairseq ``--user-dir`` plugin.
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
-``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies two repairs to the installed fairseq
+``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies two repairs to the installed fairseq
 (:mod:`.repairs`, both idempotent, both tested):
 
 * :mod:`macaron_fairseq.repairs.checkpoint_safety` — fairseq checkpoints load under torch >= 2.6 through
@@ -19,6 +20,6 @@ from macaron_fairseq.repairs import batching, checkpoint_safety
 checkpoint_safety.install()
 batching.install()
 
-from macaron_fairseq import models, optim  # noqa: E402,F401  (registers models, archs, optimizers)
+from macaron_fairseq import criterions, models, optim, tasks  # noqa: E402,F401  (registers everything)
 
 __version__ = "0.1.0"

@@ -1,10 +1,15 @@
 """Parameter counts of the Macaron architectures and their Transformer counterparts.
 
     python -m macaron_fairseq.param_parity [--vocab 32768] [--markdown]
+    python -m macaron_fairseq.param_parity --bert [--vocab 30522]
 
 Models are built exactly as ``fairseq-train`` builds them (fairseq's parser, translation task, a
 joined dictionary of ``--vocab`` entries). A Macaron layer has two FFNs of half the width, so per layer
 it differs from its counterpart only by one extra FFN output bias and one extra LayerNorm (3·d).
+
+``--bert``: the BERT pre-training models (``macaron_bert_pretraining`` task, a vocabulary of exactly
+``--vocab`` symbols, BERT's 30,522 by default), next to BERT's published parameter count computed from
+its architecture (:func:`published_bert_parameters`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
-from macaron_fairseq.models.architectures import COUNTERPARTS
+from macaron_fairseq.models.architectures import BERT_COUNTERPARTS, COUNTERPARTS
 
 EMBEDDINGS = {"shared": ["--share-all-embeddings"], "unshared": []}
 
@@ -70,16 +75,105 @@ def markdown_table(rows: list[ParityRow], vocab: int) -> str:
     return "\n".join(lines)
 
 
+BERT_VOCAB = 30522  # BERT's WordPiece vocabulary (uncased and cased English models)
+
+#: BERT arch -> (layers, hidden size, FFN inner size) of the published model it is
+BERT_PUBLISHED = {"vanilla_bert_base": (12, 768, 3072), "vanilla_bert_large": (24, 1024, 4096)}
+
+
+def published_bert_parameters(
+    vocab: int, layers: int, dim: int, ffn: int, max_positions: int = 512, segments: int = 2
+) -> int:
+    """BERT's parameter count with its pre-training heads (Devlin et al.; Google's ``BertModel`` +
+    ``cls/predictions`` + ``cls/seq_relationship``), the MLM output matrix tied to the embeddings."""
+    embeddings = (vocab + max_positions + segments) * dim + 2 * dim  # + LayerNorm
+    layer = 4 * (dim * dim + dim) + 2 * dim + (dim * ffn + ffn) + (ffn * dim + dim) + 2 * dim
+    pooler = dim * dim + dim
+    mlm_head = (dim * dim + dim) + 2 * dim + vocab  # transform, LayerNorm, output bias
+    nsp_head = 2 * dim + 2
+    return embeddings + layers * layer + pooler + mlm_head + nsp_head
+
+
+@dataclass(frozen=True)
+class BertParityRow:
+    arch: str
+    counterpart: str
+    macaron_params: int
+    bert_params: int
+    published_params: int | None  # the published BERT model's count, where the counterpart is one
+
+    @property
+    def relative_difference(self) -> float:
+        return (self.macaron_params - self.bert_params) / self.bert_params
+
+
+def count_bert_parameters(data_dir: Path, arch: str) -> int:
+    from macaron_fairseq.models.bert_build import build_bert_model
+
+    model, _ = build_bert_model(data_dir, arch)
+    return sum(p.numel() for p in model.parameters())  # the tied MLM output matrix counted once
+
+
+def bert_parity_rows(vocab: int = BERT_VOCAB, archs: list[str] | None = None) -> list[BertParityRow]:
+    from macaron_fairseq.models.bert_build import bert_dictionary_dir
+
+    rows = []
+    with bert_dictionary_dir(vocab) as data_dir:
+        for arch in archs or [a for a in BERT_COUNTERPARTS if not a.endswith("_tiny")]:
+            counterpart = BERT_COUNTERPARTS[arch]
+            published = BERT_PUBLISHED.get(counterpart)
+            rows.append(
+                BertParityRow(
+                    arch=arch,
+                    counterpart=counterpart,
+                    macaron_params=count_bert_parameters(data_dir, arch),
+                    bert_params=count_bert_parameters(data_dir, counterpart),
+                    published_params=published_bert_parameters(vocab, *published) if published else None,
+                )
+            )
+    return rows
+
+
+def bert_markdown_table(rows: list[BertParityRow], vocab: int) -> str:
+    lines = [
+        f"| arch | counterpart | Macaron params | BERT params (vocab {vocab}) | BERT as published "
+        "| difference |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        published = f"{r.published_params:,}" if r.published_params is not None else "—"
+        lines.append(
+            f"| `{r.arch}` | `{r.counterpart}` | {r.macaron_params:,} | {r.bert_params:,} | {published} | "
+            f"{100 * r.relative_difference:+.3f}% |"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--vocab", type=int, default=32768, help="joined dictionary size (default 32768)")
-    parser.add_argument("--arch", action="append", choices=list(COUNTERPARTS), help="default: all")
+    parser.add_argument(
+        "--vocab", type=int, help="dictionary size (default 32768; with --bert BERT's 30522, exactly)"
+    )
+    parser.add_argument(
+        "--arch", action="append", choices=list(COUNTERPARTS) + list(BERT_COUNTERPARTS), help="default: all"
+    )
+    parser.add_argument("--bert", action="store_true", help="the BERT pre-training models instead")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     logging.getLogger("fairseq").setLevel(logging.WARNING)
-    print(markdown_table(parity_rows(args.vocab, args.arch), args.vocab))
+    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
+    family = BERT_COUNTERPARTS if args.bert else COUNTERPARTS
+    wrong = [a for a in args.arch or [] if a not in family]
+    if wrong:
+        parser.error(f"--arch {wrong[0]}: {'not a BERT arch' if args.bert else 'a BERT arch needs --bert'}")
+    if args.bert:
+        vocab = args.vocab or BERT_VOCAB
+        print(bert_markdown_table(bert_parity_rows(vocab, args.arch), vocab))
+    else:
+        vocab = args.vocab or 32768
+        print(markdown_table(parity_rows(vocab, args.arch), vocab))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,21 @@ architectures are fairseq's Transformer dimensions on the plugin's vanilla model
 (counterpart: fairseq's ``transformer_iwslt_de_en``, ``transformer_wmt_en_de``,
 ``transformer_vaswani_wmt_en_de_big``, the same dimensions.)
 
+BERT pre-training (MLM + NSP, :mod:`macaron_fairseq.models.bert`): ``vanilla_bert_base``/``_large`` are
+BERT as published (Devlin et al.), the ``macaron_bert_*`` their Macaron versions (Lu et al. §5).
+
+| arch                 | d    | heads | layers | FFN      | counterpart         |
+|----------------------|------|-------|--------|----------|---------------------|
+| macaron_bert_tiny    | 64   | 4     | 2      | 2 × 128  | vanilla_bert_tiny   |
+| macaron_bert_base    | 768  | 12    | 12     | 2 × 1536 | vanilla_bert_base   |
+| macaron_bert_large   | 1024 | 16    | 24     | 2 × 2048 | vanilla_bert_large  |
+| vanilla_bert_tiny    | 64   | 4     | 2      | 256      | (CPU tests)         |
+| vanilla_bert_base    | 768  | 12    | 12     | 3072     | BERT-base           |
+| vanilla_bert_large   | 1024 | 16    | 24     | 4096     | BERT-large          |
+
+(fairseq's own ``bert_base``/``bert_large`` archs of its legacy ``masked_lm`` model are not BERT as
+published; see :mod:`macaron_fairseq.models.bert` for the differences.)
+
 Defaults are set with ``getattr(args, name, default)`` (inside fairseq's own arch functions too) so that
 every command-line flag overrides them.
 """
@@ -32,7 +47,7 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_wmt_en_de,
 )
 
-from macaron_fairseq.models import plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.models import bert, plugin_model  # noqa: F401  (registers the models first)
 from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP
 
 ArchFn = Callable[[argparse.Namespace], None]
@@ -58,6 +73,18 @@ def macaron_big(args: argparse.Namespace) -> None:
     macaron_of(transformer_vaswani_wmt_en_de_big, 2048, args)
 
 
+def macaron_bert_tiny(args: argparse.Namespace) -> None:
+    macaron_of(bert.vanilla_bert_tiny, 128, args)
+
+
+def macaron_bert_base(args: argparse.Namespace) -> None:
+    macaron_of(bert.vanilla_bert_base, 1536, args)
+
+
+def macaron_bert_large(args: argparse.Namespace) -> None:
+    macaron_of(bert.vanilla_bert_large, 2048, args)
+
+
 #: model name -> {arch name: arch function}; the vanilla model uses fairseq's own arch functions
 ARCHITECTURES: dict[str, dict[str, ArchFn]] = {
     "macaron": {"macaron_small": macaron_small, "macaron_base": macaron_base, "macaron_big": macaron_big},
@@ -65,6 +92,16 @@ ARCHITECTURES: dict[str, dict[str, ArchFn]] = {
         "fixup_transformer_iwslt_de_en": transformer_iwslt_de_en,
         "fixup_transformer_wmt_en_de": transformer_wmt_en_de,
         "fixup_transformer_vaswani_wmt_en_de_big": transformer_vaswani_wmt_en_de_big,
+    },
+    "macaron_bert": {
+        "macaron_bert_tiny": macaron_bert_tiny,
+        "macaron_bert_base": macaron_bert_base,
+        "macaron_bert_large": macaron_bert_large,
+    },
+    "vanilla_bert": {
+        "vanilla_bert_tiny": bert.vanilla_bert_tiny,
+        "vanilla_bert_base": bert.vanilla_bert_base,
+        "vanilla_bert_large": bert.vanilla_bert_large,
     },
 }
 
@@ -82,6 +119,13 @@ COUNTERPARTS: dict[str, str] = {
     "macaron_small": "transformer_iwslt_de_en",
     "macaron_base": "transformer_wmt_en_de",
     "macaron_big": "transformer_vaswani_wmt_en_de_big",
+}
+
+#: BERT arch name -> the vanilla BERT arch it is parameter-matched with
+BERT_COUNTERPARTS: dict[str, str] = {
+    "macaron_bert_tiny": "vanilla_bert_tiny",
+    "macaron_bert_base": "vanilla_bert_base",
+    "macaron_bert_large": "vanilla_bert_large",
 }
 
 

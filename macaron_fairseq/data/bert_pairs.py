@@ -1,0 +1,285 @@
+"""BERT pre-training examples from a sentence/document data-bin: next-sentence pairs, masking, batches.
+
+The data-bin of ``python -m preprocess.bert_corpus`` holds one item per sentence (its pieces followed by
+``</s>``) and, after every document, an item holding only ``</s>``. An example is built as in BERT's
+``create_pretraining_data.py``:
+
+1. **Pairs** — fairseq's ``BlockPairDataset`` (``break_mode="doc"``) walks each document, gathers sentences
+   up to the target length (``--tokens-per-sample`` − 3, or with probability ``short_seq_prob`` a random
+   shorter one), splits the chunk at a random sentence into A and B, and with probability ½ replaces B
+   by sentences of another document; the longer side is truncated at either end until the pair fits.
+   Its randomness is the global NumPy generator, seeded here with the task seed: the pairs are fixed for
+   a given data-bin and seed (as BERT's generated instances are).
+   The sentences enter it *without* their ``</s>`` (:class:`SentencesWithoutEos`): BERT concatenates a
+   segment's sentences without separators; with them, every sentence end inside A or B would be a
+   ``</s>`` = SEP token. The document ends (items of size 1) become items of size 0, which
+   ``BlockPairDataset`` takes as document breaks with ``doc_break_size=0`` — unambiguous, whereas a
+   one-piece sentence would also have size 1 once its ``</s>`` is removed.
+2. **Masking** — fairseq's ``MaskTokensDataset`` on the concatenation A+B (so CLS and SEP are never
+   masked): ⌊15 % · len + U(0,1)⌋ positions chosen, of those 80 % → ``<mask>``, 10 % → a random real
+   symbol, 10 % unchanged; its generator is seeded by (seed, epoch, index), so a resumed run sees the same
+   masks, and each epoch sees new ones (dynamic masking).
+3. **Layout** — ``<s> A </s> B </s>`` (CLS = ``<s>``, SEP = ``</s>``); segment labels 0 for CLS, A and its
+   SEP, 1 for B and its SEP; MLM targets are the original symbols at the chosen positions and padding
+   elsewhere; the NSP target is 0 when B follows A in its document ("IsNext"), 1 when B comes from
+   another document (BERT's convention; ``BlockPairDataset`` itself uses the opposite).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from fairseq.data import BaseWrapperDataset, Dictionary, FairseqDataset, LRUCacheDataset, data_utils
+from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
+from fairseq.data.mask_tokens_dataset import MaskTokensDataset
+
+MASK_SYMBOL = "<mask>"
+
+
+class BertDataError(ValueError):
+    """The data-bin cannot give BERT pre-training examples (the message names the file and the fix)."""
+
+
+@dataclass(frozen=True)
+class PairSymbols:
+    """The special symbols ``BlockPairDataset`` asks its dictionary for, on fairseq's plain ``Dictionary``
+    (the data-bin's): CLS = ``<s>``, SEP = ``</s>``, ``<mask>`` appended by the task."""
+
+    dictionary: Dictionary
+
+    def cls(self) -> int:
+        return self.dictionary.bos()
+
+    def sep(self) -> int:
+        return self.dictionary.eos()
+
+    def eos(self) -> int:
+        return self.dictionary.eos()
+
+    def pad(self) -> int:
+        return self.dictionary.pad()
+
+    def mask(self) -> int:
+        return self.dictionary.index(MASK_SYMBOL)
+
+
+class SentencesWithoutEos(BaseWrapperDataset):
+    """The sentence items without their final ``</s>`` (document ends become empty items); ``sizes``
+    follow."""
+
+    def __init__(self, dataset: Any, eos: int, name: str) -> None:
+        super().__init__(dataset)
+        self.eos = eos
+        self.name = name
+        self._sizes = np.asarray(dataset.sizes, dtype=np.int64) - 1
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self._sizes
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        item = self.dataset[index]
+        if len(item) == 0 or item[-1] != self.eos:
+            raise BertDataError(
+                f"{self.name}: item {index} does not end with </s>; BERT pre-training reads data-bins "
+                "written by python -m preprocess.bert_corpus (one sentence per item, </s> appended)"
+            )
+        return item[:-1]
+
+    def size(self, index: int) -> int:
+        return int(self._sizes[index])
+
+    def num_tokens(self, index: int) -> int:
+        return int(self._sizes[index])
+
+
+def check_sentence_data(sizes: np.ndarray, name: str) -> None:
+    """Document boundaries (items of size 1, i.e. only ``</s>``) must exist, and there must be at least two
+    documents (a random next sentence comes from another document)."""
+    sizes = np.asarray(sizes)
+    if len(sizes) == 0:
+        raise BertDataError(f"{name} holds no sentence")
+    if np.any(sizes == 0):
+        raise BertDataError(f"{name}: empty items; every item should hold a sentence and its </s>")
+    boundaries = np.flatnonzero(sizes == 1)
+    if len(boundaries) == 0:
+        raise BertDataError(
+            f"{name} has no document boundary (no item holding only </s>): next-sentence pairs need the "
+            "documents; build the data-bin with python -m preprocess.bert_corpus, which writes an item "
+            "holding only </s> after every document"
+        )
+    documents = np.count_nonzero(np.diff(np.concatenate([[-1], boundaries])) > 1)
+    if documents < 2:
+        raise BertDataError(
+            f"{name} holds {documents} document(s); next-sentence prediction needs at least two (the random "
+            "second segment comes from another document)"
+        )
+
+
+def max_token_id(dataset: Any, chunk_tokens: int = 1 << 26) -> int:
+    """The largest symbol id in an indexed dataset; for fairseq's mmap format a chunked scan of the data
+    file (≈ a second per GB from the page cache), otherwise item by item."""
+    buffer = getattr(dataset, "_bin_buffer", None)
+    index = getattr(dataset, "_index", None)
+    if buffer is not None and index is not None:
+        tokens = np.frombuffer(buffer, dtype=index.dtype)
+        chunks = range(0, len(tokens), chunk_tokens)
+        return max((int(tokens[i : i + chunk_tokens].max()) for i in chunks), default=-1)
+    return max((int(dataset[i].max()) for i in range(len(dataset)) if len(dataset[i])), default=-1)
+
+
+def check_token_ids(dataset: Any, dictionary_size: int, name: str, dict_path: str | Path) -> None:
+    """Every id must be a symbol of ``dict.txt`` (without the ``<mask>`` the task appends)."""
+    largest = max_token_id(dataset)
+    if largest >= dictionary_size:
+        raise BertDataError(
+            f"{name} holds symbol id {largest}, but {dict_path} has only {dictionary_size} symbols "
+            "(4 specials included): the dictionary does not belong to this data; use the dict.txt written "
+            "with the data-bin"
+        )
+
+
+def random_replacement_weights(dictionary: Dictionary, mask_idx: int) -> np.ndarray:
+    """Uniform over the dictionary's real symbols: not the specials, not ``<mask>``, not the zero-count
+    ``madeupword`` entries fairseq pads dictionaries with (to a multiple of 8)."""
+    weights = (np.asarray(dictionary.count, dtype=np.float64) > 0).astype(np.float64)
+    weights[: dictionary.nspecial] = 0
+    weights[mask_idx] = 0
+    if weights.sum() == 0:
+        raise BertDataError("the dictionary has no symbol to draw random replacements from")
+    return weights / weights.sum()
+
+
+class _PairTokens(BaseWrapperDataset):
+    """A and B of each pair, concatenated (what is masked)."""
+
+    def __getitem__(self, index: int) -> torch.Tensor:
+        a, b, _ = self.dataset[index]
+        return torch.cat([a, b])
+
+
+class BertPretrainingDataset(FairseqDataset):
+    """``<s> A </s> B </s>`` examples with masked-LM and NSP targets (see the module docstring).
+
+    Items: ``{"id", "source", "segment_labels", "target", "nsp_target"}``; batches (``collater``)::
+
+        {"id": B, "nsentences": B, "ntokens": non-padding tokens,
+         "net_input": {"src_tokens": B × T, "segment_labels": B × T},
+         "target": B × T (original symbol where masked, padding elsewhere), "nsp_target": B}
+    """
+
+    def __init__(
+        self,
+        sentences: Any,
+        dictionary: Dictionary,
+        block_size: int,
+        seed: int,
+        name: str = "data",
+        short_seq_prob: float = 0.1,
+        mask_prob: float = 0.15,
+        leave_unmasked_prob: float = 0.1,
+        random_token_prob: float = 0.1,
+    ) -> None:
+        super().__init__()
+        if block_size < 5:
+            raise ValueError(f"--tokens-per-sample {block_size}: a pair needs at least 5 tokens")
+        symbols = PairSymbols(dictionary)
+        self.pad, self.cls, self.sep, self.mask = symbols.pad(), symbols.cls(), symbols.sep(), symbols.mask()
+        if self.mask == dictionary.unk():
+            raise ValueError(f"the dictionary has no {MASK_SYMBOL} symbol (the task appends it)")
+        self.seed = seed
+        self.epoch = 1
+        text = SentencesWithoutEos(sentences, dictionary.eos(), name)
+        with data_utils.numpy_seed(seed):
+            self.pairs = BlockPairDataset(
+                text,
+                symbols,
+                text.sizes,
+                block_size,
+                break_mode="doc",
+                short_seq_prob=short_seq_prob,
+                doc_break_size=0,
+            )
+        self.sizes = np.asarray(self.pairs.sizes, dtype=np.int64)
+        self.len_a = np.array([a[3] for a, _, _ in self.pairs.sent_pairs], dtype=np.int64)
+        # BlockPairDataset: 1 = next; BERT: 0 = IsNext
+        self.nsp_targets = np.array([1 - is_next for _, _, is_next in self.pairs.sent_pairs], dtype=np.int64)
+        tokens = LRUCacheDataset(_PairTokens(self.pairs))
+        options = dict(
+            vocab=dictionary,
+            pad_idx=self.pad,
+            mask_idx=self.mask,
+            seed=seed,
+            mask_prob=mask_prob,
+            leave_unmasked_prob=leave_unmasked_prob,
+            random_token_prob=random_token_prob,
+        )
+        self.masked = MaskTokensDataset(tokens, return_masked_tokens=False, **options)
+        self.targets = MaskTokensDataset(tokens, return_masked_tokens=True, **options)
+        if random_token_prob > 0:
+            self.masked.weights = random_replacement_weights(dictionary, self.mask)
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    def set_epoch(self, epoch: int) -> None:
+        self.epoch = epoch
+        self.masked.set_epoch(epoch)
+        self.targets.set_epoch(epoch)
+
+    @property
+    def can_reuse_epoch_itr_across_epochs(self) -> bool:
+        return False  # the order (ordered_indices) changes with the epoch
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        len_a = int(self.len_a[index])
+        masked, target = self.masked[index], self.targets[index]
+        one, zero = masked.new_ones(1), masked.new_zeros(1)
+        cls, sep, pad = one * self.cls, one * self.sep, one * self.pad
+        len_b = len(masked) - len_a
+        return {
+            "id": index,
+            "source": torch.cat([cls, masked[:len_a], sep, masked[len_a:], sep]),
+            "segment_labels": torch.cat([zero.expand(len_a + 2), one.expand(len_b + 1)]),
+            "target": torch.cat([pad, target[:len_a], pad, target[len_a:], pad]),
+            "nsp_target": int(self.nsp_targets[index]),
+        }
+
+    def collater(self, samples: list[dict[str, Any]]) -> dict[str, Any]:
+        if not samples:
+            return {}
+
+        def merge(key: str, pad: int) -> torch.Tensor:
+            return data_utils.collate_tokens([s[key] for s in samples], pad, left_pad=False)
+
+        src_tokens = merge("source", self.pad)
+        return {
+            "id": torch.LongTensor([s["id"] for s in samples]),
+            "nsentences": len(samples),
+            "ntokens": int(src_tokens.ne(self.pad).sum()),
+            "net_input": {"src_tokens": src_tokens, "segment_labels": merge("segment_labels", 0)},
+            "target": merge("target", self.pad),
+            "nsp_target": torch.LongTensor([s["nsp_target"] for s in samples]),
+        }
+
+    def num_tokens(self, index: int) -> int:
+        return int(self.sizes[index])
+
+    def num_tokens_vec(self, indices: np.ndarray) -> np.ndarray:
+        return self.sizes[indices]
+
+    def size(self, index: int) -> int:
+        return int(self.sizes[index])
+
+    def ordered_indices(self) -> np.ndarray:
+        """A permutation per (seed, epoch): batches mix documents, and a resumed epoch has the same order."""
+        with data_utils.numpy_seed(self.seed, self.epoch):
+            return np.random.permutation(len(self))
+
+    @property
+    def supports_prefetch(self) -> bool:
+        return False

@@ -1,0 +1,278 @@
+"""BERT for pre-training (MLM + NSP) with vanilla or Macaron layers: the models ``vanilla_bert`` and
+``macaron_bert`` (architectures registered in :mod:`macaron_fairseq.models.architectures`).
+
+``vanilla_bert_base`` / ``vanilla_bert_large`` are BERT as published (Devlin et al. 2019): post-LN layers,
+GELU, learned absolute positions 0…511 (exactly 512 rows), two segment embeddings, embedding LayerNorm,
+a tanh pooler on the first token, the MLM head (dense → GELU → LayerNorm → output projection tied to the
+token embeddings, plus its own bias) and a 2-way NSP classifier with bias; every linear and embedding
+weight drawn from N(0, 0.02), biases zero (fairseq's ``init_bert_params``). With BERT's 30,522-symbol
+vocabulary ``vanilla_bert_base`` has BERT-base's parameter count exactly (see
+``python -m macaron_fairseq.param_parity --bert``). ``macaron_bert_*`` differ only in their layers:
+γ·FFN₁ → self-attention → γ·FFN₂ with each FFN half as wide (Lu et al. §5), so the counts match.
+
+Why not fairseq's own ``bert_base`` (model ``masked_lm``): its layers are a separate, legacy layer class
+(``TransformerSentenceEncoderLayer``, not ``TransformerEncoderLayerBase``, so a Macaron layer cannot be put
+in without copying it), its NSP classifier has no bias, its learned positions are offset by the padding
+index (``max_positions + pad + 1`` rows, and ``max_positions`` defaults to ``--tokens-per-sample``, so a
+model pre-trained at 128 tokens cannot continue at 512), and it belongs to fairseq's ``legacy_masked_lm``
+task with its ``BertDictionary`` (other ids than this project's data-bin). Its architecture otherwise matches
+BERT (post-LN, GELU, embedding LayerNorm, tanh pooler, tied MLM output with its own bias).
+
+The encoder is the plugin's :class:`~macaron_fairseq.models.encoder_decoder.PluginEncoder` (fairseq's
+``TransformerEncoderBase`` whose layers come from the layer plan: fairseq's ``TransformerEncoderLayerBase``
+for vanilla layers, :class:`~macaron_fairseq.modules.MacaronEncoderLayer` for Macaron ones) with BERT's
+position and segment embeddings; the MLM head is fairseq's ``RobertaLMHead`` (exactly BERT's).
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import torch
+from fairseq import utils
+from fairseq.models import FairseqEncoderModel, register_model
+from fairseq.models.roberta.model import RobertaLMHead
+from fairseq.models.transformer import TransformerConfig
+from fairseq.modules.transformer_sentence_encoder import init_bert_params
+from torch import Tensor, nn
+
+from macaron_fairseq.models.encoder_decoder import PluginEncoder
+from macaron_fairseq.models.layer_plan import LayerKind
+from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
+
+#: BERT's maximum sequence length and number of segment (token type) embeddings
+BERT_MAX_POSITIONS = 512
+BERT_SEGMENTS = 2
+NSP_CLASSES = 2  # 0: segment B follows A in its document ("IsNext"), 1: B is from another document
+
+
+class BertPositionalEmbedding(nn.Embedding):
+    """Learned absolute positions 0…T−1 as in BERT: exactly ``max_positions`` rows, independent of padding
+    (the batches are right-padded). Called by fairseq's ``forward_embedding`` as ``embed_positions(tokens)``;
+    returns 1 × T × C, broadcast over the batch."""
+
+    def __init__(self, max_positions: int, embedding_dim: int) -> None:
+        super().__init__(max_positions, embedding_dim)
+        self.max_positions = max_positions
+
+    def forward(
+        self, tokens: Tensor, incremental_state: Any = None, positions: Tensor | None = None
+    ) -> Tensor:
+        if positions is not None:
+            return super().forward(positions)
+        length = tokens.size(1)
+        if length > self.max_positions:
+            raise ValueError(f"sequence of {length} tokens, but the model has {self.max_positions} positions")
+        return self.weight[:length].unsqueeze(0)
+
+
+class BertEncoder(PluginEncoder):
+    """The plugin's Transformer encoder (layers of ``layer_kind`` from the layer plan) with BERT's input:
+    token + position + segment embeddings → LayerNorm → dropout (no embedding scale)."""
+
+    def __init__(
+        self,
+        cfg: TransformerConfig,
+        dictionary: Any,
+        embed_tokens: nn.Embedding,
+        layer_kind: LayerKind,
+        max_positions: int = BERT_MAX_POSITIONS,
+        num_segments: int = BERT_SEGMENTS,
+    ) -> None:
+        if not cfg.no_scale_embedding or not cfg.layernorm_embedding:
+            raise ValueError("a BERT encoder needs no_scale_embedding=True and layernorm_embedding=True")
+        super().__init__(cfg, dictionary, embed_tokens, layer_kind)
+        dim = embed_tokens.embedding_dim
+        # fairseq's LearnedPositionalEmbedding offsets positions by the padding index (max + pad + 1 rows);
+        # BERT has exactly max_positions rows, positions counted from 0
+        self.embed_positions = BertPositionalEmbedding(max_positions, dim)
+        self.embed_segments = nn.Embedding(num_segments, dim) if num_segments > 0 else None
+
+    def forward(
+        self,
+        src_tokens: Tensor,
+        segment_labels: Tensor | None = None,
+        src_lengths: Tensor | None = None,
+        return_all_hiddens: bool = False,
+    ) -> dict[str, list[Tensor]]:
+        """fairseq's encoder output dict (``encoder_out``: T × B × C); ``segment_labels`` B × T (default:
+        all 0, as BERT does without token types)."""
+        embedded = self.embed_tokens(src_tokens)
+        if self.embed_segments is not None:
+            if segment_labels is None:
+                segment_labels = torch.zeros_like(src_tokens)
+            embedded = embedded + self.embed_segments(segment_labels)
+        # fairseq adds the positions, then layernorm_embedding and dropout (embed_scale is 1)
+        return super().forward(src_tokens, return_all_hiddens=return_all_hiddens, token_embeddings=embedded)
+
+
+class BertPooler(nn.Module):
+    """BERT's pooler: tanh(dense(first token's vector)), the sentence representation NSP (and GLUE) reads."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(dim, dim)
+
+    def forward(self, features: Tensor) -> Tensor:
+        return torch.tanh(self.dense(features[:, 0]))
+
+
+def add_bert_args(parser: argparse.ArgumentParser) -> None:
+    """The flags of the BERT models (defaults come from the architecture)."""
+    parser.add_argument("--encoder-layers", type=int, metavar="N", help="number of layers")
+    parser.add_argument("--encoder-embed-dim", type=int, metavar="D", help="hidden size")
+    parser.add_argument("--encoder-ffn-embed-dim", type=int, metavar="N", help="FFN inner size (each FFN)")
+    parser.add_argument("--encoder-attention-heads", type=int, metavar="N", help="attention heads")
+    parser.add_argument("--dropout", type=float, metavar="P", help="hidden dropout (BERT: 0.1)")
+    parser.add_argument("--attention-dropout", type=float, metavar="P", help="attention dropout (BERT: 0.1)")
+    parser.add_argument("--activation-dropout", type=float, metavar="P", help="dropout inside the FFN (0)")
+    parser.add_argument(
+        "--activation-fn", choices=utils.get_available_activation_fns(), help="FFN activation (BERT: gelu)"
+    )
+    parser.add_argument(
+        "--encoder-normalize-before",
+        action="store_true",
+        help="pre-LN layers (BERT, the default, is post-LN)",
+    )
+    parser.add_argument("--max-positions", type=int, metavar="N", help="learned positions (BERT: 512)")
+    parser.add_argument("--num-segments", type=int, metavar="N", help="segment embeddings (BERT: 2)")
+    parser.add_argument(
+        "--checkpoint-activations", action="store_true", help="recompute activations in backward"
+    )
+
+
+class BertPretrainingModel(FairseqEncoderModel):
+    """Encoder + pooler + MLM head + NSP classifier.
+
+    ``forward(src_tokens, segment_labels, masked_tokens=None) -> (mlm_logits, nsp_logits)``: MLM logits
+    B × T × V, or N × V for the N positions where ``masked_tokens`` (B × T bool) is true (the head then
+    runs only there); NSP logits B × 2.
+    """
+
+    LAYER_KIND: LayerKind
+
+    def __init__(self, args: Any, encoder: BertEncoder) -> None:
+        super().__init__(encoder)
+        dim = encoder.embed_tokens.embedding_dim
+        self.pooler = BertPooler(dim)
+        self.nsp_classifier = nn.Linear(dim, NSP_CLASSES)
+        self.lm_head = RobertaLMHead(
+            dim, encoder.embed_tokens.num_embeddings, args.activation_fn, weight=encoder.embed_tokens.weight
+        )
+
+    @classmethod
+    def hub_models(cls) -> dict[str, Any]:
+        return {}
+
+    @staticmethod
+    def add_args(parser: argparse.ArgumentParser) -> None:
+        add_bert_args(parser)
+
+    @classmethod
+    def build_model(cls, args: Any, task: Any) -> BertPretrainingModel:
+        bert_defaults(args)  # checkpoints and hand-made namespaces may lack some
+        dictionary = task.source_dictionary
+        # fairseq's encoder reads its settings from a TransformerConfig; BERT fixes these three
+        args.no_scale_embedding = True
+        args.layernorm_embedding = True
+        args.max_source_positions = args.max_positions
+        embed_tokens = nn.Embedding(len(dictionary), args.encoder_embed_dim, dictionary.pad())
+        encoder = BertEncoder(
+            TransformerConfig.from_namespace(args),
+            dictionary,
+            embed_tokens,
+            cls.LAYER_KIND,
+            max_positions=args.max_positions,
+            num_segments=args.num_segments,
+        )
+        model = cls(args, encoder)
+        model.apply(init_bert_params)
+        return model
+
+    def extract_features(
+        self, src_tokens: Tensor, segment_labels: Tensor | None = None, return_all_hiddens: bool = False
+    ) -> tuple[Tensor, dict[str, Any]]:
+        """The last layer's vectors B × T × C, and fairseq's encoder output dict."""
+        out = self.encoder(src_tokens, segment_labels=segment_labels, return_all_hiddens=return_all_hiddens)
+        return out["encoder_out"][0].transpose(0, 1), out
+
+    def forward(
+        self,
+        src_tokens: Tensor,
+        segment_labels: Tensor | None = None,
+        masked_tokens: Tensor | None = None,
+        **unused: Any,
+    ) -> tuple[Tensor, Tensor]:
+        features, _ = self.extract_features(src_tokens, segment_labels)
+        mlm_logits = self.lm_head(features, masked_tokens=masked_tokens)
+        nsp_logits = self.nsp_classifier(self.pooler(features))
+        return mlm_logits, nsp_logits
+
+    def max_positions(self) -> int:
+        return self.encoder.max_positions()
+
+
+@register_model("vanilla_bert")
+class VanillaBertModel(BertPretrainingModel):
+    """BERT with fairseq's Transformer encoder layers (BERT as published with the ``*_base/_large`` archs)."""
+
+    LAYER_KIND = "vanilla"
+
+
+@register_model("macaron_bert")
+class MacaronBertModel(BertPretrainingModel):
+    """BERT whose layers are Macaron layers: γ·FFN₁ → self-attention → γ·FFN₂."""
+
+    LAYER_KIND = "macaron"
+
+    @staticmethod
+    def add_args(parser: argparse.ArgumentParser) -> None:
+        add_bert_args(parser)
+        parser.add_argument(
+            "--macaron-ffn-step",
+            type=float,
+            metavar="GAMMA",
+            help=f"step size γ of each FFN half step, x + γ·FFN(x) (default {DEFAULT_FFN_STEP})",
+        )
+
+    @classmethod
+    def build_model(cls, args: Any, task: Any) -> MacaronBertModel:
+        step = getattr(args, "macaron_ffn_step", None)
+        args.macaron_ffn_step = DEFAULT_FFN_STEP if step is None else step
+        model = super().build_model(args, task)
+        for module in model.modules():
+            if isinstance(module, MacaronFFNMixin):
+                module.set_ffn_step(args.macaron_ffn_step)
+        return model
+
+
+def bert_defaults(args: Any, layers: int = 12, dim: int = 768, heads: int = 12, ffn: int = 3072) -> None:
+    """BERT's settings (default: BERT-base); flags already on ``args`` win."""
+    args.encoder_layers = getattr(args, "encoder_layers", layers)
+    args.encoder_embed_dim = getattr(args, "encoder_embed_dim", dim)
+    args.encoder_attention_heads = getattr(args, "encoder_attention_heads", heads)
+    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", ffn)
+    args.dropout = getattr(args, "dropout", 0.1)
+    args.attention_dropout = getattr(args, "attention_dropout", 0.1)
+    args.activation_dropout = getattr(args, "activation_dropout", 0.0)
+    args.activation_fn = getattr(args, "activation_fn", "gelu")
+    args.encoder_normalize_before = getattr(args, "encoder_normalize_before", False)
+    args.max_positions = getattr(args, "max_positions", BERT_MAX_POSITIONS)
+    args.num_segments = getattr(args, "num_segments", BERT_SEGMENTS)
+    args.checkpoint_activations = getattr(args, "checkpoint_activations", False)
+
+
+def vanilla_bert_tiny(args: argparse.Namespace) -> None:
+    """2 layers, d 64, 4 heads, FFN 256: for CPU tests."""
+    bert_defaults(args, layers=2, dim=64, heads=4, ffn=256)
+
+
+def vanilla_bert_base(args: argparse.Namespace) -> None:
+    """BERT-base: 12 layers, d 768, 12 heads, FFN 3072."""
+    bert_defaults(args, layers=12, dim=768, heads=12, ffn=3072)
+
+
+def vanilla_bert_large(args: argparse.Namespace) -> None:
+    """BERT-large: 24 layers, d 1024, 16 heads, FFN 4096."""
+    bert_defaults(args, layers=24, dim=1024, heads=16, ffn=4096)

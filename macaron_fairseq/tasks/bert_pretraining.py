@@ -1,0 +1,129 @@
+"""``--task macaron_bert_pretraining``: BERT's masked-LM + next-sentence-prediction examples from the
+data-bin of ``python -m preprocess.bert_corpus`` (:mod:`macaron_fairseq.data.bert_pairs` builds them).
+
+    fairseq-train DATA_BIN --user-dir macaron_fairseq --task macaron_bert_pretraining \\
+        --criterion macaron_bert_loss --arch macaron_bert_base --tokens-per-sample 128 ...
+
+``DATA_BIN/dict.txt`` is fairseq's plain ``Dictionary``; the task appends ``<mask>`` (as fairseq's
+``masked_lm`` task does) and uses ``<s>`` as CLS and ``</s>`` as SEP. Loading a split checks that the data
+has document boundaries and at least two documents, and that its ids are symbols of ``dict.txt``.
+"""
+
+# no ``from __future__ import annotations``: fairseq reads the config's field types at run time
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+
+from fairseq import utils
+from fairseq.data import Dictionary, data_utils
+from fairseq.dataclass import FairseqDataclass
+from fairseq.tasks import FairseqTask, register_task
+from omegaconf import II, MISSING
+
+from macaron_fairseq.data.bert_pairs import (
+    MASK_SYMBOL,
+    BertPretrainingDataset,
+    check_sentence_data,
+    check_token_ids,
+)
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class BertPretrainingConfig(FairseqDataclass):
+    data: str = field(
+        default=MISSING,
+        metadata={"help": "data-bin of python -m preprocess.bert_corpus (dict.txt, train/valid .bin/.idx)"},
+    )
+    tokens_per_sample: int = field(
+        default=128,
+        metadata={"help": "length of an example, <s> A </s> B </s> included (BERT: 128, then 512)"},
+    )
+    short_seq_prob: float = field(
+        default=0.1, metadata={"help": "probability of a shorter random target length (BERT: 0.1)"}
+    )
+    mask_prob: float = field(default=0.15, metadata={"help": "share of the tokens to predict"})
+    leave_unmasked_prob: float = field(
+        default=0.1, metadata={"help": "share of the predicted tokens left unchanged"}
+    )
+    random_token_prob: float = field(
+        default=0.1, metadata={"help": "share of the predicted tokens replaced by a random symbol"}
+    )
+    seed: int = II("common.seed")
+
+
+@register_task("macaron_bert_pretraining", dataclass=BertPretrainingConfig)
+class BertPretrainingTask(FairseqTask):
+    """Masked LM + next-sentence prediction on sentence pairs built inside documents."""
+
+    cfg: BertPretrainingConfig
+
+    def __init__(self, cfg: BertPretrainingConfig, dictionary: Dictionary) -> None:
+        super().__init__(cfg)
+        self.dictionary = dictionary
+        self.data_symbols = len(dictionary)  # before <mask>: the ids the data may hold
+        self.mask_idx = dictionary.add_symbol(MASK_SYMBOL)
+
+    @classmethod
+    def setup_task(cls, cfg: BertPretrainingConfig, **kwargs) -> "BertPretrainingTask":
+        path = os.path.join(cls.data_path(cfg), "dict.txt")
+        if not os.path.exists(path):
+            raise FileNotFoundError(
+                f"{path} not found: give the data-bin written by python -m preprocess.bert_corpus"
+            )
+        dictionary = Dictionary.load(path)
+        logger.info("dictionary: %d types (+ %s)", len(dictionary), MASK_SYMBOL)
+        return cls(cfg, dictionary)
+
+    @staticmethod
+    def data_path(cfg: BertPretrainingConfig) -> str:
+        paths = utils.split_paths(cfg.data)
+        if len(paths) != 1:
+            raise ValueError(f"--task macaron_bert_pretraining reads one data-bin, got {cfg.data!r}")
+        return paths[0]
+
+    def load_dataset(self, split: str, epoch: int = 1, combine: bool = False, **kwargs) -> None:
+        prefix = os.path.join(self.data_path(self.cfg), split)
+        sentences = data_utils.load_indexed_dataset(prefix, self.dictionary)
+        if sentences is None:
+            raise FileNotFoundError(f"{prefix}.bin/.idx not found (split {split!r} of the data-bin)")
+        name = f"{prefix}.bin"
+        check_sentence_data(sentences.sizes, name)
+        start = time.perf_counter()
+        dict_path = os.path.join(self.data_path(self.cfg), "dict.txt")
+        check_token_ids(sentences, self.data_symbols, name, dict_path)
+        checked = time.perf_counter()
+        dataset = BertPretrainingDataset(
+            sentences,
+            self.dictionary,
+            block_size=self.cfg.tokens_per_sample,
+            seed=self.cfg.seed,
+            name=name,
+            short_seq_prob=self.cfg.short_seq_prob,
+            mask_prob=self.cfg.mask_prob,
+            leave_unmasked_prob=self.cfg.leave_unmasked_prob,
+            random_token_prob=self.cfg.random_token_prob,
+        )
+        logger.info(
+            "%s: %d sentence pairs (%.0f%% IsNext) from %d items; id check %.1fs, pairs %.1fs",
+            name,
+            len(dataset),
+            100 * (1 - dataset.nsp_targets.mean()) if len(dataset) else 0.0,
+            len(sentences),
+            checked - start,
+            time.perf_counter() - checked,
+        )
+        self.datasets[split] = dataset
+
+    @property
+    def source_dictionary(self) -> Dictionary:
+        return self.dictionary
+
+    @property
+    def target_dictionary(self) -> Dictionary:
+        return self.dictionary
+
+    def max_positions(self) -> int:
+        return self.cfg.tokens_per_sample
