@@ -26,7 +26,9 @@ DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_l
 
 def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("DeepSpeed pre-training")
-    group.add_argument("--deepspeed-config", type=Path, required=True, help="DeepSpeed JSON config")
+    # a str, not a Path: the fairseq config (with this Namespace inside) goes into checkpoints, which
+    # fairseq loads with an allow-list of types
+    group.add_argument("--deepspeed-config", required=True, help="DeepSpeed JSON config")
     group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
     )
@@ -59,9 +61,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         torch.cuda.set_device(where.local_rank)
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
     update_freq = args.update_freq[0] if "--update-freq" in (argv or sys.argv) else None
-    batch_size = args.batch_size if args.batch_size is not None else None
+    config_path = Path(args.deepspeed_config)
     ds_config = reconcile_batch(
-        read_config(args.deepspeed_config), args.deepspeed_config, where.world_size, batch_size, update_freq
+        read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
     )
     torch.manual_seed(cfg.common.seed)
     Pretrainer(cfg, args, ds_config, where).train()

@@ -26,11 +26,15 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from omegaconf import OmegaConf
 
 from macaron_fairseq.pretrain.distributed import Placement
+from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
 
 CLIENT_STATE_VERSION = 1
+RUN_RECORD = "run.json"
+"""What a save directory holds (its architecture), checked before a checkpoint is loaded into the engine."""
 
 
 @dataclass
@@ -124,14 +128,15 @@ class Pretrainer:
         """Load the newest checkpoint of ``--save-dir`` if there is one; the step to continue from."""
         if not (self.save_dir / "latest").exists():
             return 0
+        run = json.loads((self.save_dir / RUN_RECORD).read_text(encoding="utf-8"))
+        if run.get("arch") != self.cfg.model._name:
+            raise UserError(
+                f"{self.save_dir} holds a {run.get('arch')} run; this command trains "
+                f"{self.cfg.model._name} (use another --save-dir)"
+            )
         path, client = self.engine.load_checkpoint(str(self.save_dir))
         if path is None:
             raise UserError(f"{self.save_dir}: its 'latest' checkpoint could not be loaded")
-        if client.get("arch") != self.cfg.model._name:
-            raise UserError(
-                f"{self.save_dir} holds a {client.get('arch')} run; this command trains "
-                f"{self.cfg.model._name} (use another --save-dir)"
-            )
         self.epoch_itr = self._epoch_iterator(client["iterator"]["epoch"])
         self.epoch_itr.load_state_dict(client["iterator"])
         tag = (self.save_dir / "latest").read_text(encoding="utf-8").strip()
@@ -147,12 +152,16 @@ class Pretrainer:
             "step": step,
             "arch": self.cfg.model._name,
             "iterator": self.epoch_itr.state_dict(),
+            "fairseq_cfg": OmegaConf.to_container(
+                self.cfg, resolve=True, enum_to_str=True
+            ),  # as fairseq saves it
         }
         self.engine.save_checkpoint(str(self.save_dir), tag=tag, client_state=client)
         torch.save({"torch": torch.get_rng_state()}, self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
         if dist.is_initialized():
             dist.barrier()
         if self.where.rank == 0:
+            write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": self.cfg.model._name}))
             self._prune(keep=self.args.keep_last_checkpoints)
 
     def _prune(self, keep: int) -> None:

@@ -1,0 +1,111 @@
+"""``python -m macaron_fairseq.pretrain.export SAVE_DIR --out model.pt [--tag stepN]``: a DeepSpeed
+pre-training checkpoint -> a fairseq checkpoint (``checkpoint_utils.load_model_ensemble_and_task``,
+``fairseq-train --restore-file``).
+
+The fp32 weights are gathered from the ZeRO partitions with DeepSpeed's own
+``get_fp32_state_dict_from_zero_checkpoint``. That function drops parameters that share storage with
+another one (DeepSpeed issue #1896) — here the MLM output projection, tied to the token embeddings — so the
+model is rebuilt from the run's fairseq configuration (kept in the checkpoint), the gathered weights are
+loaded, and only parameters that are tied to a loaded one may be missing: they are filled by the tie itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from workflow.cli import run_cli
+from workflow.errors import UserError
+
+
+def tied_names(model: torch.nn.Module) -> set[str]:
+    """Names of parameters that share their tensor with an earlier-named parameter."""
+    seen: dict[int, str] = {}
+    tied = set()
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        if id(parameter) in seen:
+            tied.add(name)
+        else:
+            seen[id(parameter)] = name
+    return tied
+
+
+def read_client_state(save_dir: Path, tag: str) -> dict[str, Any]:
+    states = save_dir / tag / "mp_rank_00_model_states.pt"
+    if not states.exists():
+        raise UserError(f"{save_dir}: no DeepSpeed checkpoint {tag!r} (missing {states})")
+    return torch.load(states, map_location="cpu", weights_only=False)
+
+
+def rebuild_model(cfg_dict: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The run's fairseq config, task and (untrained) model."""
+    from fairseq import tasks
+    from omegaconf import OmegaConf
+
+    import macaron_fairseq  # noqa: F401  (registers the task and models)
+
+    cfg = OmegaConf.create(
+        cfg_dict, flags={"allow_objects": True}
+    )  # as fairseq loads it (a Namespace inside)
+    task = tasks.setup_task(cfg.task)
+    return cfg, task, task.build_model(cfg.model)
+
+
+def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
+    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
+    from fairseq import checkpoint_utils
+
+    latest = save_dir / "latest"
+    if tag is None:
+        if not latest.exists():
+            raise UserError(f"{save_dir} holds no DeepSpeed checkpoint (no 'latest' file)")
+        tag = latest.read_text(encoding="utf-8").strip()
+    client = read_client_state(save_dir, tag)
+    if "fairseq_cfg" not in client:
+        raise UserError(
+            f"{save_dir}/{tag}: not written by python -m macaron_fairseq.pretrain (no fairseq config)"
+        )
+    cfg_dict = client["fairseq_cfg"]
+    cfg, _, model = rebuild_model(cfg_dict)
+    weights = get_fp32_state_dict_from_zero_checkpoint(str(save_dir), tag=tag)
+    missing, unexpected = model.load_state_dict(weights, strict=False)
+    untied = sorted(set(missing) - tied_names(model))
+    if untied or unexpected:
+        raise UserError(
+            f"{save_dir}/{tag} does not match {cfg.model._name}: missing {untied}, unexpected {unexpected}"
+        )
+    state = {
+        "args": None,
+        "cfg": cfg_dict,
+        "model": model.state_dict(),
+        "optimizer_history": [
+            {
+                "criterion_name": "BertPretrainingLoss",
+                "optimizer_name": "DeepSpeed",
+                "lr_scheduler_state": {},
+                "num_updates": int(client["step"]),
+            }
+        ],
+        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None, "deepspeed_tag": tag},
+        "last_optimizer_state": None,
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    checkpoint_utils.torch_persistent_save(state, str(out))
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.pretrain.export", description=__doc__)
+    parser.add_argument("save_dir", type=Path, help="--save-dir of the pre-training run")
+    parser.add_argument("--out", type=Path, required=True, help="fairseq checkpoint to write")
+    parser.add_argument("--tag", help="checkpoint tag (default: the newest, from SAVE_DIR/latest)")
+    args = parser.parse_args()
+    path = export(args.save_dir, args.out, args.tag)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    run_cli(main)

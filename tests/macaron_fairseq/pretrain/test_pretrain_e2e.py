@@ -1,0 +1,117 @@
+"""``python -m macaron_fairseq.pretrain`` under ``torchrun`` with 2 CPU ranks (gloo) on a corpus built by
+``python -m preprocess.bert_corpus``: the loss goes down, ZeRO-1 and ZeRO-2 run, a resumed run logs the
+losses of an uninterrupted one, and resuming another architecture is refused."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO, run_module
+
+from preprocess.sources.synthetic_wiki import write_dump
+
+pytestmark = pytest.mark.slow
+TINY_CONFIG = REPO / "configs" / "deepspeed" / "tiny_cpu.json"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pretrain_corpus")
+    dump = root / "enwiki-20261101-pages-articles-multistream.xml.bz2"
+    write_dump(dump, target_bytes=1_500_000, seed=21)
+    dest = root / "data-bin"
+    run_module("preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump), "--vocab-size", "500",
+               "--workers", "1", timeout=300)  # fmt: skip
+    return dest
+
+
+def pretrain(
+    corpus: Path,
+    save_dir: Path,
+    port: int,
+    *extra: str,
+    check: bool = True,
+    arch: str = "macaron_bert_tiny",
+    config: Path = TINY_CONFIG,
+) -> subprocess.CompletedProcess:
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(port),
+        "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", arch, "--deepspeed-config", str(config),
+        "--save-dir", str(save_dir), "--seed", "3", "--log-interval", "1", *extra,
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"pretrain failed ({proc.returncode}):\n{proc.stderr[-5000:]}")
+    return proc
+
+
+def records(save_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (save_dir / "train_log.jsonl").read_text().splitlines()]
+
+
+def test_two_ranks_train_and_the_loss_goes_down(corpus: Path, tmp_path: Path) -> None:
+    pretrain(corpus, tmp_path / "run", 29701, "--max-update", "30")
+    log = records(tmp_path / "run")
+    assert [r["step"] for r in log] == list(range(1, 31))
+    first = sum(r["mlm_loss"] for r in log[:5]) / 5
+    last = sum(r["mlm_loss"] for r in log[-5:]) / 5
+    assert last < first - 0.5, (first, last)
+    assert sorted(p.name for p in (tmp_path / "run").glob("step*")) == ["step30"]
+
+
+def test_resumed_run_logs_the_losses_of_an_uninterrupted_one(corpus: Path, tmp_path: Path) -> None:
+    pretrain(corpus, tmp_path / "whole", 29702, "--max-update", "6")
+    pretrain(corpus, tmp_path / "split", 29703, "--max-update", "3")
+    resumed = pretrain(corpus, tmp_path / "split", 29704, "--max-update", "6")
+    assert "resumed from" in resumed.stderr and "at step 3" in resumed.stderr
+    whole, split = records(tmp_path / "whole"), records(tmp_path / "split")
+    assert [r["step"] for r in split] == [1, 2, 3, 4, 5, 6]
+    for a, b in zip(whole, split, strict=True):
+        for key in ("mlm_loss", "nsp_loss", "lr", "tokens"):
+            assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)
+    other = pretrain(
+        corpus, tmp_path / "split", 29705, "--max-update", "8", arch="vanilla_bert_tiny", check=False
+    )
+    assert other.returncode != 0 and "holds a macaron_bert_tiny run" in other.stderr
+
+
+def test_zero_stage_2(corpus: Path, tmp_path: Path) -> None:
+    config = json.loads(TINY_CONFIG.read_text())
+    config["zero_optimization"] = {"stage": 2}
+    path = tmp_path / "zero2.json"
+    path.write_text(json.dumps(config))
+    pretrain(corpus, tmp_path / "run", 29706, "--max-update", "3", config=path)
+    assert len(records(tmp_path / "run")) == 3
+
+
+def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_path: Path) -> None:
+    import torch
+    from fairseq import checkpoint_utils
+
+    save = tmp_path / "run"
+    pretrain(corpus, save, 29707, "--max-update", "3")
+    out = tmp_path / "model.pt"
+    run_module("macaron_fairseq.pretrain.export", str(save), "--out", str(out), timeout=300)
+    models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([str(out)])
+    exported = models[0].eval()
+    engine_weights = torch.load(save / "step3" / "mp_rank_00_model_states.pt", weights_only=False)["module"]
+    reference = task.build_model(cfg.model).eval()
+    reference.load_state_dict(engine_weights)
+    dictionary = task.source_dictionary
+    tokens = torch.randint(
+        dictionary.nspecial, len(dictionary), (3, 20), generator=torch.Generator().manual_seed(0)
+    )
+    tokens[:, 0] = dictionary.bos()
+    segments = torch.zeros_like(tokens)
+    segments[:, 10:] = 1
+    with torch.no_grad():
+        got, want = exported(tokens, segment_labels=segments), reference(tokens, segment_labels=segments)
+    for a, b in zip(got, want, strict=True):
+        torch.testing.assert_close(a, b)
+    assert exported.lm_head.weight.data_ptr() == exported.encoder.embed_tokens.weight.data_ptr()  # still tied
