@@ -37,11 +37,14 @@ from fairseq.data import BaseWrapperDataset, Dictionary, FairseqDataset, LRUCach
 from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
 from fairseq.data.mask_tokens_dataset import MaskTokensDataset
 
+from workflow.errors import UserError
+
 MASK_SYMBOL = "<mask>"
 
 
-class BertDataError(ValueError):
-    """The data-bin cannot give BERT pre-training examples (the message names the file and the fix)."""
+class BertDataError(UserError, ValueError):
+    """The data-bin cannot give BERT pre-training examples (the message names the file and the fix); a
+    ``UserError``, so the command lines print it without a traceback."""
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,11 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
     # fairseq loads with an allow-list of types
     group.add_argument("--deepspeed-config", required=True, help="DeepSpeed JSON config")
     group.add_argument(
+        "--no-validation",
+        action="store_true",
+        help="no validation at the end (validation every --validate-interval-updates steps still runs)",
+    )
+    group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
     )
 

@@ -123,10 +123,56 @@ class Pretrainer:
             yield from itr
             self.epoch_itr = self._epoch_iterator(self.epoch_itr.next_epoch_idx)
 
+    def validate(self, step: int) -> dict[str, Any]:
+        """MLM perplexity and NSP accuracy on the whole validation set (shared among the ranks).
+
+        RNG-neutral (loading data and creating a DataLoader draw from torch's generator): a resumed run must
+        not depend on where validations happened.
+        """
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            totals = self._validation_totals()
+        summary = totals.all_reduced().record()
+        record = {
+            "step": step,
+            "split": "valid",
+            "mlm_loss": summary["mlm_loss"],
+            "ppl": 2 ** summary["mlm_loss"],
+            "nsp_accuracy": summary["nsp_accuracy"],
+            "pairs": summary["pairs"],
+        }
+        self._log(
+            f"valid at step {step}: mlm {record['mlm_loss']:.3f} bits (ppl {record['ppl']:.1f}), "
+            f"nsp accuracy {record['nsp_accuracy']:.1f}% on {record['pairs']:.0f} pairs"
+        )
+        return record
+
+    def _validation_totals(self) -> StepLog:
+        if "valid" not in self.task.datasets:
+            self.task.load_dataset("valid", epoch=1)
+        itr = self.task.get_batch_iterator(
+            dataset=self.task.dataset("valid"),
+            max_sentences=self.micro_batch,
+            max_positions=self.task.max_positions(),
+            seed=self.cfg.common.seed,
+            num_shards=self.where.world_size,
+            shard_id=self.where.rank,
+            epoch=1,
+        ).next_epoch_itr(shuffle=False)
+        totals = StepLog()
+        self.engine.eval()
+        for sample in itr:
+            if sample:  # a rank with fewer batches gets empty ones
+                _, _, logging_output = self.criterion(self.engine, self._to_device(sample))
+                totals.add(logging_output)
+        self.engine.train()
+        return totals
+
     # ---------------------------------------------------------------------------------- checkpoints
     def restore(self) -> int:
         """Load the newest checkpoint of ``--save-dir`` if there is one; the step to continue from."""
         if not (self.save_dir / "latest").exists():
+            if self.where.rank == 0:
+                self._truncate_log(0)  # records of a run killed before its first checkpoint
             return 0
         run = json.loads((self.save_dir / RUN_RECORD).read_text(encoding="utf-8"))
         if run.get("arch") != self.cfg.model._name:
@@ -142,8 +188,20 @@ class Pretrainer:
         tag = (self.save_dir / "latest").read_text(encoding="utf-8").strip()
         rng = torch.load(self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
         torch.set_rng_state(rng["torch"])
-        self._log(f"resumed from {self.save_dir / tag} at step {client['step']}")
-        return int(client["step"])
+        step = int(client["step"])
+        if self.where.rank == 0:
+            self._truncate_log(step)
+        self._log(f"resumed from {self.save_dir / tag} at step {step}")
+        return step
+
+    def _truncate_log(self, step: int) -> None:
+        """Drop the log records after ``step`` (a run killed after its last checkpoint logged them; the
+        resumed run logs those steps again)."""
+        if not self.log_path.exists():
+            return
+        kept = [line for line in self.log_path.read_text(encoding="utf-8").splitlines()
+                if line.strip() and json.loads(line)["step"] <= step]  # fmt: skip
+        write_text_atomically(self.log_path, "".join(f"{line}\n" for line in kept))
 
     def save(self, step: int) -> None:
         tag = f"step{step}"
@@ -204,6 +262,8 @@ class Pretrainer:
                 record["loss_scale"] = float(scale)
             elapsed = time.monotonic() - started
             record["tokens_per_second"] = record["tokens"] / max(elapsed, 1e-9)
+            record["seconds"] = elapsed
+            record["time"] = time.time()
             started = time.monotonic()
             records.append(record)
             if self.where.rank == 0:
@@ -215,6 +275,15 @@ class Pretrainer:
                         f"({record['nsp_accuracy']:.1f}%), lr {record['lr']:.3g}, "
                         f"{record['tokens_per_second']:.0f} tokens/s"
                     )
+            valid_every = self.cfg.dataset.validate_interval_updates
+            if (valid_every and step % valid_every == 0) or (
+                step == max_update and not self.args.no_validation
+            ):
+                valid = self.validate(step)
+                records.append(valid)
+                if self.where.rank == 0:
+                    with open(self.log_path, "a", encoding="utf-8") as log:
+                        log.write(json.dumps(valid) + "\n")
             interval = self.cfg.checkpoint.save_interval_updates
             if (interval and step % interval == 0) or step == max_update:
                 self.save(step)

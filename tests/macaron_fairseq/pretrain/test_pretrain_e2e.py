@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -26,22 +27,29 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_dump(dump, target_bytes=1_500_000, seed=21)
     dest = root / "data-bin"
     run_module("preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump), "--vocab-size", "500",
-               "--workers", "1", timeout=300)  # fmt: skip
+               "--valid-ratio", "0.1", "--workers", "1", timeout=300)  # fmt: skip
     return dest
+
+
+def free_port() -> int:
+    """A port nobody listens on now (fixed ports collide between runs: a closed one lingers in TIME_WAIT)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def pretrain(
     corpus: Path,
     save_dir: Path,
-    port: int,
     *extra: str,
     check: bool = True,
     arch: str = "macaron_bert_tiny",
     config: Path = TINY_CONFIG,
 ) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(port),
-        "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", arch, "--deepspeed-config", str(config),
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", arch,
+        "--deepspeed-config", str(config),
         "--save-dir", str(save_dir), "--seed", "3", "--log-interval", "1", *extra,
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
@@ -51,33 +59,36 @@ def pretrain(
     return proc
 
 
-def records(save_dir: Path) -> list[dict]:
-    return [json.loads(line) for line in (save_dir / "train_log.jsonl").read_text().splitlines()]
+def records(save_dir: Path, split: str = "train") -> list[dict]:
+    """The log's records of one split (training records have no "split" key)."""
+    lines = (save_dir / "train_log.jsonl").read_text().splitlines()
+    return [r for r in map(json.loads, lines) if r.get("split", "train") == split]
 
 
 def test_two_ranks_train_and_the_loss_goes_down(corpus: Path, tmp_path: Path) -> None:
-    pretrain(corpus, tmp_path / "run", 29701, "--max-update", "30")
+    pretrain(corpus, tmp_path / "run", "--max-update", "30")
     log = records(tmp_path / "run")
     assert [r["step"] for r in log] == list(range(1, 31))
     first = sum(r["mlm_loss"] for r in log[:5]) / 5
     last = sum(r["mlm_loss"] for r in log[-5:]) / 5
     assert last < first - 0.5, (first, last)
     assert sorted(p.name for p in (tmp_path / "run").glob("step*")) == ["step30"]
+    (valid,) = records(tmp_path / "run", "valid")  # validation at the end
+    assert valid["step"] == 30 and valid["pairs"] > 0
+    assert valid["ppl"] == pytest.approx(2 ** valid["mlm_loss"])
 
 
 def test_resumed_run_logs_the_losses_of_an_uninterrupted_one(corpus: Path, tmp_path: Path) -> None:
-    pretrain(corpus, tmp_path / "whole", 29702, "--max-update", "6")
-    pretrain(corpus, tmp_path / "split", 29703, "--max-update", "3")
-    resumed = pretrain(corpus, tmp_path / "split", 29704, "--max-update", "6")
+    pretrain(corpus, tmp_path / "whole", "--max-update", "6")
+    pretrain(corpus, tmp_path / "split", "--max-update", "3")
+    resumed = pretrain(corpus, tmp_path / "split", "--max-update", "6")
     assert "resumed from" in resumed.stderr and "at step 3" in resumed.stderr
     whole, split = records(tmp_path / "whole"), records(tmp_path / "split")
     assert [r["step"] for r in split] == [1, 2, 3, 4, 5, 6]
     for a, b in zip(whole, split, strict=True):
         for key in ("mlm_loss", "nsp_loss", "lr", "tokens"):
             assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)
-    other = pretrain(
-        corpus, tmp_path / "split", 29705, "--max-update", "8", arch="vanilla_bert_tiny", check=False
-    )
+    other = pretrain(corpus, tmp_path / "split", "--max-update", "8", arch="vanilla_bert_tiny", check=False)
     assert other.returncode != 0 and "holds a macaron_bert_tiny run" in other.stderr
 
 
@@ -86,7 +97,7 @@ def test_zero_stage_2(corpus: Path, tmp_path: Path) -> None:
     config["zero_optimization"] = {"stage": 2}
     path = tmp_path / "zero2.json"
     path.write_text(json.dumps(config))
-    pretrain(corpus, tmp_path / "run", 29706, "--max-update", "3", config=path)
+    pretrain(corpus, tmp_path / "run", "--max-update", "3", config=path)
     assert len(records(tmp_path / "run")) == 3
 
 
@@ -95,7 +106,7 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
     from fairseq import checkpoint_utils
 
     save = tmp_path / "run"
-    pretrain(corpus, save, 29707, "--max-update", "3")
+    pretrain(corpus, save, "--max-update", "3")
     out = tmp_path / "model.pt"
     run_module("macaron_fairseq.pretrain.export", str(save), "--out", str(out), timeout=300)
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([str(out)])

@@ -1,0 +1,593 @@
+"""BERT-style pre-training, one command: corpus → DeepSpeed pre-training → fairseq checkpoint → loss curves.
+
+    python -m pipelines.pretrain --workdir DIR [--wikipedia DUMP... | --wikipedia latest] [--bookcorpus DIR]
+        [options] [-- extra python -m macaron_fairseq.pretrain flags]
+
+Stages (``--arch`` decides the directory ``DIR/ARCH/``; the data-bin is shared by every arch):
+
+  synthetic  with --small and no --wikipedia/--bookcorpus only: a generated ~1.5 MB multistream dump and 5
+             books (``preprocess.sources.synthetic_wiki``, offline) in DIR/synthetic/
+  corpus     ``python -m preprocess.bert_corpus --dest DIR/data-bin``: sentences, BPE, binarized data-bin
+             (resumable by itself, markers in DIR/data-bin/.stages/)
+  pretrain   ``torchrun --standalone --nproc_per_node GPUS -m macaron_fairseq.pretrain DIR/data-bin
+             --arch ARCH --deepspeed-config CFG --save-dir DIR/ARCH/checkpoints ...``; its full output goes
+             to DIR/ARCH/checkpoints/pretrain.log, the trainer's progress lines to the console, one JSON
+             record per step (and per validation) to DIR/ARCH/checkpoints/train_log.jsonl
+  export     ``python -m macaron_fairseq.pretrain.export`` of the newest checkpoint → DIR/ARCH/model.pt (a
+             fairseq checkpoint: ``checkpoint_utils.load_model_ensemble_and_task``, ``--restore-file``)
+  plot       MLM loss, NSP loss and learning rate per step → DIR/ARCH/loss_curves.png
+  results    DIR/ARCH/results.json: final and first losses (bits, as fairseq logs them), steps, tokens,
+             training time, the settings
+
+Every stage is resumable (completion markers in DIR/.stages/): a rerun skips the finished ones, --force
+redoes them all. The trainer resumes by itself from the newest checkpoint of its save dir: a rerun with
+the same settings (an interrupted run, or a larger --max-update) continues the run, while other settings
+(arch, config, ranks, seed, extra flags), another config file content or other data move the save dir
+aside (``checkpoints.before-TIME``, nothing is deleted) and train afresh. --max-update,
+--save-interval-updates and --log-interval can change without restarting.
+
+Defaults: ``--arch macaron_bert_base`` (``vanilla_bert_base`` is the BERT baseline), DeepSpeed config
+configs/deepspeed/bert_phase1.json (sequence length 128, the task's default --tokens-per-sample), as many
+updates as the config's scheduler ``total_num_steps``. GPUS: the CUDA devices of this machine; without
+CUDA, 1 CPU rank (a full-size run on CPU is a smoke test at best; a warning says so) or, with --small, 2
+CPU ranks (gloo), so that the small run exercises the distributed path. ``--small`` is the CPU smoke
+scale the tests run: macaron_bert_tiny, configs/deepspeed/tiny_cpu.json, 30 updates, a 500-piece BPE and
+10% validation documents (on the generated corpus unless inputs are given).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands import REPO, Console, PipelineError, report_errors, run_command
+from pipelines.fairseq_steps import data_bin_files, without_options
+from workflow.cli import available_cores
+from workflow.stages import StageReport, StageRunner
+
+CONFIGS = REPO / "configs" / "deepspeed"
+FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100)
+SMALL = dict(arch="macaron_bert_tiny", config=CONFIGS / "tiny_cpu.json", save_interval=10, log=5)
+SMALL_MAX_UPDATE = 30
+SMALL_CPU_RANKS = 2
+SMALL_CORPUS = {"vocab_size": 500, "valid_ratio": 0.1}
+SYNTHETIC = {"dump_mb": 1.5, "books": 5, "seed": 1}
+"""The generated corpus of --small: about 1.5 MB of page XML (~300 pages, ~150 articles) and 5 books."""
+SYNTHETIC_DUMP = "enwiki-synthetic-pages-articles-multistream.xml.bz2"
+SYNTHETIC_INDEX = "enwiki-synthetic-pages-articles-multistream-index.txt.bz2"
+ARCH_PATTERN = re.compile(r"^(macaron|vanilla)_bert_\w+$")
+
+RESUMABLE_OPTIONS = ("--max-update", "--save-interval-updates", "--log-interval", "--keep-last-checkpoints")
+"""Trainer options that decide when the run stops, what it keeps and prints, not what it learns: a run
+started with other values of these is resumed, not restarted."""
+
+_PROGRESS = re.compile(r"^\[pretrain\] (?P<message>.*)$")
+_STEP = re.compile(r"^step (?P<step>\d+):")
+_CAUSE = re.compile(r"^(?:\[rank\d+\]:\s*)?(?P<cause>(?:[\w.]*(?:Error|Exception)|error): .*)$")
+"""The last line of a rank's traceback (``[rank0]: ValueError: ...``) or a command-line error
+(``error: ...``): what a failed run is reported with (torchrun's own ``ChildFailedError`` report is not)."""
+FAILURE_TAIL_LINES = 40
+
+
+@dataclass(frozen=True)
+class ArchPaths:
+    """Where the stages of one ``--arch`` write inside the workdir."""
+
+    workdir: Path
+    arch: str
+
+    @property
+    def root(self) -> Path:
+        return self.workdir / self.arch
+
+    @property
+    def save_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def step_log(self) -> Path:
+        """One JSON record per optimizer step, written by the trainer (appended to when it resumes)."""
+        return self.save_dir / "train_log.jsonl"
+
+    @property
+    def output_log(self) -> Path:
+        """The full output of torchrun and its ranks (appended to when the run resumes; moved aside with
+        its checkpoints)."""
+        return self.save_dir / "pretrain.log"
+
+    @property
+    def model(self) -> Path:
+        return self.root / "model.pt"
+
+    @property
+    def curves(self) -> Path:
+        return self.root / "loss_curves.png"
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results.json"
+
+
+# ------------------------------------------------------------------------------------------------- corpus
+def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tuple[list[Path], Path]:
+    """Generate the small corpus (a multistream dump and books) offline; the dump paths and books dir."""
+    root = workdir / "synthetic"
+    dump, index, books = root / SYNTHETIC_DUMP, root / SYNTHETIC_INDEX, root / "books"
+    manifest = root / "manifest.json"
+
+    def build() -> StageReport:
+        console.say(
+            "no --wikipedia/--bookcorpus given: generating a synthetic corpus offline "
+            f"({SYNTHETIC['dump_mb']} MB Wikipedia-style dump + {SYNTHETIC['books']} books) in {root}"
+        )
+        run_command(
+            [sys.executable, "-m", "preprocess.sources.synthetic_wiki", "--out", dump,
+             "--mb", SYNTHETIC["dump_mb"], "--seed", SYNTHETIC["seed"], "--books-dir", books,
+             "--books", SYNTHETIC["books"]],
+            console,
+        )  # fmt: skip
+        files = sorted(path.name for path in books.glob("*.txt"))
+        if len(files) != SYNTHETIC["books"] or not dump.exists() or not index.exists():
+            raise PipelineError(f"the synthetic corpus in {root} is incomplete")
+        contents = json.dumps({**SYNTHETIC, "books_files": files}, indent=1)
+        manifest.write_text(contents + "\n", encoding="utf-8")
+        return {"books": len(files), "dump_bytes": dump.stat().st_size}
+
+    runner.run_in_place(
+        "synthetic-corpus", inputs=[], outputs=[dump, index, manifest], params=dict(SYNTHETIC), build=build,
+        workspace=root,
+    )  # fmt: skip
+    return [dump], books
+
+
+def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace) -> Path:
+    """``python -m preprocess.bert_corpus`` into ``WORKDIR/data-bin`` (it skips its finished stages)."""
+    wikipedia, bookcorpus = list(args.wikipedia), args.bookcorpus
+    if not wikipedia and bookcorpus is None:
+        wikipedia, bookcorpus = synthetic_inputs(runner, console, args.workdir)
+    data_bin = args.workdir / "data-bin"
+    command: list[object] = [sys.executable, "-m", "preprocess.bert_corpus", "--dest", data_bin]
+    if wikipedia:
+        command += ["--wikipedia", *wikipedia]
+    if bookcorpus is not None:
+        command += ["--bookcorpus", bookcorpus]
+    command += ["--workers", args.workers, "--vocab-size", args.vocab_size, "--valid-ratio", args.valid_ratio]
+    if args.force:
+        command += ["--force"]
+    run_command(command, console)
+    return data_bin
+
+
+# ---------------------------------------------------------------------------------------------- pretrain
+def pretrain_command(args: argparse.Namespace, data_bin: Path, paths: ArchPaths) -> list[str]:
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(args.gpus),
+        "-m", "macaron_fairseq.pretrain", str(data_bin), "--arch", args.arch,
+        "--deepspeed-config", str(args.deepspeed_config), "--save-dir", str(paths.save_dir),
+        "--max-update", str(args.max_update), "--save-interval-updates", str(args.save_interval_updates),
+        "--log-interval", str(args.log_interval), "--seed", str(args.seed),
+    ]  # fmt: skip
+    if args.tokens_per_sample:
+        command += ["--tokens-per-sample", str(args.tokens_per_sample)]
+    return command + list(args.train_flags)
+
+
+def run_trainer(command: Sequence[str], log: Path, console: Console, max_update: int) -> None:
+    """Run the torchrun ``command``: its whole output is appended to ``log``; the trainer's progress lines
+    (``[pretrain] ...``) are shown; on failure the ranks' errors (or, without any, the output's tail)."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    tail: deque[str] = deque(maxlen=FAILURE_TAIL_LINES)
+    causes: dict[str, None] = {}  # ordered, without repeats (every rank reports the same error)
+    console.command(command)
+    proc = subprocess.Popen(
+        list(command), cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        bufsize=1, errors="replace",
+    )  # fmt: skip
+    assert proc.stdout is not None
+    try:
+        with log.open("a", encoding="utf-8") as out:
+            out.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n")
+            for line in proc.stdout:
+                out.write(line)
+                out.flush()
+                line = line.rstrip("\n")
+                tail.append(line)
+                progress = _PROGRESS.match(line)
+                if progress:
+                    message = progress["message"]
+                    message = _STEP.sub(lambda m: f"step {m['step']}/{max_update}:", message)
+                    console.say(message)
+                else:
+                    cause = _CAUSE.match(line)
+                    if cause and "ChildFailedError" not in line:
+                        causes[cause["cause"]] = None
+        status = proc.wait()
+    except KeyboardInterrupt:
+        proc.send_signal(signal.SIGINT)  # torchrun passes it on to the ranks
+        proc.wait()
+        raise
+    if status != 0:
+        print("\n".join(causes or tail), file=sys.stderr, flush=True)
+        raise PipelineError(f"pre-training failed with exit status {status} (full output: {log})")
+
+
+def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, data_bin: Path) -> None:
+    paths = ArchPaths(args.workdir, args.arch)
+    command = pretrain_command(args, data_bin, paths)
+
+    def build() -> StageReport:
+        run_trainer(command, paths.output_log, console, args.max_update)
+        return {"steps": read_step_log(paths.step_log).train[-1]["step"]}
+
+    runner.run_in_place(
+        f"pretrain-{args.arch}",
+        inputs=[*data_bin_files(data_bin), args.deepspeed_config],
+        outputs=[paths.save_dir / "latest", paths.step_log],
+        params={"command": command},
+        build=build,
+        workspace=paths.save_dir,
+        resume_params={"command": without_options(command, RESUMABLE_OPTIONS)},
+    )
+
+
+# ------------------------------------------------------------------------------------------------ export
+def newest_checkpoint(save_dir: Path) -> tuple[str, list[Path]]:
+    """The tag DeepSpeed's ``latest`` names and the files of that checkpoint (the export's inputs)."""
+    latest = save_dir / "latest"
+    if not latest.exists():
+        raise PipelineError(f"{save_dir} holds no DeepSpeed checkpoint (no 'latest' file)")
+    tag = latest.read_text(encoding="utf-8").strip()
+    files = sorted(path for path in (save_dir / tag).rglob("*") if path.is_file())
+    if not files:
+        raise PipelineError(f"{save_dir}: 'latest' names {tag}, which holds no files")
+    return tag, [latest, *files]
+
+
+def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> None:
+    paths = ArchPaths(args.workdir, args.arch)
+    tag, reads = newest_checkpoint(paths.save_dir)
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        run_command(
+            [sys.executable, "-m", "macaron_fairseq.pretrain.export", paths.save_dir, "--tag", tag,
+             "--out", temps[paths.model]],
+            console,
+        )  # fmt: skip
+        return {"tag": tag}
+
+    runner.run(f"export-{args.arch}", reads, [paths.model], {"tag": tag}, build)
+
+
+# -------------------------------------------------------------------------------------- plot and results
+@dataclass
+class StepLog:
+    """The trainer's ``train_log.jsonl``: one training record per optimizer step and, when the trainer
+    validates (records with ``"split": "valid"``), the validation records."""
+
+    train: list[dict[str, Any]]
+    valid: list[dict[str, Any]]
+
+
+def read_step_log(path: Path) -> StepLog:
+    """The records of ``path``, one per step and split (the last one wins: a run resumed from a
+    checkpoint older than its last logged step logs those steps again), in step order."""
+    by_split: dict[str, dict[int, dict[str, Any]]] = {"train": {}, "valid": {}}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as err:
+        raise PipelineError(f"no training log at {path}") from err
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a killed run
+        if isinstance(record, dict) and "step" in record:
+            by_split.setdefault(record.get("split", "train"), {})[int(record["step"])] = record
+    train, valid = (
+        [table[step] for step in sorted(table)] for table in (by_split["train"], by_split["valid"])
+    )
+    if not train:
+        raise PipelineError(f"{path} holds no training records")
+    return StepLog(train, valid)
+
+
+def smoothed(values: Sequence[float], window: int) -> list[float]:
+    """Trailing running mean over ``window`` values."""
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_curves(log: StepLog, out: Path, title: str) -> None:
+    """MLM loss, NSP loss (bits) and learning rate per step: the raw values and, for longer runs, a
+    running mean over 1/50 of the steps; the validation MLM loss and NSP accuracy where the trainer
+    validated. ``out`` is written as a PNG whatever its name."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [int(r["step"]) for r in log.train]
+    window = max(1, len(steps) // 50)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    panels = (("mlm_loss", "MLM loss (bits)"), ("nsp_loss", "NSP loss (bits)"), ("lr", "learning rate"))
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        values = [float(r[key]) for r in log.train]
+        if key != "lr" and window > 1:
+            ax.plot(steps, values, "-", alpha=0.3, linewidth=0.8, label="train, per step")
+            ax.plot(steps, smoothed(values, window), "-", label=f"train, mean of {window} steps")
+        else:
+            ax.plot(steps, values, ".-" if len(steps) <= 100 else "-", label="train")
+        ax.set_xlabel("update")
+        ax.set_title(label)
+        ax.grid(True, alpha=0.3)
+    valid = [r for r in log.valid if "mlm_loss" in r]
+    if valid:
+        axes[0].plot([r["step"] for r in valid], [r["mlm_loss"] for r in valid], "s-", label="valid")
+    accuracy = [r for r in log.valid if "nsp_accuracy" in r]
+    if accuracy:
+        twin = axes[1].twinx()
+        twin.plot([r["step"] for r in accuracy], [r["nsp_accuracy"] for r in accuracy], "s--", color="C3")
+        twin.set_ylabel("valid NSP accuracy (%)", color="C3")
+    for ax in axes[:2]:
+        ax.legend()
+    fig.suptitle(title)
+    fig.tight_layout()
+    try:
+        fig.savefig(out, dpi=100, format="png")
+    finally:
+        plt.close(fig)
+
+
+def plot(runner: StageRunner, args: argparse.Namespace) -> None:
+    paths = ArchPaths(args.workdir, args.arch)
+    title = f"{args.arch} pre-training ({args.deepspeed_config.name}, {args.gpus} rank(s))"
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        log = read_step_log(paths.step_log)
+        plot_curves(log, temps[paths.curves], title)
+        return {"steps": len(log.train), "validations": len(log.valid)}
+
+    runner.run(f"plot-{args.arch}", [paths.step_log], [paths.curves], {"title": title}, build)
+
+
+def mean_of(records: Sequence[Mapping[str, Any]], key: str) -> float:
+    return sum(float(r[key]) for r in records) / len(records)
+
+
+def results_record(
+    log: StepLog, settings: Mapping[str, Any], stage_seconds: Mapping[str, Any]
+) -> dict[str, Any]:
+    """What results.json holds: the settings, the losses at the start and the end, the time spent."""
+    train = log.train
+    keys = ("mlm_loss", "nsp_loss", "mlm_accuracy", "nsp_accuracy", "lr")
+    last = train[-min(10, len(train)) :]
+    results = {
+        **settings,
+        "steps": int(train[-1]["step"]),
+        "loss_unit": "bits (base-2, per masked token / per pair, as fairseq logs losses)",
+        "final": {key: train[-1][key] for key in keys if key in train[-1]},
+        f"final_mean_of_last_{len(last)}_steps": {key: mean_of(last, key) for key in keys[:4]},
+        "first": {key: train[0][key] for key in keys[:2]},
+        "tokens": sum(float(r.get("tokens", 0)) for r in train),
+        # per step: tokens / tokens_per_second = the step's wall time (data, forward, backward, update and
+        # any checkpoint saved or validation run before it), summed over every run that built the log
+        "train_loop_seconds": round(
+            sum(float(r["tokens"]) / r["tokens_per_second"] for r in train if r.get("tokens_per_second")), 2
+        ),
+        "stage_seconds": dict(stage_seconds),
+    }
+    if log.valid:
+        results["valid"] = {key: value for key, value in log.valid[-1].items() if key != "split"}
+    return results
+
+
+def write_results(runner: StageRunner, args: argparse.Namespace) -> dict[str, Any]:
+    paths = ArchPaths(args.workdir, args.arch)
+    settings = {
+        "arch": args.arch,
+        "deepspeed_config": str(args.deepspeed_config),
+        "ranks": args.gpus,
+        "max_update": args.max_update,
+        "seed": args.seed,
+        "data_bin": str(args.workdir / "data-bin"),
+        "model": str(paths.model),
+        "loss_curves": str(paths.curves),
+    }
+    # wall times of the stages' last runs (kept in their completion markers: the same after a skip)
+    stage_seconds = {
+        stage: runner.reports.get(f"{stage}-{args.arch}", {}).get("seconds")
+        for stage in ("pretrain", "export")
+    }
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        results = results_record(read_step_log(paths.step_log), settings, stage_seconds)
+        temps[paths.results].write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        return {"steps": results["steps"]}
+
+    runner.run(f"results-{args.arch}", [paths.step_log, paths.model], [paths.results], settings, build)
+    return json.loads(paths.results.read_text(encoding="utf-8"))
+
+
+# ------------------------------------------------------------------------------------------ command line
+def cuda_devices() -> int:
+    try:
+        import torch
+    except ImportError:
+        return 0
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def config_total_steps(path: Path) -> int | None:
+    """``scheduler.params.total_num_steps`` of a DeepSpeed config, if it has one."""
+    config = json.loads(path.read_text(encoding="utf-8"))
+    steps = config.get("scheduler", {}).get("params", {}).get("total_num_steps")
+    return int(steps) if steps else None
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m pipelines.pretrain",
+        usage="%(prog)s --workdir DIR [--wikipedia DUMP... | latest] [--bookcorpus DIR] [options] "
+        "[-- trainer flags]",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--workdir", type=Path, required=True, help="data-bin/, ARCH/ (checkpoints, model, plots) go here"
+    )
+    parser.add_argument(
+        "--wikipedia",
+        nargs="+",
+        default=[],
+        metavar="DUMP",
+        help="MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2), or 'latest' to download the "
+        "newest English dump (see docs/pretraining_data.md)",
+    )
+    parser.add_argument("--bookcorpus", type=Path, metavar="DIR", help="a directory of books, one .txt each")
+    parser.add_argument(
+        "--arch",
+        help="macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); default: "
+        "macaron_bert_base (--small: macaron_bert_tiny)",
+    )
+    parser.add_argument(
+        "--deepspeed-config",
+        type=Path,
+        help="default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
+    )
+    parser.add_argument(
+        "--gpus",
+        type=int,
+        help="processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank (--small: 2)",
+    )
+    parser.add_argument(
+        "--max-update",
+        type=int,
+        help="optimizer steps; default: the config's scheduler total_num_steps (--small: 30); raising it "
+        "later continues the finished run",
+    )
+    parser.add_argument(
+        "--tokens-per-sample", type=int, help="sequence length (default: the task's, 128 = BERT phase 1)"
+    )
+    parser.add_argument("--save-interval-updates", type=int, help="default 5000 (--small: 10)")
+    parser.add_argument(
+        "--log-interval", type=int, help="a progress line every N steps; default 100 (--small: 5)"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--vocab-size", type=int, help="BPE pieces; default 32768 (--small: 500)")
+    parser.add_argument(
+        "--valid-ratio", type=float, help="share of validation documents; default 0.005 (--small: 0.1)"
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=available_cores(),
+        help="corpus preprocessing processes (default: the usable cores, here %(default)s)",
+    )
+    parser.add_argument(
+        "--small",
+        action="store_true",
+        help="CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated corpus when "
+        "no input is given",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="redo every stage, the corpus included (downloads are kept; the old checkpoints of this --arch "
+        "are moved aside)",
+    )
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    args.train_flags = argv[split + 1 :]  # after --: extra trainer (fairseq) flags
+    scale = SMALL if args.small else FULL
+    args.arch = args.arch or scale["arch"]
+    if not ARCH_PATTERN.match(args.arch):
+        parser.error(f"--arch {args.arch}: expected a BERT architecture, macaron_bert_* or vanilla_bert_*")
+    args.deepspeed_config = (args.deepspeed_config or scale["config"]).resolve()
+    if not args.deepspeed_config.is_file():
+        parser.error(f"--deepspeed-config {args.deepspeed_config}: no such file")
+    try:
+        total_steps = config_total_steps(args.deepspeed_config)
+    except (json.JSONDecodeError, AttributeError) as err:
+        parser.error(f"--deepspeed-config {args.deepspeed_config}: not a DeepSpeed JSON config ({err})")
+    if args.max_update is None:
+        args.max_update = SMALL_MAX_UPDATE if args.small else total_steps
+        if args.max_update is None:
+            parser.error(f"{args.deepspeed_config} has no scheduler total_num_steps: give --max-update")
+    if args.max_update < 1:
+        parser.error("--max-update must be >= 1")
+    args.gpus_default = args.gpus is None
+    if args.gpus is None:
+        args.gpus = cuda_devices() or (SMALL_CPU_RANKS if args.small else 1)
+    if args.gpus < 1:
+        parser.error("--gpus must be >= 1")
+    args.save_interval_updates = args.save_interval_updates or scale["save_interval"]
+    args.log_interval = args.log_interval or scale["log"]
+    corpus = SMALL_CORPUS if args.small else {"vocab_size": 32768, "valid_ratio": 0.005}
+    args.vocab_size = args.vocab_size or corpus["vocab_size"]
+    args.valid_ratio = args.valid_ratio if args.valid_ratio is not None else corpus["valid_ratio"]
+    if not args.small and not args.wikipedia and args.bookcorpus is None:
+        parser.error("give --wikipedia DUMP... (or 'latest') and/or --bookcorpus DIR (or --small)")
+    args.wikipedia = [w if w == "latest" else str(Path(w).resolve()) for w in args.wikipedia]
+    args.bookcorpus = args.bookcorpus.resolve() if args.bookcorpus else None
+    args.workdir = args.workdir.resolve()
+    return args
+
+
+def run_pipeline(args: argparse.Namespace) -> None:
+    console = Console("pipeline")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    runner = StageRunner(args.workdir / ".stages", force=args.force, log=console.say)
+    start = time.time()
+    if args.gpus_default and not cuda_devices() and not args.small:
+        console.say("warning: no CUDA device: pre-training on 1 CPU rank (--small is the CPU smoke test)")
+    data_bin = build_corpus(runner, console, args)
+    pretrain(runner, console, args, data_bin)
+    export(runner, console, args)
+    plot(runner, args)
+    results = write_results(runner, args)
+    paths = ArchPaths(args.workdir, args.arch)
+    final = results["final"]
+    console.say(
+        f"{args.arch}: {results['steps']} steps, final MLM loss {final['mlm_loss']:.3f} bits, NSP loss "
+        f"{final['nsp_loss']:.3f} bits (first step: {results['first']['mlm_loss']:.3f} / "
+        f"{results['first']['nsp_loss']:.3f})"
+    )
+    if "valid" in results and "mlm_loss" in results["valid"]:
+        valid = results["valid"]
+        console.say(
+            f"validation at step {valid['step']}: MLM loss {valid['mlm_loss']:.3f} bits, NSP accuracy "
+            f"{valid.get('nsp_accuracy', float('nan')):.1f}%"
+        )
+    console.say(f"model: {paths.model}")
+    console.say(f"loss curves: {paths.curves}; results: {paths.results}")
+    console.say(f"done in {time.time() - start:.0f} s")
+    if not math.isfinite(final["mlm_loss"]):
+        raise PipelineError(f"the final MLM loss is {final['mlm_loss']}: the run diverged")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    report_errors("pipeline", lambda: run_pipeline(args), exit_status=1)
+
+
+if __name__ == "__main__":
+    main()
