@@ -126,3 +126,20 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
     for a, b in zip(got, want, strict=True):
         torch.testing.assert_close(a, b)
     assert exported.lm_head.weight.data_ptr() == exported.encoder.embed_tokens.weight.data_ptr()  # still tied
+
+
+def test_the_deepspeed_launcher_gives_the_losses_of_torchrun(corpus: Path, tmp_path: Path) -> None:
+    pretrain(corpus, tmp_path / "torchrun", "--max-update", "3")
+    command = [
+        sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", "2",
+        "--master_port", str(free_port()), "--module", "macaron_fairseq.pretrain", str(corpus),
+        "--arch", "macaron_bert_tiny",
+        "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(tmp_path / "deepspeed"), "--seed", "3",
+        "--max-update", "3",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    assert "dist_world_size=2" in proc.stdout + proc.stderr
+    for a, b in zip(records(tmp_path / "torchrun"), records(tmp_path / "deepspeed"), strict=True):
+        assert a["mlm_loss"] == pytest.approx(b["mlm_loss"], rel=1e-6) and a["step"] == b["step"]
