@@ -242,7 +242,7 @@ def memory_table(results: dict) -> str:
             f"{r['workers']} | {r['wall']:.0f} s | {r['peak_pss_mb']:,.0f} MB | {by_stage} | "
             f"{r['peak_rss_sum_mb']:,.0f} MB | {r['max_single_rss_mb']:,.0f} MB |"
         )
-    largest = {r.get("largest_process", "")[:60] for r in results.values()} - {""}
+    largest = {r.get("largest_process", "").split(" --")[0] for r in results.values()} - {""}
     if largest:
         lines.append(f"\nLargest single process: {'; '.join(sorted(largest))}.")
     return "\n".join(lines)

@@ -73,8 +73,12 @@ try:
 except PackageNotFoundError:
     ok = False
 if ok:
+    import contextlib
+    import io
     try:
-        import fairseq  # noqa: F401
+        # with deepspeed installed, importing fairseq prints DeepSpeed's accelerator notice on stdout
+        with contextlib.redirect_stdout(io.StringIO()):
+            import fairseq  # noqa: F401
     except Exception:
         ok = False
 print("yes" if ok else "no")
@@ -94,7 +98,8 @@ fi
 # 4. this package (editable), without touching dependencies
 # Asked from / (not from this checkout, where the package would be found in the current directory): an
 # editable install of another clone must be replaced, or every test run elsewhere would import that clone.
-pkg_dir="$(cd / && "$PY" -c 'import os, macaron_fairseq; print(os.path.dirname(os.path.dirname(os.path.abspath(macaron_fairseq.__file__))))' 2>/dev/null </dev/null || true)"
+# (find_spec: located without importing it, which would import fairseq and print whatever that prints)
+pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.abspath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
 if [ "$pkg_dir" = "$here" ]; then
   say "macaron_fairseq installed from $here"
 else

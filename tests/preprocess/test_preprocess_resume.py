@@ -71,7 +71,7 @@ def snapshot(out: Path) -> dict[str, object]:
 
 def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
-    write_bitext(raw / "train", sentence_pairs(5000, seed=4))
+    write_bitext(raw / "train", sentence_pairs(20000, seed=4))  # long enough to be interrupted mid-stage
     write_bitext(raw / "valid", sentence_pairs(200, seed=5))
     reference = tmp_path / "reference"
     run_module("preprocess.custom", *custom_args(raw, reference), "--workers", "2")
@@ -81,7 +81,7 @@ def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path)
     # 1. Ctrl-C while the training text is being tokenized
     process = start(custom_args(raw, out), workers=1)
     wait_for(lambda: any((out / "tok").glob(".train.en.tmp-*")), process, "tokenization to start")
-    time.sleep(0.3)
+    time.sleep(0.1)
     os.killpg(process.pid, signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode == 130, stderr
