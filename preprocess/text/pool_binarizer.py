@@ -24,6 +24,7 @@ only (see :mod:`workflow.files`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import shutil
 import struct
@@ -291,7 +292,11 @@ class StreamingMMapWriter:
 
 # ------------------------------------------------------------------------------------------- driver
 def _import_fairseq_data() -> None:
-    import fairseq.data  # noqa: F401  (seconds of imports, overlapped with the counting)
+    # seconds of imports, overlapped with the counting; with deepspeed installed, fairseq's import makes
+    # it log a notice on stdout (and bind its log handler to it): both go to stderr instead, stdout is the
+    # commands' printed result
+    with contextlib.redirect_stdout(sys.stderr):
+        import fairseq.data  # noqa: F401
 
 
 def binarize_joined(
