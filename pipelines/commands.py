@@ -7,6 +7,7 @@ failure into a :class:`PipelineError` that names the command and its log.
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import subprocess
 import sys
@@ -50,6 +51,16 @@ class Console:
     def command(self, argv: Sequence[str]) -> None:
         if self.echo_commands:
             self.say("$ " + shlex.join(argv))
+
+
+def parse_with_passthrough(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``parser``'s arguments before a ``--``; what follows it is kept unparsed in ``args.train_flags``
+    (flags handed to the training command as they are)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    split = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:split])
+    args.train_flags = argv[split + 1 :]
+    return args
 
 
 def run_command(

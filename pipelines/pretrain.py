@@ -52,7 +52,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands import REPO, Console, PipelineError, report_errors, run_command
+from pipelines.commands import (
+    REPO,
+    Console,
+    PipelineError,
+    parse_with_passthrough,
+    report_errors,
+    run_command,
+)
 from pipelines.fairseq_steps import data_bin_files, without_options
 from workflow.cli import available_cores
 from workflow.stages import StageReport, StageRunner
@@ -513,10 +520,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="redo every stage, the corpus included (downloads are kept; the old checkpoints of this --arch "
         "are moved aside)",
     )
-    argv = list(sys.argv[1:] if argv is None else argv)
-    split = argv.index("--") if "--" in argv else len(argv)
-    args = parser.parse_args(argv[:split])
-    args.train_flags = argv[split + 1 :]  # after --: extra trainer (fairseq) flags
+    args = parse_with_passthrough(parser, argv)  # flags after -- go to the trainer as they are
     scale = SMALL if args.small else FULL
     args.arch = args.arch or scale["arch"]
     if not ARCH_PATTERN.match(args.arch):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipelines import fairseq_steps
-from pipelines.commands import USER_DIR, Console, report_errors, run_command
+from pipelines.commands import USER_DIR, Console, parse_with_passthrough, report_errors, run_command
 from pipelines.fairseq_steps import BleuSettings
 from workflow.stages import StageRunner
 
@@ -232,10 +232,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="redo every stage, preprocessing included (downloads are kept; the old checkpoints of this "
         "--arch are moved aside)",
     )
-    argv = list(sys.argv[1:] if argv is None else argv)
-    split = argv.index("--") if "--" in argv else len(argv)
-    args = parser.parse_args(argv[:split])
-    args.train_flags = argv[split + 1 :]  # after --: extra fairseq-train flags
+    args = parse_with_passthrough(parser, argv)  # flags after -- go to the trainer as they are
     recipe = RECIPES[args.recipe]
     args.arch = args.arch or recipe.arch
     args.max_tokens = args.max_tokens or (2000 if args.small else recipe.max_tokens)
