@@ -37,7 +37,10 @@ from fairseq.models.transformer import TransformerConfig
 from fairseq.modules.transformer_sentence_encoder import init_bert_params
 from torch import Tensor, nn
 
+from macaron_fairseq.init.config import add_fixup_args
+from macaron_fairseq.init.stacks import NewStack
 from macaron_fairseq.models.encoder_decoder import PluginEncoder
+from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
 from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
 
@@ -98,13 +101,29 @@ class BertEncoder(PluginEncoder):
     ) -> dict[str, list[Tensor]]:
         """fairseq's encoder output dict (``encoder_out``: T × B × C); ``segment_labels`` B × T (default:
         all 0, as BERT does without token types)."""
+        embedded = self.token_and_segment_embeddings(src_tokens, segment_labels)
+        # fairseq adds the positions, then layernorm_embedding and dropout (embed_scale is 1)
+        return super().forward(src_tokens, return_all_hiddens=return_all_hiddens, token_embeddings=embedded)
+
+    def token_and_segment_embeddings(self, src_tokens: Tensor, segment_labels: Tensor | None) -> Tensor:
         embedded = self.embed_tokens(src_tokens)
         if self.embed_segments is not None:
             if segment_labels is None:
                 segment_labels = torch.zeros_like(src_tokens)
             embedded = embedded + self.embed_segments(segment_labels)
-        # fairseq adds the positions, then layernorm_embedding and dropout (embed_scale is 1)
-        return super().forward(src_tokens, return_all_hiddens=return_all_hiddens, token_embeddings=embedded)
+        return embedded
+
+    def stack_input(
+        self,
+        src_tokens: Tensor,
+        upto: int | None = None,
+        token_embeddings: Tensor | None = None,
+        segment_labels: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """The vectors entering the first new layer (DT-Fixup's μ probe), with BERT's segment embeddings."""
+        if token_embeddings is None:
+            token_embeddings = self.token_and_segment_embeddings(src_tokens, segment_labels)
+        return super().stack_input(src_tokens, upto, token_embeddings)
 
 
 class BertPooler(nn.Module):
@@ -142,7 +161,7 @@ def add_bert_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-class BertPretrainingModel(FairseqEncoderModel):
+class BertPretrainingBase(FairseqEncoderModel):
     """Encoder + pooler + MLM head + NSP classifier.
 
     ``forward(src_tokens, segment_labels, masked_tokens=None) -> (mlm_logits, nsp_logits)``: MLM logits
@@ -165,12 +184,8 @@ class BertPretrainingModel(FairseqEncoderModel):
     def hub_models(cls) -> dict[str, Any]:
         return {}
 
-    @staticmethod
-    def add_args(parser: argparse.ArgumentParser) -> None:
-        add_bert_args(parser)
-
     @classmethod
-    def build_model(cls, args: Any, task: Any) -> BertPretrainingModel:
+    def build_model(cls, args: Any, task: Any) -> BertPretrainingBase:
         bert_defaults(args)  # checkpoints and hand-made namespaces may lack some
         dictionary = task.source_dictionary
         # fairseq's encoder reads its settings from a TransformerConfig; BERT fixes these three
@@ -213,6 +228,38 @@ class BertPretrainingModel(FairseqEncoderModel):
         return self.encoder.max_positions()
 
 
+class BertPretrainingModel(FixupModelMixin, BertPretrainingBase):
+    """The pre-training model with the plugin's new-layer options: ``--init-scheme dt-fixup|t-fixup``
+    (norm-free new layers rescaled before the first update) and ``--pretrained-encoder CKPT
+    --new-encoder-layers K`` (K new layers on the encoder of an exported BERT checkpoint)."""
+
+    @staticmethod
+    def add_args(parser: argparse.ArgumentParser) -> None:
+        add_bert_args(parser)
+        add_fixup_args(parser)
+
+    def new_stacks(self) -> list[NewStack]:
+        """One stack: the encoder's new layers; their input is the embeddings (from scratch) or the
+        pre-trained layers' output."""
+        encoder = self.encoder
+        if not encoder.new_layers():
+            return []
+
+        def stack_input(sample: dict) -> tuple[Tensor, Tensor]:
+            tokens, segments = sample["net_input"]["src_tokens"], sample["net_input"].get("segment_labels")
+            return encoder.stack_input(tokens, segment_labels=segments)
+
+        return [
+            NewStack(
+                "encoder",
+                encoder.new_layers(),
+                stack_input,
+                t_fixup_side="encoder",
+                embeddings=encoder.embed_tokens if encoder.first_new_layer == 0 else None,
+            )
+        ]
+
+
 @register_model("vanilla_bert")
 class VanillaBertModel(BertPretrainingModel):
     """BERT with fairseq's Transformer encoder layers (BERT as published with the ``*_base/_large`` archs)."""
@@ -228,7 +275,7 @@ class MacaronBertModel(BertPretrainingModel):
 
     @staticmethod
     def add_args(parser: argparse.ArgumentParser) -> None:
-        add_bert_args(parser)
+        BertPretrainingModel.add_args(parser)
         parser.add_argument(
             "--macaron-ffn-step",
             type=float,

@@ -59,13 +59,16 @@ class PluginEncoder(TransformerEncoderBase):
     def new_layers(self) -> list[nn.Module]:
         return list(self.layers[self.first_new_layer :])
 
-    def stack_input(self, src_tokens: Tensor, upto: int | None = None) -> tuple[Tensor, Tensor]:
+    def stack_input(
+        self, src_tokens: Tensor, upto: int | None = None, token_embeddings: Tensor | None = None
+    ) -> tuple[Tensor, Tensor]:
         """The vectors entering layer ``upto`` (default: the first new layer), T × B × C, and the
-        non-padding mask T × B — the same computation as ``forward_scriptable`` up to that layer."""
+        non-padding mask T × B — the same computation as ``forward_scriptable`` up to that layer (with
+        ``token_embeddings`` in place of the token lookup, as ``forward`` takes them)."""
         upto = self.first_new_layer if upto is None else upto
         padding_mask = src_tokens.eq(self.padding_idx)
         has_pads = padding_mask.any()
-        x, _ = self.forward_embedding(src_tokens)
+        x, _ = self.forward_embedding(src_tokens, token_embeddings)
         x = x * (1 - padding_mask.unsqueeze(-1).type_as(x) * has_pads.type_as(x))
         x = x.transpose(0, 1)
         for layer in self.layers[:upto]:

@@ -18,7 +18,7 @@ import torch
 
 import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
 from macaron_fairseq.pretrain.distributed import export_placement, placement
-from macaron_fairseq.pretrain.ds_config import read_config, reconcile_batch
+from macaron_fairseq.pretrain.ds_config import check_supported, read_config, reconcile_batch
 from workflow.cli import run_cli
 
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
@@ -33,6 +33,12 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
         "--no-validation",
         action="store_true",
         help="no validation at the end (validation every --validate-interval-updates steps still runs)",
+    )
+    group.add_argument(
+        "--peak-tflops",
+        type=float,
+        help="peak TFLOP/s of one GPU at the run's precision, for the MFU shown in the progress lines "
+        "(default: known for H100/A100/V100)",
     )
     group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
@@ -60,16 +66,18 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     args, cfg = parse(sys.argv[1:] if argv is None else argv)
     where = placement()
+    given = sys.argv[1:] if argv is None else list(argv)
+    update_freq = args.update_freq[0] if any(a.split("=")[0] == "--update-freq" for a in given) else None
+    config_path = Path(args.deepspeed_config)
+    ds_config = reconcile_batch(
+        read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
+    )
+    check_supported(ds_config, config_path, cuda=torch.cuda.is_available())
     export_placement(where)
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if torch.cuda.is_available():
         torch.cuda.set_device(where.local_rank)
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
-    update_freq = args.update_freq[0] if "--update-freq" in (argv or sys.argv) else None
-    config_path = Path(args.deepspeed_config)
-    ds_config = reconcile_batch(
-        read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
-    )
     torch.manual_seed(cfg.common.seed)
     Pretrainer(cfg, args, ds_config, where).train()
 

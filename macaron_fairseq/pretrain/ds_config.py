@@ -6,6 +6,11 @@ world size``. The command line may also give the micro batch (``--batch-size``) 
 contradiction is an error naming both sources — never a silent override.
 
 Weight decay follows BERT: not on biases and LayerNorm weights (:func:`parameter_groups`).
+
+:func:`check_supported` refuses, before anything is built, what would fail later or silently do nothing:
+fp16 and LAMB without a GPU (DeepSpeed's CPU accelerator has no fp16, and its ``Lamb`` is the CUDA kernel
+``FusedLamb``), fp16 together with bf16, and an ``activation_checkpointing`` section (it configures
+``deepspeed.checkpointing``, which fairseq's layers do not call: ``--checkpoint-activations`` is the switch).
 """
 
 from __future__ import annotations
@@ -29,6 +34,42 @@ def read_config(path: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UserError(f"--deepspeed-config {path}: expected a JSON object")
     return config
+
+
+#: DeepSpeed optimizers implemented only as CUDA kernels
+CUDA_ONLY_OPTIMIZERS = ("lamb", "onebitlamb", "onebitadam", "zerooneadam")
+
+
+def precision(config: dict[str, Any]) -> str:
+    """``"fp16"``, ``"bf16"`` or ``"fp32"``: what the engine computes in."""
+    fp16 = bool(config.get("fp16", {}).get("enabled", False))
+    bf16 = bool(config.get("bf16", config.get("bfloat16", {})).get("enabled", False))
+    return "fp16" if fp16 else "bf16" if bf16 else "fp32"
+
+
+def check_supported(config: dict[str, Any], path: Path, cuda: bool) -> None:
+    """A clear error for a config this machine (``cuda``: a GPU is used) or this trainer cannot run."""
+    fp16 = bool(config.get("fp16", {}).get("enabled", False))
+    bf16 = bool(config.get("bf16", config.get("bfloat16", {})).get("enabled", False))
+    if fp16 and bf16:
+        raise UserError(f"{path}: fp16 and bf16 are both enabled; enable one")
+    optimizer = str(config.get("optimizer", {}).get("type", "")).lower()
+    if not cuda:
+        if fp16:
+            raise UserError(
+                f"{path}: fp16 needs a GPU (DeepSpeed's CPU accelerator has no fp16); on CPU use "
+                '"bf16": {"enabled": true} or fp32'
+            )
+        if optimizer in CUDA_ONLY_OPTIMIZERS:
+            raise UserError(
+                f"{path}: optimizer {config['optimizer']['type']} is a CUDA kernel in DeepSpeed and needs a "
+                "GPU; on CPU use AdamW"
+            )
+    if "activation_checkpointing" in config:
+        raise UserError(
+            f"{path}: 'activation_checkpointing' configures deepspeed.checkpointing, which the fairseq "
+            "layers do not call (it would do nothing); remove it and pass --checkpoint-activations"
+        )
 
 
 def reconcile_batch(

@@ -28,7 +28,10 @@ import torch
 import torch.distributed as dist
 from omegaconf import OmegaConf
 
+from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.pretrain.distributed import Placement
+from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
+from macaron_fairseq.pretrain.progress import PretrainProgress
 from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
 
@@ -49,8 +52,19 @@ class StepLog:
     mlm_correct: float = 0.0
     nsp_correct: float = 0.0
     tokens: float = 0.0
+    flops: float = 0.0  # model FLOPs (macaron_fairseq.pretrain.flops)
 
-    FIELDS = ("loss", "mlm_loss", "nsp_loss", "masked", "pairs", "mlm_correct", "nsp_correct", "tokens")
+    FIELDS = (
+        "loss",
+        "mlm_loss",
+        "nsp_loss",
+        "masked",
+        "pairs",
+        "mlm_correct",
+        "nsp_correct",
+        "tokens",
+        "flops",
+    )
 
     def add(self, logging_output: dict[str, Any]) -> None:
         self.loss += float(logging_output["loss"])
@@ -79,6 +93,7 @@ class StepLog:
             "nsp_accuracy": 100 * self.nsp_correct / pairs,
             "pairs": self.pairs,
             "tokens": self.tokens,
+            "model_flops": self.flops,
         }
 
 
@@ -97,11 +112,36 @@ class Pretrainer:
         self.task.load_dataset("train", epoch=1)
         self.model = self.task.build_model(cfg.model)
         self.criterion = self.task.build_criterion(cfg.criterion)
+        self.micro_batch = ds_config["train_micro_batch_size_per_gpu"]
+        self.resuming = (self.save_dir / "latest").exists()
+        if not self.resuming:
+            self._apply_init_scheme()
+        self.flops = BertFlops.of(self.model)
         groups = parameter_groups(self.model, configured_weight_decay(ds_config))
         self.engine, *_ = deepspeed.initialize(model=self.model, model_parameters=groups, config=ds_config)
-        self.micro_batch = ds_config["train_micro_batch_size_per_gpu"]
         self.epoch_itr = self._epoch_iterator(epoch=1)
         self.log_path = self.save_dir / "train_log.jsonl"
+        self.progress: PretrainProgress | None = None
+
+    def _apply_init_scheme(self) -> None:
+        """DT-Fixup / T-Fixup (``--init-scheme``) rescale the new layers now, before the engine exists, so
+        that its fp32 master weights and bf16/fp16 copies are made from the rescaled weights (a resumed run
+        loads them from its checkpoint instead). DT-Fixup's μ pass reads the training data in the
+        engine's micro-batches."""
+        init_args = getattr(self.model, "init_args", None)
+        if init_args is None:
+            return
+        if getattr(init_args, "pretrained_encoder", None):
+            multiplier = getattr(init_args, "pretrained_lr_multiplier", None)
+            if multiplier is None or float(multiplier) != 1.0:
+                raise UserError(
+                    "--pretrained-encoder: DeepSpeed's schedulers give every parameter group the same "
+                    "learning rate, so a --pretrained-lr-multiplier cannot be honoured here; pass "
+                    "--pretrained-lr-multiplier 1 to train the pre-trained layers at the full rate"
+                )
+        if getattr(init_args, "batch_size", None) is None and getattr(init_args, "max_tokens", None) is None:
+            init_args.batch_size = self.micro_batch
+        run_init_scheme(self.model, self.task)
 
     # ------------------------------------------------------------------------------------------ data
     def _epoch_iterator(self, epoch: int) -> Any:
@@ -234,8 +274,32 @@ class Pretrainer:
 
     # ------------------------------------------------------------------------------------------ loop
     def _log(self, message: str) -> None:
-        if self.where.rank == 0:
+        if self.progress is not None:
+            self.progress.message(message)
+        elif self.where.rank == 0:
             print(f"[pretrain] {message}", file=sys.stderr, flush=True)
+
+    def peak_flops(self) -> float | None:
+        """The GPU's peak FLOP/s for MFU: ``--peak-tflops``, else a known device's; None on CPU."""
+        if not torch.cuda.is_available():
+            return None
+        peak = self.args.peak_tflops or device_peak_tflops(torch.cuda.get_device_name(self.where.local_rank))
+        if peak is None:
+            self._log("MFU not shown: unknown GPU peak, pass --peak-tflops")
+            return None
+        return peak * 1e12 * self.where.world_size
+
+    def _step_record(self, step: int, step_log: StepLog, seconds: float) -> dict[str, Any]:
+        record = {"step": step, **step_log.all_reduced().record(), "lr": self.engine.get_lr()[0]}
+        if self.engine.fp16_enabled():
+            optimizer = self.engine.optimizer
+            record["loss_scale"] = float(getattr(optimizer, "cur_scale", getattr(optimizer, "loss_scale", 0)))
+            record["skipped_steps"] = int(self.engine.skipped_steps)
+        record["tokens_per_second"] = record["tokens"] / max(seconds, 1e-9)
+        record["samples_per_second"] = record["pairs"] / max(seconds, 1e-9)
+        record["seconds"] = seconds
+        record["time"] = time.time()
+        return record
 
     def train(self) -> list[dict[str, Any]]:
         """Train to ``--max-update`` optimizer steps; returns the logged records (rank 0)."""
@@ -246,6 +310,9 @@ class Pretrainer:
         records: list[dict[str, Any]] = []
         batches = self.batches()
         self.engine.train()
+        self.progress = PretrainProgress(
+            self.where.rank == 0, step, max_update, self.cfg.common.log_interval, self.peak_flops()
+        )
         started = time.monotonic()
         while step < max_update:
             step_log = StepLog()
@@ -255,26 +322,16 @@ class Pretrainer:
                 self.engine.backward(loss / sample_size)
                 self.engine.step()
                 step_log.add(logging_output)
+                pairs, seq_len = sample["net_input"]["src_tokens"].shape
+                step_log.flops += self.flops.step(pairs, seq_len, int(logging_output["masked"]))
             step += 1
-            record = {"step": step, **step_log.all_reduced().record(), "lr": self.engine.get_lr()[0]}
-            scale = getattr(self.engine.optimizer, "cur_scale", None)
-            if scale is not None:
-                record["loss_scale"] = float(scale)
-            elapsed = time.monotonic() - started
-            record["tokens_per_second"] = record["tokens"] / max(elapsed, 1e-9)
-            record["seconds"] = elapsed
-            record["time"] = time.time()
+            record = self._step_record(step, step_log, time.monotonic() - started)
             started = time.monotonic()
             records.append(record)
             if self.where.rank == 0:
                 with open(self.log_path, "a", encoding="utf-8") as log:
                     log.write(json.dumps(record) + "\n")
-                if step % self.cfg.common.log_interval == 0 or step == max_update:
-                    self._log(
-                        f"step {step}: mlm {record['mlm_loss']:.3f} bits, nsp {record['nsp_loss']:.3f} bits "
-                        f"({record['nsp_accuracy']:.1f}%), lr {record['lr']:.3g}, "
-                        f"{record['tokens_per_second']:.0f} tokens/s"
-                    )
+            self.progress.step(record)
             valid_every = self.cfg.dataset.validate_interval_updates
             if (valid_every and step % valid_every == 0) or (
                 step == max_update and not self.args.no_validation
@@ -287,6 +344,7 @@ class Pretrainer:
             interval = self.cfg.checkpoint.save_interval_updates
             if (interval and step % interval == 0) or step == max_update:
                 self.save(step)
+        self.progress.close()
         return records
 
     def _to_device(self, sample: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,13 @@ import pytest
 from torch import nn
 
 from macaron_fairseq.pretrain.distributed import first_host, placement
-from macaron_fairseq.pretrain.ds_config import parameter_groups, read_config, reconcile_batch
+from macaron_fairseq.pretrain.ds_config import (
+    check_supported,
+    parameter_groups,
+    precision,
+    read_config,
+    reconcile_batch,
+)
 from workflow.errors import UserError
 
 
@@ -89,3 +95,36 @@ def test_no_weight_decay_on_biases_and_layer_norms() -> None:
     decay, plain = parameter_groups(model, 0.01)
     assert [p.shape for p in decay["params"]] == [(4, 4)] and decay["weight_decay"] == 0.01
     assert len(plain["params"]) == 3 and plain["weight_decay"] == 0.0
+
+
+def test_what_cannot_run_here_is_refused_before_anything_is_built(tmp_path: Path) -> None:
+    path = tmp_path / "ds.json"
+    fp16 = {"fp16": {"enabled": True}}
+    with pytest.raises(UserError, match=r"ds\.json: fp16 needs a GPU"):
+        check_supported(fp16, path, cuda=False)
+    check_supported(fp16, path, cuda=True)
+    lamb = {"optimizer": {"type": "Lamb", "params": {}}}
+    with pytest.raises(UserError, match=r"optimizer Lamb is a CUDA kernel"):
+        check_supported(lamb, path, cuda=False)
+    check_supported(lamb, path, cuda=True)
+    with pytest.raises(UserError, match=r"fp16 and bf16 are both enabled"):
+        check_supported({"fp16": {"enabled": True}, "bf16": {"enabled": True}}, path, cuda=True)
+    with pytest.raises(UserError, match=r"--checkpoint-activations"):
+        check_supported({"activation_checkpointing": {"partition_activations": True}}, path, cuda=True)
+    check_supported({"bf16": {"enabled": True}}, path, cuda=False)
+    assert [precision(c) for c in (fp16, {"bf16": {"enabled": True}}, {})] == ["fp16", "bf16", "fp32"]
+
+
+def test_the_command_refuses_fp16_on_cpu_naming_the_config(tmp_path: Path) -> None:
+    from helpers import REPO, run_module
+
+    config = json.loads((REPO / "configs" / "deepspeed" / "tiny_cpu.json").read_text())
+    config["fp16"] = {"enabled": True, "loss_scale": 0}
+    path = tmp_path / "fp16.json"
+    path.write_text(json.dumps(config))
+    (tmp_path / "data").mkdir()
+    args = [str(tmp_path / "data"), "--arch", "vanilla_bert_tiny", "--deepspeed-config", str(path),
+            "--save-dir", str(tmp_path / "run")]  # fmt: skip
+    proc = run_module("macaron_fairseq.pretrain", *args, check=False)
+    assert proc.returncode == 2 and "fp16.json: fp16 needs a GPU" in proc.stderr
+    assert not (tmp_path / "run").exists()

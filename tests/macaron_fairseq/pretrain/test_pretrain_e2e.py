@@ -101,6 +101,25 @@ def test_zero_stage_2(corpus: Path, tmp_path: Path) -> None:
     assert len(records(tmp_path / "run")) == 3
 
 
+def test_bf16_with_dt_fixup_and_activation_checkpointing(corpus: Path, tmp_path: Path) -> None:
+    config = json.loads(TINY_CONFIG.read_text())
+    config["bf16"] = {"enabled": True}
+    path = tmp_path / "bf16.json"
+    path.write_text(json.dumps(config))
+    run = tmp_path / "run"
+    flags = ("--max-update", "20", "--init-scheme", "dt-fixup", "--checkpoint-activations")
+    flags += ("--log-interval", "10")
+    proc = pretrain(corpus, run, *flags, config=path)
+    assert "DT-Fixup μ pass (encoder)" in proc.stderr  # before the engine: its bf16 copy is the rescaled one
+    log = records(run)
+    assert [r["step"] for r in log] == list(range(1, 21))
+    assert sum(r["mlm_loss"] for r in log[-3:]) / 3 < sum(r["mlm_loss"] for r in log[:3]) / 3 - 0.2
+    assert all("loss_scale" not in r and r["samples_per_second"] > 0 and r["model_flops"] > 0 for r in log)
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("[pretrain] step")]
+    assert [line.split(" | ")[0] for line in lines] == ["[pretrain] step 10/20", "[pretrain] step 20/20"]
+    assert all("nsp" in line and "tokens/s" in line and "samples/s" in line for line in lines)
+
+
 def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_path: Path) -> None:
     import torch
     from fairseq import checkpoint_utils
@@ -126,6 +145,16 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
     for a, b in zip(got, want, strict=True):
         torch.testing.assert_close(a, b)
     assert exported.lm_head.weight.data_ptr() == exported.encoder.embed_tokens.weight.data_ptr()  # still tied
+
+    # K new DT-Fixup layers on the exported encoder (DT-Fixup's mixed setting)
+    mixed = ("--max-update", "2", "--pretrained-encoder", str(out), "--new-encoder-layers", "1",
+             "--init-scheme", "dt-fixup")  # fmt: skip
+    refused = pretrain(corpus, tmp_path / "mixed", *mixed, check=False)
+    assert refused.returncode != 0 and "pass --pretrained-lr-multiplier 1" in refused.stderr
+    proc = pretrain(corpus, tmp_path / "mixed", *mixed, "--pretrained-lr-multiplier", "1")
+    assert "2 macaron layers (d=64, ffn=128) + 1 new layers" in proc.stderr
+    assert "DT-Fixup applied to encoder: N=1" in proc.stderr
+    assert len(records(tmp_path / "mixed")) == 2
 
 
 def test_the_deepspeed_launcher_gives_the_losses_of_torchrun(corpus: Path, tmp_path: Path) -> None:
