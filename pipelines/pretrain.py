@@ -61,6 +61,8 @@ from pipelines.commands import (
     run_command,
 )
 from pipelines.fairseq_steps import data_bin_files, without_options
+from tools import plot_curves
+from tools.plot_curves import StepLog
 from workflow.cli import available_cores
 from workflow.stages import StageReport, StageRunner
 
@@ -279,88 +281,13 @@ def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> N
 
 
 # -------------------------------------------------------------------------------------- plot and results
-@dataclass
-class StepLog:
-    """The trainer's ``train_log.jsonl``: one training record per optimizer step and, when the trainer
-    validates (records with ``"split": "valid"``), the validation records."""
-
-    train: list[dict[str, Any]]
-    valid: list[dict[str, Any]]
-
-
 def read_step_log(path: Path) -> StepLog:
-    """The records of ``path``, one per step and split (the last one wins: a run resumed from a
-    checkpoint older than its last logged step logs those steps again), in step order."""
-    by_split: dict[str, dict[int, dict[str, Any]]] = {"train": {}, "valid": {}}
+    """The trainer's log (:func:`tools.plot_curves.read_step_log`); a missing or empty one is the
+    pipeline's error."""
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError as err:
-        raise PipelineError(f"no training log at {path}") from err
-    for line in lines:
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line cut by a killed run
-        if isinstance(record, dict) and "step" in record:
-            by_split.setdefault(record.get("split", "train"), {})[int(record["step"])] = record
-    train, valid = (
-        [table[step] for step in sorted(table)] for table in (by_split["train"], by_split["valid"])
-    )
-    if not train:
-        raise PipelineError(f"{path} holds no training records")
-    return StepLog(train, valid)
-
-
-def smoothed(values: Sequence[float], window: int) -> list[float]:
-    """Trailing running mean over ``window`` values."""
-    out, total = [], 0.0
-    for i, value in enumerate(values):
-        total += value
-        if i >= window:
-            total -= values[i - window]
-        out.append(total / min(i + 1, window))
-    return out
-
-
-def plot_curves(log: StepLog, out: Path, title: str) -> None:
-    """MLM loss, NSP loss (bits) and learning rate per step: the raw values and, for longer runs, a
-    running mean over 1/50 of the steps; the validation MLM loss and NSP accuracy where the trainer
-    validated. ``out`` is written as a PNG whatever its name."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    steps = [int(r["step"]) for r in log.train]
-    window = max(1, len(steps) // 50)
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
-    panels = (("mlm_loss", "MLM loss (bits)"), ("nsp_loss", "NSP loss (bits)"), ("lr", "learning rate"))
-    for ax, (key, label) in zip(axes, panels, strict=True):
-        values = [float(r[key]) for r in log.train]
-        if key != "lr" and window > 1:
-            ax.plot(steps, values, "-", alpha=0.3, linewidth=0.8, label="train, per step")
-            ax.plot(steps, smoothed(values, window), "-", label=f"train, mean of {window} steps")
-        else:
-            ax.plot(steps, values, ".-" if len(steps) <= 100 else "-", label="train")
-        ax.set_xlabel("update")
-        ax.set_title(label)
-        ax.grid(True, alpha=0.3)
-    valid = [r for r in log.valid if "mlm_loss" in r]
-    if valid:
-        axes[0].plot([r["step"] for r in valid], [r["mlm_loss"] for r in valid], "s-", label="valid")
-    accuracy = [r for r in log.valid if "nsp_accuracy" in r]
-    if accuracy:
-        twin = axes[1].twinx()
-        twin.plot([r["step"] for r in accuracy], [r["nsp_accuracy"] for r in accuracy], "s--", color="C3")
-        twin.set_ylabel("valid NSP accuracy (%)", color="C3")
-    for ax in axes[:2]:
-        ax.legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    try:
-        fig.savefig(out, dpi=100, format="png")
-    finally:
-        plt.close(fig)
+        return plot_curves.read_step_log(path)
+    except plot_curves.PlotError as err:
+        raise PipelineError(str(err)) from err
 
 
 def plot(runner: StageRunner, args: argparse.Namespace) -> None:
@@ -369,7 +296,7 @@ def plot(runner: StageRunner, args: argparse.Namespace) -> None:
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         log = read_step_log(paths.step_log)
-        plot_curves(log, temps[paths.curves], title)
+        plot_curves.plot_step_log(log, temps[paths.curves], title)
         return {"steps": len(log.train), "validations": len(log.valid)}
 
     runner.run(f"plot-{args.arch}", [paths.step_log], [paths.curves], {"title": title}, build)

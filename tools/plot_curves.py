@@ -10,6 +10,11 @@ lines (fairseq can attach the same log file handler more than once) are counted 
 The left panel shows loss per epoch (train and valid), the right one training loss per update when
 ``train_inner`` records exist. Losses are fairseq's, in base 2 (label-smoothed for the training
 criterion; ``nll_loss`` is also plotted when ``--nll`` is given). matplotlib runs with the Agg backend.
+
+The BERT pre-trainer's ``SAVE_DIR/train_log.jsonl`` (``python -m macaron_fairseq.pretrain``: one JSON
+record per step, validation records with ``"split": "valid"``) is recognised and drawn as MLM loss, NSP
+loss and learning rate per step (:func:`plot_step_log`); the trainer itself writes that plot to
+``SAVE_DIR/loss_curves.png`` at every checkpoint.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from workflow.atomic import atomic_output, write_text_atomically
 
@@ -175,6 +181,105 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False,
         plt.close(fig)
 
 
+# ------------------------------------------------- the pre-trainer's log (macaron_fairseq.pretrain)
+@dataclass
+class StepLog:
+    """The trainer's ``train_log.jsonl``: one training record per optimizer step and, when the trainer
+    validates (records with ``"split": "valid"``), the validation records."""
+
+    train: list[dict[str, Any]]
+    valid: list[dict[str, Any]]
+
+
+def read_step_log(path: Path) -> StepLog:
+    """The records of ``path``, one per step and split (the last one wins: a run resumed from a
+    checkpoint older than its last logged step logs those steps again), in step order."""
+    by_split: dict[str, dict[int, dict[str, Any]]] = {"train": {}, "valid": {}}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as err:
+        raise PlotError(f"no training log at {path}") from err
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a killed run
+        if isinstance(record, dict) and "step" in record:
+            by_split.setdefault(record.get("split", "train"), {})[int(record["step"])] = record
+    train, valid = (
+        [table[step] for step in sorted(table)] for table in (by_split["train"], by_split["valid"])
+    )
+    if not train:
+        raise PlotError(f"{path} holds no training records")
+    return StepLog(train, valid)
+
+
+def is_step_log(path: Path) -> bool:
+    """Whether ``path`` is the pre-trainer's JSON-lines log (its first line a JSON object with a step)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            first = handle.readline()
+        record = json.loads(first)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and "step" in record
+
+
+def smoothed(values: Sequence[float], window: int) -> list[float]:
+    """Trailing running mean over ``window`` values."""
+    out, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value
+        if i >= window:
+            total -= values[i - window]
+        out.append(total / min(i + 1, window))
+    return out
+
+
+def plot_step_log(log: StepLog, out: Path, title: str = "") -> None:
+    """MLM loss, NSP loss (bits) and learning rate per step: the raw values and, for longer runs, a
+    running mean over 1/50 of the steps; the validation MLM loss and NSP accuracy where the trainer
+    validated. Written atomically, as a PNG whatever the name of ``out``."""
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    steps = [int(r["step"]) for r in log.train]
+    window = max(1, len(steps) // 50)
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    panels = (("mlm_loss", "MLM loss (bits)"), ("nsp_loss", "NSP loss (bits)"), ("lr", "learning rate"))
+    for ax, (key, label) in zip(axes, panels, strict=True):
+        values = [float(r[key]) for r in log.train]
+        if key != "lr" and window > 1:
+            ax.plot(steps, values, "-", alpha=0.3, linewidth=0.8, label="train, per step")
+            ax.plot(steps, smoothed(values, window), "-", label=f"train, mean of {window} steps")
+        else:
+            ax.plot(steps, values, ".-" if len(steps) <= 100 else "-", label="train")
+        ax.set_xlabel("update")
+        ax.set_title(label)
+        ax.grid(True, alpha=0.3)
+    valid = [r for r in log.valid if "mlm_loss" in r]
+    if valid:
+        axes[0].plot([r["step"] for r in valid], [r["mlm_loss"] for r in valid], "s-", label="valid")
+    accuracy = [r for r in log.valid if "nsp_accuracy" in r]
+    if accuracy:
+        twin = axes[1].twinx()
+        twin.plot([r["step"] for r in accuracy], [r["nsp_accuracy"] for r in accuracy], "s--", color="C3")
+        twin.set_ylabel("valid NSP accuracy (%)", color="C3")
+    for ax in axes[:2]:
+        ax.legend()
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    try:
+        with atomic_output(Path(out)) as tmp:
+            fig.savefig(tmp, dpi=100, format="png")
+    finally:
+        plt.close(fig)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m tools.plot_curves",
                                      description="Plot train/valid loss of a fairseq training log as a PNG.")
@@ -188,6 +293,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if is_step_log(args.log):
+        try:
+            log = read_step_log(args.log)
+        except PlotError as err:
+            print(f"plot_curves: error: {err}", file=sys.stderr)
+            return 1
+        plot_step_log(log, args.out, args.title)
+        print(f"plot_curves: wrote {args.out} ({len(log.train)} steps, {len(log.valid)} validations)")
+        return 0
     try:
         curves = read_curves(args.log)
     except (OSError, PlotError) as err:

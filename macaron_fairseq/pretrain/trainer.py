@@ -261,6 +261,17 @@ class Pretrainer:
         if self.where.rank == 0:
             write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": self.cfg.model._name}))
             self._prune(keep=self.args.keep_last_checkpoints)
+            self._plot()
+
+    def _plot(self) -> None:
+        """``SAVE_DIR/loss_curves.png`` from the log so far (a failed plot never stops training)."""
+        from tools.plot_curves import plot_step_log, read_step_log
+
+        try:
+            log = read_step_log(self.log_path)
+            plot_step_log(log, self.save_dir / "loss_curves.png", self.cfg.model._name)
+        except Exception as err:  # matplotlib, fonts, a full disk: the run matters more than its plot
+            self._log(f"warning: loss_curves.png not written ({type(err).__name__}: {err})")
 
     def _prune(self, keep: int) -> None:
         if keep <= 0:

@@ -17,6 +17,7 @@ from helpers import REPO
 
 from pipelines import pretrain
 from pipelines.fairseq_steps import without_options
+from tools import plot_curves
 
 STAGES = ("pretrain", "export", "plot", "results")
 
@@ -119,7 +120,7 @@ def test_step_log_keeps_the_last_record_of_each_step_and_split(tmp_path: Path) -
     )
     assert results["train_loop_seconds"] == 6.0 and results["tokens"] == 300.0
     assert results["valid"] == {"step": 3, "mlm_loss": 6.0, "ppl": 64.0, "nsp_accuracy": 55.0, "pairs": 10.0}
-    pretrain.plot_curves(read, tmp_path / "curves.png", "test")
+    plot_curves.plot_step_log(read, tmp_path / "curves.png", "test")
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -124,3 +124,17 @@ def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.Capture
     assert plot_curves.main(["--log", str(log), "--out", str(tmp_path / "x.png")]) == 1
     assert "no train/valid loss records" in capsys.readouterr().err
     assert plot_curves.main(["--log", str(tmp_path / "missing.log"), "--out", str(tmp_path / "x.png")]) == 1
+
+
+def test_the_pretrainers_step_log_is_recognised_and_plotted(tmp_path: Path) -> None:
+    log = tmp_path / "train_log.jsonl"
+    train = [{"step": s, "mlm_loss": 9.0 - s, "nsp_loss": 1.0, "nsp_accuracy": 50.0, "lr": 1e-3 * s}
+             for s in (1, 2, 3)]  # fmt: skip
+    valid = {"step": 3, "split": "valid", "mlm_loss": 6.0, "ppl": 64.0, "nsp_accuracy": 55.0, "pairs": 10.0}
+    log.write_text("".join(json.dumps(r) + "\n" for r in (*train, valid)))
+    assert plot_curves.is_step_log(log) and not plot_curves.is_step_log(tmp_path / "missing.jsonl")
+    out = tmp_path / "curves.png"
+    assert plot_curves.main(["--log", str(log), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "empty.jsonl").write_text('{"step": 1, "split": "valid", "mlm_loss": 1.0}\n')
+    assert plot_curves.main(["--log", str(tmp_path / "empty.jsonl"), "--out", str(out)]) == 1

@@ -73,6 +73,7 @@ def test_two_ranks_train_and_the_loss_goes_down(corpus: Path, tmp_path: Path) ->
     last = sum(r["mlm_loss"] for r in log[-5:]) / 5
     assert last < first - 0.5, (first, last)
     assert sorted(p.name for p in (tmp_path / "run").glob("step*")) == ["step30"]
+    assert (tmp_path / "run" / "loss_curves.png").read_bytes()[:4] == b"\x89PNG"
     (valid,) = records(tmp_path / "run", "valid")  # validation at the end
     assert valid["step"] == 30 and valid["pairs"] > 0
     assert valid["ppl"] == pytest.approx(2 ** valid["mlm_loss"])
