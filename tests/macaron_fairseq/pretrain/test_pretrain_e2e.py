@@ -147,6 +147,24 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
         torch.testing.assert_close(a, b)
     assert exported.lm_head.weight.data_ptr() == exported.encoder.embed_tokens.weight.data_ptr()  # still tied
 
+    # fairseq-train --restore-file starts from the exported weights (an lr of 1e-12 keeps them)
+    restored = tmp_path / "restored"
+    command = [
+        "fairseq-train", str(corpus), "--user-dir", str(REPO / "macaron_fairseq"),
+        "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
+        "--arch", "macaron_bert_tiny", "--restore-file", str(out), "--reset-optimizer", "--reset-dataloader",
+        "--reset-meters", "--reset-lr-scheduler", "--optimizer", "adam", "--lr", "1e-12", "--batch-size", "4",
+        "--max-update", "1",
+        "--save-dir", str(restored), "--no-epoch-checkpoints", "--disable-validation", "--cpu",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    assert f"Loaded checkpoint {out}" in proc.stdout + proc.stderr
+    trained = torch.load(restored / "checkpoint_last.pt", weights_only=False)["model"]
+    for name, value in exported.state_dict().items():
+        torch.testing.assert_close(trained[name], value, atol=1e-6, rtol=0, msg=name)
+
     # K new DT-Fixup layers on the exported encoder (DT-Fixup's mixed setting)
     mixed = ("--max-update", "2", "--pretrained-encoder", str(out), "--new-encoder-layers", "1",
              "--init-scheme", "dt-fixup")  # fmt: skip
