@@ -34,9 +34,11 @@ from typing import Any
 import numpy as np
 import torch
 from fairseq.data import BaseWrapperDataset, Dictionary, FairseqDataset, LRUCacheDataset, data_utils
-from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
 from fairseq.data.mask_tokens_dataset import MaskTokensDataset
 
+from macaron_fairseq.data.pair_cache import PairIndexKey, load_or_build
+from macaron_fairseq.data.pair_index import PairIndex, build_pair_index
+from macaron_fairseq.data.sentence_pairs import SentencePairDataset
 from workflow.errors import UserError
 
 MASK_SYMBOL = "<mask>"
@@ -49,8 +51,9 @@ class BertDataError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class PairSymbols:
-    """The special symbols ``BlockPairDataset`` asks its dictionary for, on fairseq's plain ``Dictionary``
-    (the data-bin's): CLS = ``<s>``, SEP = ``</s>``, ``<mask>`` appended by the task."""
+    """The special symbols of the examples (the interface ``BlockPairDataset`` asks its dictionary for), on
+    fairseq's plain ``Dictionary`` (the data-bin's): CLS = ``<s>``, SEP = ``</s>``, ``<mask>`` appended by
+    the task."""
 
     dictionary: Dictionary
 
@@ -72,17 +75,18 @@ class PairSymbols:
 
 class SentencesWithoutEos(BaseWrapperDataset):
     """The sentence items without their final ``</s>`` (document ends become empty items); ``sizes``
-    follow."""
+    follow. They are computed when asked for, not kept: only the pair index is built from them, and a
+    copy would hold 8 bytes per sentence in every rank for the whole run."""
 
     def __init__(self, dataset: Any, eos: int, name: str) -> None:
         super().__init__(dataset)
         self.eos = eos
         self.name = name
-        self._sizes = np.asarray(dataset.sizes, dtype=np.int64) - 1
 
     @property
     def sizes(self) -> np.ndarray:
-        return self._sizes
+        """A new array (int64) at every access."""
+        return np.asarray(self.dataset.sizes, dtype=np.int64) - 1
 
     def __getitem__(self, index: int) -> torch.Tensor:
         item = self.dataset[index]
@@ -94,10 +98,10 @@ class SentencesWithoutEos(BaseWrapperDataset):
         return item[:-1]
 
     def size(self, index: int) -> int:
-        return int(self._sizes[index])
+        return int(self.dataset.sizes[index]) - 1
 
     def num_tokens(self, index: int) -> int:
-        return int(self._sizes[index])
+        return self.size(index)
 
 
 def check_sentence_data(sizes: np.ndarray, name: str) -> None:
@@ -157,6 +161,20 @@ def random_replacement_weights(dictionary: Dictionary, mask_idx: int) -> np.ndar
     return weights / weights.sum()
 
 
+def sentence_pair_index(
+    sizes: np.ndarray, block_size: int, short_seq_prob: float, seed: int, cache: Path | None
+) -> PairIndex:
+    """The pairs of ``BlockPairDataset(break_mode="doc", doc_break_size=0)`` under ``numpy_seed(seed)``,
+    from the cache at ``cache`` (a split prefix such as ``DATA_BIN/train``; ``None``: no cache) or built."""
+    key = PairIndexKey.of(sizes, block_size, short_seq_prob, seed)
+
+    def build() -> PairIndex:
+        with data_utils.numpy_seed(seed):
+            return build_pair_index(sizes, block_size, short_seq_prob, doc_break_size=0)
+
+    return load_or_build(build, None if cache is None else Path(cache), key)
+
+
 class _PairTokens(BaseWrapperDataset):
     """A and B of each pair, concatenated (what is masked)."""
 
@@ -186,6 +204,7 @@ class BertPretrainingDataset(FairseqDataset):
         mask_prob: float = 0.15,
         leave_unmasked_prob: float = 0.1,
         random_token_prob: float = 0.1,
+        pair_cache: Path | None = None,
     ) -> None:
         super().__init__()
         if block_size < 5:
@@ -197,20 +216,11 @@ class BertPretrainingDataset(FairseqDataset):
         self.seed = seed
         self.epoch = 1
         text = SentencesWithoutEos(sentences, dictionary.eos(), name)
-        with data_utils.numpy_seed(seed):
-            self.pairs = BlockPairDataset(
-                text,
-                symbols,
-                text.sizes,
-                block_size,
-                break_mode="doc",
-                short_seq_prob=short_seq_prob,
-                doc_break_size=0,
-            )
-        self.sizes = np.asarray(self.pairs.sizes, dtype=np.int64)
-        self.len_a = np.array([a[3] for a, _, _ in self.pairs.sent_pairs], dtype=np.int64)
-        # BlockPairDataset: 1 = next; BERT: 0 = IsNext
-        self.nsp_targets = np.array([1 - is_next for _, _, is_next in self.pairs.sent_pairs], dtype=np.int64)
+        self.index = sentence_pair_index(text.sizes, block_size, short_seq_prob, seed, pair_cache)
+        self.pairs = SentencePairDataset(text, self.index)
+        self.sizes = self.index.sizes
+        self.len_a = self.index.pairs["a_length"]
+        self.nsp_targets = np.asarray(1 - self.index.is_next)  # fairseq's pairs: 1 = next; BERT: 0 = IsNext
         tokens = LRUCacheDataset(_PairTokens(self.pairs))
         options = dict(
             vocab=dictionary,

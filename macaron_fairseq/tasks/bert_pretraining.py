@@ -6,7 +6,8 @@ data-bin of ``python -m preprocess.bert_corpus`` (:mod:`macaron_fairseq.data.ber
 
 ``DATA_BIN/dict.txt`` is fairseq's plain ``Dictionary``; the task appends ``<mask>`` (as fairseq's
 ``masked_lm`` task does) and uses ``<s>`` as CLS and ``</s>`` as SEP. Loading a split checks that the data
-has document boundaries and at least two documents, and that its ids are symbols of ``dict.txt``.
+has document boundaries and at least two documents, and that its ids are symbols of ``dict.txt``. The
+sentence pairs of a split are cached (``--pair-cache``): built once, loaded by every rank and later run.
 """
 
 # no ``from __future__ import annotations``: fairseq reads the config's field types at run time
@@ -14,6 +15,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from fairseq import utils
 from fairseq.data import Dictionary, data_utils
@@ -50,6 +52,14 @@ class BertPretrainingConfig(FairseqDataclass):
     )
     random_token_prob: float = field(
         default=0.1, metadata={"help": "share of the predicted tokens replaced by a random symbol"}
+    )
+    pair_cache: str = field(
+        default="",
+        metadata={
+            "help": "where the sentence-pair index of a split is cached (built once, then loaded by every "
+            "rank and every later run): empty = next to the split's .bin/.idx (not cached if that directory "
+            "cannot be written), a directory, or 'off'"
+        },
     )
     seed: int = II("common.seed")
 
@@ -105,6 +115,7 @@ class BertPretrainingTask(FairseqTask):
             mask_prob=self.cfg.mask_prob,
             leave_unmasked_prob=self.cfg.leave_unmasked_prob,
             random_token_prob=self.cfg.random_token_prob,
+            pair_cache=self.pair_cache_prefix(split),
         )
         logger.info(
             "%s: %d sentence pairs (%.0f%% IsNext) from %d items; id check %.1fs, pairs %.1fs",
@@ -116,6 +127,14 @@ class BertPretrainingTask(FairseqTask):
             time.perf_counter() - checked,
         )
         self.datasets[split] = dataset
+
+    def pair_cache_prefix(self, split: str) -> Path | None:
+        """The prefix of the split's pair-index cache files (``None``: no cache), from ``--pair-cache``."""
+        where = self.cfg.pair_cache
+        if where == "off":
+            return None
+        directory = Path(where) if where else Path(self.data_path(self.cfg))
+        return directory / split
 
     @property
     def source_dictionary(self) -> Dictionary:

@@ -1,0 +1,145 @@
+"""The pair-index cache: built once and loaded after (mmap'd); another key, a damaged, truncated or missing
+file, an unreadable record are detected and rebuilt, never loaded; an unwritable place means no cache, not
+an error; under ``torch.distributed`` only rank 0 builds."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from fairseq.data import data_utils
+
+from macaron_fairseq.data.pair_cache import PairIndexKey, cache_paths, load_or_build, sizes_digest
+from macaron_fairseq.data.pair_index import PairIndex, build_pair_index
+
+SIZES = np.array([5, 7, 3, 0, 9, 2, 0, 4, 4, 4, 4, 0, 30, 1, 0], dtype=np.int64)
+
+
+class Builder:
+    """Builds the index of :data:`SIZES` and counts its calls."""
+
+    def __init__(self, seed: int = 1) -> None:
+        self.seed, self.calls = seed, 0
+
+    def __call__(self) -> PairIndex:
+        self.calls += 1
+        with data_utils.numpy_seed(self.seed):
+            return build_pair_index(SIZES, 12, 0.1)
+
+
+def key(seed: int = 1) -> PairIndexKey:
+    return PairIndexKey.of(SIZES, 12, 0.1, seed)
+
+
+def test_built_once_then_loaded_mmapped(tmp_path: Path) -> None:
+    prefix = tmp_path / "train"
+    build = Builder()
+    first = load_or_build(build, prefix, key())
+    second = load_or_build(build, prefix, key())
+    assert build.calls == 1
+    assert isinstance(second.pairs, np.memmap)
+    assert np.array_equal(first.pairs, second.pairs) and np.array_equal(second.pairs, Builder()().pairs)
+    array_path, record_path = cache_paths(prefix, key())
+    assert array_path.name.startswith("train.pairs-block12-seed1-") and record_path.exists()
+
+
+def test_keys_have_their_own_entries(tmp_path: Path) -> None:
+    prefix = tmp_path / "train"
+    one, seven = Builder(1), Builder(7)
+    load_or_build(one, prefix, key(1))
+    load_or_build(seven, prefix, key(7))
+    load_or_build(one, prefix, key(1))
+    load_or_build(seven, prefix, key(7))
+    assert (one.calls, seven.calls) == (1, 1)
+    assert len(list(tmp_path.glob("train.pairs-*.npy"))) == 2
+
+
+def damage_record(array_path: Path, record_path: Path) -> None:
+    record = json.loads(record_path.read_text())
+    record["key"]["seed"] = 2
+    record_path.write_text(json.dumps(record))
+
+
+def flip_a_byte(array_path: Path, record_path: Path) -> None:
+    data = bytearray(array_path.read_bytes())
+    data[-3] ^= 0xFF
+    array_path.write_bytes(bytes(data))
+
+
+def truncate(array_path: Path, record_path: Path) -> None:
+    array_path.write_bytes(array_path.read_bytes()[:-10])
+
+
+def garble_record(array_path: Path, record_path: Path) -> None:
+    record_path.write_text("{not json")
+
+
+def remove_array(array_path: Path, record_path: Path) -> None:
+    array_path.unlink()
+
+
+@pytest.mark.parametrize("damage", [damage_record, flip_a_byte, truncate, garble_record, remove_array])
+def test_a_damaged_or_foreign_entry_is_rebuilt(tmp_path: Path, damage, caplog) -> None:
+    prefix = tmp_path / "train"
+    expected = load_or_build(Builder(), prefix, key()).pairs.copy()
+    damage(*cache_paths(prefix, key()))
+    build = Builder()
+    with caplog.at_level(logging.WARNING):
+        rebuilt = load_or_build(build, prefix, key())
+    assert build.calls == 1 and "rebuilding" in caplog.text
+    assert np.array_equal(rebuilt.pairs, expected)
+    again = Builder()
+    load_or_build(again, prefix, key())
+    assert again.calls == 0  # the rebuilt entry is good
+
+
+def test_other_sizes_are_another_key(tmp_path: Path) -> None:
+    changed = SIZES.copy()
+    changed[0] += 1
+    assert PairIndexKey.of(changed, 12, 0.1, 1) != key()
+    assert sizes_digest(SIZES.astype(np.int32)) == sizes_digest(SIZES)
+
+
+def test_an_unwritable_place_means_no_cache(tmp_path: Path, caplog) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    build = Builder()
+    with caplog.at_level(logging.WARNING):
+        index = load_or_build(build, blocker / "train", key())
+        load_or_build(build, blocker / "train", key())
+    assert build.calls == 2 and "not cached" in caplog.text
+    assert np.array_equal(index.pairs, Builder()().pairs)
+
+
+def test_no_prefix_means_no_cache(tmp_path: Path) -> None:
+    build = Builder()
+    load_or_build(build, None, key())
+    load_or_build(build, None, key())
+    assert build.calls == 2
+
+
+def _rank(rank: int, world: int, port: int, prefix: str) -> None:
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        build = Builder()
+        index = load_or_build(build, Path(prefix), key())
+        Path(f"{prefix}.rank{rank}").write_text(json.dumps({"calls": build.calls, "pairs": len(index)}))
+    finally:
+        dist.destroy_process_group()
+
+
+def test_only_rank_0_builds(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    prefix = tmp_path / "train"
+    mp.spawn(_rank, args=(2, port, str(prefix)), nprocs=2)
+    reports = [json.loads(Path(f"{prefix}.rank{rank}").read_text()) for rank in range(2)]
+    expected = len(Builder()())
+    assert reports == [{"calls": 1, "pairs": expected}, {"calls": 0, "pairs": expected}]
