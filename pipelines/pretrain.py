@@ -83,7 +83,6 @@ RESUMABLE_OPTIONS = ("--max-update", "--save-interval-updates", "--log-interval"
 started with other values of these is resumed, not restarted."""
 
 _PROGRESS = re.compile(r"^\[pretrain\] (?P<message>.*)$")
-_STEP = re.compile(r"^step (?P<step>\d+):")
 _CAUSE = re.compile(r"^(?:\[rank\d+\]:\s*)?(?P<cause>(?:[\w.]*(?:Error|Exception)|error): .*)$")
 """The last line of a rank's traceback (``[rank0]: ValueError: ...``) or a command-line error
 (``error: ...``): what a failed run is reported with (torchrun's own ``ChildFailedError`` report is not)."""
@@ -193,7 +192,7 @@ def pretrain_command(args: argparse.Namespace, data_bin: Path, paths: ArchPaths)
     return command + list(args.train_flags)
 
 
-def run_trainer(command: Sequence[str], log: Path, console: Console, max_update: int) -> None:
+def run_trainer(command: Sequence[str], log: Path, console: Console) -> None:
     """Run the torchrun ``command``: its whole output is appended to ``log``; the trainer's progress lines
     (``[pretrain] ...``) are shown; on failure the ranks' errors (or, without any, the output's tail)."""
     log.parent.mkdir(parents=True, exist_ok=True)
@@ -216,9 +215,7 @@ def run_trainer(command: Sequence[str], log: Path, console: Console, max_update:
                 tail.append(line)
                 progress = _PROGRESS.match(line)
                 if progress:
-                    message = progress["message"]
-                    message = _STEP.sub(lambda m: f"step {m['step']}/{max_update}:", message)
-                    console.say(message)
+                    console.say(progress["message"])
                 else:
                     cause = _CAUSE.match(line)
                     if cause and "ChildFailedError" not in line:
@@ -238,7 +235,7 @@ def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, da
     command = pretrain_command(args, data_bin, paths)
 
     def build() -> StageReport:
-        run_trainer(command, paths.output_log, console, args.max_update)
+        run_trainer(command, paths.output_log, console)
         return {"steps": read_step_log(paths.step_log).train[-1]["step"]}
 
     runner.run_in_place(
