@@ -38,6 +38,7 @@ PAIR_FIELDS = ("a_first", "a_offset", "a_last", "a_length", "b_first", "b_offset
 ``cat(sentences first..last)[offset : offset + length]``; plus ``is_next`` (fairseq's convention: 1 = B
 follows A in its document)."""
 
+_FRONT = (0.5).__gt__  # a truncated token is taken from the front when its draw is < 0.5
 _FLUSH_PAIRS = 1 << 20  # pairs per buffer block converted to the packed array
 
 
@@ -140,13 +141,14 @@ def _truncation(cut: int, len_a: int, len_b: int, draws: list[float]) -> tuple[i
     difference = len_a - len_b
     first_is_a = difference > 0
     head = min(difference if first_is_a else 1 - difference, cut)
-    front = [draw < 0.5 for draw in draws]
-    other = front[head::2]  # the other side's tokens
-    again = front[head + 1 :: 2]  # the first side's tokens after the head
-    other_front = sum(other)
-    first_front = sum(front[:head]) + sum(again)
-    first_end = head + len(again) - first_front
-    other_end = len(other) - other_front
+    if head == cut:  # the usual case: only the longer side loses tokens
+        front = sum(map(_FRONT, draws))
+        first_front, first_end, other_front, other_end = front, cut - front, 0, 0
+    else:
+        first_front = sum(map(_FRONT, draws[:head])) + sum(map(_FRONT, draws[head + 1 :: 2]))
+        first_end = head + len(draws[head + 1 :: 2]) - first_front
+        other_front = sum(map(_FRONT, draws[head::2]))
+        other_end = len(draws[head::2]) - other_front
     if first_is_a:
         return first_front, first_end, other_front, other_end
     return other_front, other_end, first_front, first_end
