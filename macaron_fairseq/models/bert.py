@@ -22,11 +22,17 @@ The encoder is the plugin's :class:`~macaron_fairseq.models.encoder_decoder.Plug
 ``TransformerEncoderBase`` whose layers come from the layer plan: fairseq's ``TransformerEncoderLayerBase``
 for vanilla layers, :class:`~macaron_fairseq.modules.MacaronEncoderLayer` for Macaron ones) with BERT's
 position and segment embeddings; the MLM head is fairseq's ``RobertaLMHead`` (exactly BERT's).
+
+Fine-tuning (GLUE, ``--task macaron_sentence_prediction --criterion sentence_prediction``): the task
+builds the model without its MLM/NSP heads and registers a classification head, BERT's classifier (the
+pre-trained pooler → dropout → a new linear layer); a pre-training checkpoint loads into it with
+``fairseq-train --restore-file`` (:meth:`BertPretrainingBase.upgrade_state_dict_named`).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 from typing import Any
 
 import torch
@@ -43,6 +49,8 @@ from macaron_fairseq.models.encoder_decoder import PluginEncoder
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
 from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
+
+logger = logging.getLogger(__name__)
 
 #: BERT's maximum sequence length and number of segment (token type) embeddings
 BERT_MAX_POSITIONS = 512
@@ -137,6 +145,41 @@ class BertPooler(nn.Module):
         return torch.tanh(self.dense(features[:, 0]))
 
 
+class BertClassificationHead(nn.Module):
+    """BERT's fine-tuning classifier on the pooled vector: dropout → linear to the classes (Devlin et al.
+    2019 §4.1: the only new parameters are a K × H classification layer on the pooled first token;
+    Google's ``run_classifier.py`` applies dropout 0.1 to the pooled vector first and draws the weights from
+    N(0, 0.02), bias zero). The pooler itself is the model's (pre-trained), shared by all heads."""
+
+    def __init__(self, dim: int, num_classes: int, dropout: float) -> None:
+        super().__init__()
+        self.dropout = nn.Dropout(dropout)
+        self.out_proj = nn.Linear(dim, num_classes)
+        nn.init.normal_(self.out_proj.weight, mean=0.0, std=0.02)
+        nn.init.zeros_(self.out_proj.bias)
+
+    def forward(self, pooled: Tensor) -> Tensor:
+        return self.out_proj(self.dropout(pooled))
+
+
+class VocabularyMismatchError(ValueError):
+    """A checkpoint's token embedding does not have a row per symbol of the task's dictionary."""
+
+
+def check_vocabulary(rows: int | None, symbols: int, source: str, dictionary_file: str | None) -> None:
+    """Refuse a checkpoint whose embedding has another number of rows than the dictionary has symbols
+    (the data were binarized with another dictionary than the pre-training one; the ids would mean other
+    pieces even when a load happened to succeed)."""
+    if rows is None or rows == symbols:
+        return
+    where = f"the dictionary {dictionary_file} + <mask>" if dictionary_file else "the task's dictionary"
+    raise VocabularyMismatchError(
+        f"{source} has a vocabulary of {rows} symbols (rows of encoder.embed_tokens.weight), but {where} "
+        f"gives {symbols}: binarize the data with fairseq-preprocess --srcdict <the pre-training data-bin's "
+        "dict.txt>"
+    )
+
+
 def add_bert_args(parser: argparse.ArgumentParser) -> None:
     """The flags of the BERT models (defaults come from the architecture)."""
     parser.add_argument("--encoder-layers", type=int, metavar="N", help="number of layers")
@@ -154,6 +197,12 @@ def add_bert_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="pre-LN layers (BERT, the default, is post-LN)",
     )
+    parser.add_argument(
+        "--pooler-dropout",
+        type=float,
+        metavar="P",
+        help="dropout on the pooled vector before a classification head (default: --dropout; BERT: 0.1)",
+    )
     parser.add_argument("--max-positions", type=int, metavar="N", help="learned positions (BERT: 512)")
     parser.add_argument("--num-segments", type=int, metavar="N", help="segment embeddings (BERT: 2)")
     parser.add_argument(
@@ -162,11 +211,21 @@ def add_bert_args(parser: argparse.ArgumentParser) -> None:
 
 
 class BertPretrainingBase(FairseqEncoderModel):
-    """Encoder + pooler + MLM head + NSP classifier.
+    """Encoder + pooler + MLM head + NSP classifier, and BERT's classification heads for fine-tuning.
 
     ``forward(src_tokens, segment_labels, masked_tokens=None) -> (mlm_logits, nsp_logits)``: MLM logits
     B × T × V, or N × V for the N positions where ``masked_tokens`` (B × T bool) is true (the head then
     runs only there); NSP logits B × 2.
+
+    ``forward(..., classification_head_name=NAME) -> (logits, extra)``: the head registered by
+    :meth:`register_classification_head` on the pooled first token (B × num_classes; fairseq's
+    ``sentence_prediction`` criterion calls this); ``features_only=True`` alone gives the last layer's
+    vectors B × T × C.
+
+    A model built for fine-tuning (``args.pretraining_heads = False``, set by
+    ``--task macaron_sentence_prediction``) has no MLM/NSP heads: nothing in it is left without a gradient
+    (DistributedDataParallel needs no ``--find-unused-parameters``), and loading a pre-training checkpoint
+    drops the checkpoint's MLM/NSP weights (:meth:`upgrade_state_dict_named`).
     """
 
     LAYER_KIND: LayerKind
@@ -175,10 +234,16 @@ class BertPretrainingBase(FairseqEncoderModel):
         super().__init__(encoder)
         dim = encoder.embed_tokens.embedding_dim
         self.pooler = BertPooler(dim)
-        self.nsp_classifier = nn.Linear(dim, NSP_CLASSES)
-        self.lm_head = RobertaLMHead(
-            dim, encoder.embed_tokens.num_embeddings, args.activation_fn, weight=encoder.embed_tokens.weight
-        )
+        self.pretraining_heads = bool(getattr(args, "pretraining_heads", True))
+        if self.pretraining_heads:
+            self.nsp_classifier = nn.Linear(dim, NSP_CLASSES)
+            vocab = encoder.embed_tokens.num_embeddings
+            self.lm_head = RobertaLMHead(dim, vocab, args.activation_fn, weight=encoder.embed_tokens.weight)
+        self.classification_heads = nn.ModuleDict()
+        pooler_dropout = getattr(args, "pooler_dropout", None)
+        self.pooler_dropout = float(args.dropout if pooler_dropout is None else pooler_dropout)
+        self.load_checkpoint_heads = bool(getattr(args, "load_checkpoint_heads", False))
+        self.dictionary_file: str | None = None  # named in vocabulary errors (set by build_model)
 
     @classmethod
     def hub_models(cls) -> dict[str, Any]:
@@ -203,6 +268,7 @@ class BertPretrainingBase(FairseqEncoderModel):
         )
         model = cls(args, encoder)
         model.apply(init_bert_params)
+        model.dictionary_file = getattr(task, "dictionary_file", None)
         return model
 
     def extract_features(
@@ -217,12 +283,98 @@ class BertPretrainingBase(FairseqEncoderModel):
         src_tokens: Tensor,
         segment_labels: Tensor | None = None,
         masked_tokens: Tensor | None = None,
+        features_only: bool = False,
+        classification_head_name: str | None = None,
+        return_all_hiddens: bool = False,
         **unused: Any,
-    ) -> tuple[Tensor, Tensor]:
-        features, _ = self.extract_features(src_tokens, segment_labels)
+    ) -> tuple[Tensor, Any]:
+        features, extra = self.extract_features(src_tokens, segment_labels, return_all_hiddens)
+        if classification_head_name is not None:
+            head = self.classification_heads[classification_head_name]
+            return head(self.pooler(features)), extra
+        if features_only:
+            return features, extra
+        if not self.pretraining_heads:
+            raise RuntimeError(
+                "this BERT model was built for fine-tuning (no MLM/NSP heads): pass classification_head_name"
+            )
         mlm_logits = self.lm_head(features, masked_tokens=masked_tokens)
         nsp_logits = self.nsp_classifier(self.pooler(features))
         return mlm_logits, nsp_logits
+
+    def register_classification_head(
+        self, name: str, num_classes: int | None = None, inner_dim: int | None = None, **kwargs: Any
+    ) -> None:
+        """Add (or replace) the classification head ``name``: BERT's classifier, dropout
+        (``--pooler-dropout``) → linear to ``num_classes``, on the model's pooler. fairseq's signature;
+        ``inner_dim`` can only be the hidden size (BERT's pooler is C → C; there is no other inner layer)."""
+        dim = self.encoder.embed_tokens.embedding_dim
+        if num_classes is None or num_classes < 1:
+            raise ValueError(f"classification head {name!r}: num_classes must be >= 1 (got {num_classes})")
+        if inner_dim is not None and inner_dim != dim:
+            raise ValueError(
+                f"classification head {name!r}: inner_dim {inner_dim}, but BERT's classifier reads the "
+                f"pooler's {dim}-dim vector (no other inner layer)"
+            )
+        if name in self.classification_heads:
+            previous = self.classification_heads[name].out_proj.out_features
+            if previous != num_classes:
+                logger.warning("re-registering head %r with %d classes (was %d)", name, num_classes, previous)
+        self.classification_heads[name] = BertClassificationHead(dim, num_classes, self.pooler_dropout)
+
+    def upgrade_state_dict_named(self, state_dict: dict[str, Tensor], name: str) -> None:
+        """Fit a checkpoint to this model before the strict load (fairseq-train ``--restore-file``,
+        ``checkpoint_utils.load_model_ensemble_and_task``): the vocabulary must match; a fine-tuning
+        model drops the checkpoint's MLM/NSP heads; classification heads as fairseq's
+        ``RobertaModel.upgrade_state_dict_named`` does (those of the checkpoint that this model lacks or
+        has with another number of classes are dropped, unless ``load_checkpoint_heads``; this model's
+        heads missing from the checkpoint keep their fresh initialisation)."""
+        prefix = f"{name}." if name else ""
+        super().upgrade_state_dict_named(state_dict, name)
+        embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
+        if embedding is not None:
+            check_vocabulary(
+                int(embedding.shape[0]), self.encoder.embed_tokens.num_embeddings, "the checkpoint",
+                self.dictionary_file,
+            )  # fmt: skip
+        positions = state_dict.get(f"{prefix}encoder.embed_positions.weight")
+        own_positions = self.encoder.embed_positions.max_positions
+        if positions is not None and positions.shape[0] != own_positions:
+            raise ValueError(
+                f"the checkpoint has {positions.shape[0]} learned positions, this model {own_positions} "
+                "(--max-positions): drop --max-positions to take the checkpoint's (the examples' length is "
+                "--tokens-per-sample)"
+            )
+        if not self.pretraining_heads:
+            unused = (f"{prefix}lm_head.", f"{prefix}nsp_classifier.")
+            dropped = [k for k in state_dict if k.startswith(unused)]
+            for k in dropped:
+                del state_dict[k]
+            if dropped:
+                logger.info("fine-tuning model: the checkpoint's MLM and NSP heads are not used")
+        self.upgrade_classification_heads(state_dict, f"{prefix}classification_heads.")
+
+    def upgrade_classification_heads(self, state_dict: dict[str, Tensor], prefix: str) -> None:
+        stored = {k[len(prefix) :].split(".")[0] for k in state_dict if k.startswith(prefix)}
+        for head in sorted(stored):
+            weight = state_dict.get(f"{prefix}{head}.out_proj.weight")
+            classes = None if weight is None else int(weight.shape[0])
+            if head not in self.classification_heads and self.load_checkpoint_heads and classes:
+                self.register_classification_head(head, classes)
+                continue
+            current = self.classification_heads[head] if head in self.classification_heads else None
+            if current is None or current.out_proj.out_features != classes:
+                logger.warning(
+                    "dropping the checkpoint's classification head %r (%s classes): %s",
+                    head, classes, "not in this model" if current is None else
+                    f"this model's has {current.out_proj.out_features}",
+                )  # fmt: skip
+                for k in [k for k in state_dict if k.startswith(f"{prefix}{head}.")]:
+                    del state_dict[k]
+        for key, value in self.classification_heads.state_dict().items():
+            if f"{prefix}{key}" not in state_dict:
+                logger.info("%s%s: not in the checkpoint, freshly initialised", prefix, key)
+                state_dict[f"{prefix}{key}"] = value
 
     def max_positions(self) -> int:
         return self.encoder.max_positions()
@@ -305,6 +457,7 @@ def bert_defaults(args: Any, layers: int = 12, dim: int = 768, heads: int = 12, 
     args.activation_dropout = getattr(args, "activation_dropout", 0.0)
     args.activation_fn = getattr(args, "activation_fn", "gelu")
     args.encoder_normalize_before = getattr(args, "encoder_normalize_before", False)
+    args.pooler_dropout = getattr(args, "pooler_dropout", None)
     args.max_positions = getattr(args, "max_positions", BERT_MAX_POSITIONS)
     args.num_segments = getattr(args, "num_segments", BERT_SEGMENTS)
     args.checkpoint_activations = getattr(args, "checkpoint_activations", False)
