@@ -21,9 +21,9 @@ the global generator in the same order:
 What is not random is computed instead of replayed: document ranges from ``sizes == doc_break_size``, chunk
 ends and B's extent by ``searchsorted`` on the cumulative sizes, which side loses each truncated token
 (always the longer one, so the sequence of sides has a closed form), and the cut positions. The only loop
-left runs once per document and once per pair, and keeps nothing per sentence: the pairs go into
-``array`` buffers of machine integers, converted block by block into one packed structured array
-(:data:`PAIR_FIELDS`, 33 bytes a pair with 32-bit sentence ids).
+left runs once per document and once per pair, and keeps nothing per sentence: the pairs go into an
+``array`` of machine integers, moved block by block into one packed structured array (:data:`PAIR_FIELDS`,
+33 bytes a pair with 32-bit sentence ids). Memory: the cumulative sizes (8 bytes a sentence) and the pairs.
 """
 
 from __future__ import annotations
@@ -62,7 +62,10 @@ class PairIndex:
     def sizes(self) -> np.ndarray:
         """Example lengths with CLS and two SEP, as ``BlockPairDataset.sizes`` (int64, for fairseq's
         batching)."""
-        return self.pairs["a_length"].astype(np.int64) + self.pairs["b_length"] + 3
+        sizes = self.pairs["a_length"].astype(np.int64)
+        sizes += self.pairs["b_length"]
+        sizes += 3
+        return sizes
 
     @property
     def is_next(self) -> np.ndarray:
@@ -95,37 +98,39 @@ def document_ranges(sizes: np.ndarray, doc_break_size: int = 0) -> tuple[np.ndar
 
 
 class _PairBuffer:
-    """Appends pairs as machine integers; converts full blocks to the packed dtype (no Python object per
-    pair survives the block)."""
+    """Appends pairs as machine integers and moves every full block of them into one packed array (no
+    Python object per pair survives the block).
+
+    The array is allocated once for ``capacity`` pairs — an upper bound: every pair consumes at least one
+    sentence of its document — and shrunk in place at the end (``realloc``, which gives back the pages
+    never written): no concatenation, so the build never holds the pairs twice.
+    """
 
     width = len(PAIR_FIELDS) + 1
 
-    def __init__(self, dtype: np.dtype) -> None:
-        self.dtype = dtype
+    def __init__(self, dtype: np.dtype, capacity: int) -> None:
         self.rows = array("q")
-        self.parts: list[np.ndarray] = []
+        self.pairs = np.empty(capacity, dtype=dtype)
+        self.count = 0
 
     def flush_if_full(self) -> None:
-        """Called between documents (a document adds at most as many pairs as it has sentences)."""
+        """Called between documents."""
         if len(self.rows) >= _FLUSH_PAIRS * self.width:
             self._flush()
 
     def _flush(self) -> None:
-        if not self.rows:
-            return
         table = np.frombuffer(self.rows, dtype=np.int64).reshape(-1, self.width)
-        part = np.empty(len(table), dtype=self.dtype)
+        block = self.pairs[self.count : self.count + len(table)]
         for column, name in enumerate((*PAIR_FIELDS, "is_next")):
-            part[name] = table[:, column]
-        self.parts.append(part)
+            block[name] = table[:, column]
+        self.count += len(table)
+        del table, block
         self.rows = array("q")
 
     def result(self) -> np.ndarray:
         self._flush()
-        if not self.parts:
-            return np.empty(0, dtype=self.dtype)
-        pairs = self.parts[0] if len(self.parts) == 1 else np.concatenate(self.parts)
-        self.parts = []
+        pairs, self.pairs = self.pairs, np.empty(0, dtype=self.pairs.dtype)
+        pairs.resize(self.count, refcheck=False)
         return pairs
 
 
@@ -166,7 +171,7 @@ def build_pair_index(
     doc_starts, doc_ends = document_ranges(sizes, doc_break_size)
     cum = np.zeros(len(sizes) + 1, dtype=np.int64)
     np.cumsum(sizes, out=cum[1:])
-    out = _PairBuffer(pair_dtype(len(sizes)))
+    out = _PairBuffer(pair_dtype(len(sizes)), capacity=int(np.sum(doc_ends - doc_starts)))
     max_tokens = block_size - 3  # CLS, SEP, SEP
     documents = len(doc_starts)
     random, rand, randint, random_sample = (
