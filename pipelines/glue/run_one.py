@@ -1,0 +1,115 @@
+"""One fine-tuning run of the grid: ``python -m pipelines.glue.run_one RUN_DIR/spec.json``.
+
+1. ``fairseq-train`` with the run's configuration (:func:`pipelines.glue.grid.train_command`) into
+   ``RUN_DIR/checkpoint/`` (its output goes to this process's stdout: the scheduler's ``run.log``);
+2. predictions of the final model for every split but ``train`` (dev and test, AX for MNLI), in file
+   order, as label strings (STS-B: the regression output × 5, clipped to [0, 5]) →
+   ``RUN_DIR/predictions/SPLIT.txt``;
+3. the dev metrics (:func:`pipelines.glue.metrics.dev_metrics`) and ``RUN_DIR/run.json``, written last;
+4. the checkpoint is deleted (``--keep-checkpoint`` keeps it): the predictions are all selection and the
+   submission need, and a full grid of BERT-base checkpoints would take hundreds of GB.
+
+Runs as a child of the scheduler (one per GPU or CPU slot), or as one task of a Slurm job array.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands import USER_DIR
+from pipelines.glue.grid import RunSpec, train_command
+from pipelines.glue.metrics import dev_metrics, task_score
+from workflow.atomic import write_text_atomically
+from workflow.cli import run_cli
+from workflow.errors import UserError
+
+STSB_RANGE = (0.0, 5.0)
+
+
+def label_values(
+    raw: Sequence[int | float], labels: list[str] | None, scale: float | None
+) -> list[str | float]:
+    """Class indices → label strings; regression outputs × ``scale`` clipped to STS-B's range."""
+    if labels is None:
+        low, high = STSB_RANGE
+        return [min(high, max(low, float(value) * (scale or 1.0))) for value in raw]
+    return [labels[int(index)] for index in raw]
+
+
+def read_gold(path: Path, regression: bool) -> list[str | float]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [float(line) for line in lines] if regression else lines
+
+
+def predict_splits(checkpoint: Path, data_dir: Path, meta: dict[str, Any]) -> dict[str, list[str | float]]:
+    """Label predictions of every non-training split of the task directory."""
+    from pipelines.glue.predict import load_fine_tuned, run
+
+    fine_tuned = load_fine_tuned(checkpoint, data_dir)
+    return {
+        split: label_values(run(fine_tuned, split), meta["labels"], meta.get("label_scale"))
+        for split in meta["splits"]
+        if split != "train"
+    }
+
+
+def train(spec: RunSpec, save_dir: Path) -> None:
+    command = train_command(spec, save_dir, USER_DIR)
+    print("$ " + " ".join(command), flush=True)
+    status = subprocess.run(command, check=False).returncode
+    if status != 0:
+        raise UserError(f"{spec.name}: fairseq-train failed with exit status {status}")
+
+
+def run(spec: RunSpec, keep_checkpoint: bool = False) -> dict[str, Any]:
+    started = time.monotonic()
+    meta = json.loads((spec.data_dir / "meta.json").read_text(encoding="utf-8"))
+    save_dir = spec.run_dir / "checkpoint"
+    checkpoint = save_dir / "checkpoint_last.pt"
+    if not checkpoint.exists():
+        train(spec, save_dir)
+    predictions = predict_splits(checkpoint, spec.data_dir, meta)
+    out = spec.run_dir / "predictions"
+    out.mkdir(parents=True, exist_ok=True)
+    for split, values in predictions.items():
+        write_text_atomically(out / f"{split}.txt", "".join(f"{v}\n" for v in values))
+    dev = {
+        meta["splits"][split]["glue_split"]: (predictions[split], read_gold(spec.data_dir / f"{split}.gold",
+                                                                            meta["regression"]))
+        for split in predictions
+        if split.startswith("valid") and meta["splits"][split]["labeled"]
+    }  # fmt: skip
+    metrics = dev_metrics(spec.task, dev)
+    record = {
+        "status": "ok", "task": spec.task, "config": spec.record()["config"], "seed": spec.seed,
+        "metrics": metrics, "score": task_score(spec.task, metrics), "directory": str(spec.run_dir),
+        "predictions": {split: str(out / f"{split}.txt") for split in predictions},
+        "seconds": round(time.monotonic() - started, 1),
+    }  # fmt: skip
+    if not keep_checkpoint:
+        shutil.rmtree(save_dir, ignore_errors=True)
+    write_text_atomically(spec.run_dir / "run.json", json.dumps(record, indent=1) + "\n")
+    return record
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m pipelines.glue.run_one", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("spec", type=Path, help="RUN_DIR/spec.json written by the scheduler")
+    parser.add_argument("--keep-checkpoint", action="store_true", help="keep RUN_DIR/checkpoint/")
+    args = parser.parse_args(argv)
+    spec = RunSpec.from_record(json.loads(args.spec.read_text(encoding="utf-8")))
+    record = run(spec, args.keep_checkpoint)
+    print(f"{spec.name}: score {record['score']:.2f} {record['metrics']}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    run_cli(main)

@@ -1,0 +1,244 @@
+"""GLUE → fairseq ``sentence_prediction`` data, with the pre-training corpus's text processing.
+
+    python -m preprocess.glue --glue-dir GLUE --dest DIR --checkpoint model.pt [--tasks CoLA,SST-2,...]
+
+Reads the GLUE distribution as its download script unpacks it (:mod:`preprocess.sources.glue`; downloaded
+with ``--download`` when absent), processes every sentence as the pre-training text was (Moses
+normalization, tokenization, lowercasing, then the corpus's sentencepiece model and dictionary), and
+writes one directory per task (:mod:`preprocess.text.glue_encode` gives the layout) plus ``meta.json``:
+labels, number of classes, regression or not, and per split its GLUE file, example count, dropped
+malformed lines and unknown pieces. AX (``diagnostic``) is written into the MNLI directory as split
+``test_ax``: it is predicted with the MNLI model.
+
+The sentencepiece model and dictionary are found from the checkpoint (its task's data directory, the
+data-bin of ``python -m preprocess.bert_corpus``) or given (``--data-bin``, or ``--sentencepiece-model`` and
+``--dict``); the dictionary must match the checkpoint's embeddings (its symbols + ``<mask>``) — a
+mismatch is an error before anything is written. One resumable stage per task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split
+from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
+from workflow.cli import add_run_options, run_cli
+from workflow.errors import UserError
+from workflow.stages import StageReport, StageRunner
+
+SPM_MODEL = "sentencepiece.bpe.model"
+MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dictionary
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    sentencepiece_model: Path
+    dictionary: Path
+
+
+def fairseq_split_names(spec: TaskSpec) -> dict[str, str]:
+    """GLUE split → fairseq split: ``train``, ``valid`` (the first dev set), ``valid_mismatched``, ``test``
+    (the first test set), ``test_mismatched``. Not ``valid1``: fairseq would concatenate it to ``valid``
+    when loading with ``combine``."""
+    names = {}
+    for kind, splits in (("valid", spec.dev_splits), ("test", spec.test_splits)):
+        for i, split in enumerate(splits):
+            names[split] = kind if i == 0 else f"{kind}_{split.split('_', 1)[-1]}"
+    if "train" in spec.splits:
+        names["train"] = "train"
+    return names
+
+
+def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
+    """The sentencepiece model and dictionary: given, from ``--data-bin``, or from the checkpoint."""
+    if args.sentencepiece_model or args.dict:
+        if not (args.sentencepiece_model and args.dict):
+            raise UserError("give both --sentencepiece-model and --dict (or --data-bin, or --checkpoint)")
+        vocab = Vocabulary(Path(args.sentencepiece_model), Path(args.dict))
+    else:
+        data_bin = Path(args.data_bin) if args.data_bin else checkpoint_data_bin(Path(args.checkpoint))
+        vocab = Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt")
+    for path, flag in ((vocab.sentencepiece_model, "--sentencepiece-model"), (vocab.dictionary, "--dict")):
+        if not path.is_file():
+            raise UserError(f"{path}: no such file (give it with {flag} or --data-bin)")
+    return vocab
+
+
+def load_checkpoint(path: Path) -> dict[str, Any]:
+    import torch
+
+    if not path.is_file():
+        raise UserError(f"--checkpoint {path}: no such file")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=False)
+    except Exception as err:
+        raise UserError(f"--checkpoint {path}: not a PyTorch checkpoint ({err})") from err
+
+
+def checkpoint_data_bin(path: Path) -> Path:
+    """The data directory the checkpoint's model was trained on (its task's ``data``)."""
+    cfg = load_checkpoint(path).get("cfg") or {}
+    data = (cfg.get("task") or {}).get("data") if isinstance(cfg, Mapping) else None
+    if not data:
+        raise UserError(f"--checkpoint {path}: no task data directory recorded; give --data-bin")
+    return Path(str(data).split(":")[0])
+
+
+def check_dictionary_fits(checkpoint: Path, dictionary: Path) -> int:
+    """The checkpoint's vocabulary size; an error unless ``dictionary`` (+ ``<mask>``) has that size."""
+    from fairseq.data import Dictionary
+
+    state = load_checkpoint(checkpoint)
+    weights = (state.get("model") or {}).get("encoder.embed_tokens.weight")
+    if weights is None:
+        raise UserError(f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin "
+                        "(no encoder.embed_tokens.weight)")  # fmt: skip
+    symbols = len(Dictionary.load(str(dictionary))) + MASK_SYMBOLS
+    if symbols != weights.shape[0]:
+        raise UserError(
+            f"{dictionary} gives {symbols} symbols (with <mask>) but {checkpoint} has {weights.shape[0]} "
+            "embeddings: the dictionary is not the one the model was pre-trained with"
+        )
+    return symbols
+
+
+def majority_label(examples: Sequence[GlueExample]) -> str | None:
+    counts = Counter(str(e.label) for e in examples if e.label is not None)
+    return counts.most_common(1)[0][0] if counts else None
+
+
+def write_split(
+    task_dir: Path, split: str, examples: Sequence[GlueExample], spec: TaskSpec, vocab: Vocabulary,
+    dictionary: object, labels: object | None, workers: int,
+) -> dict[str, Any]:  # fmt: skip
+    """Binarize one split into ``task_dir`` (input0, input1, label, index); its counts."""
+    counts = {}
+    sides = [("input0", [e.sentence1 for e in examples])]
+    if spec.pair:
+        sides.append(("input1", [e.sentence2 or "" for e in examples]))
+    for side, sentences in sides:
+        pieces = encode_sentences(sentences, vocab.sentencepiece_model, workers)
+        result = binarize_lines(pieces, dictionary, task_dir / side / split)
+        counts[side] = {"tokens": result.tokens, "unknown": result.unknown}
+    labeled = all(e.label is not None for e in examples) and bool(examples)
+    if labeled:
+        if spec.labels is None:  # regression: score / 5, one float per line
+            lines = [f"{float(e.label) / STSB_SCALE}\n" for e in examples]  # type: ignore[arg-type]
+            (task_dir / "label" / f"{split}.label").write_text("".join(lines), encoding="utf-8")
+        else:
+            binarize_lines(iter(str(e.label) for e in examples), labels, task_dir / "label" / split)
+    (task_dir / f"{split}.index").write_text("".join(f"{e.index}\n" for e in examples), encoding="utf-8")
+    if labeled:  # the file's labels as they are (STS-B unscaled), for the dev metrics
+        (task_dir / f"{split}.gold").write_text("".join(f"{e.label}\n" for e in examples), encoding="utf-8")
+    return {"examples": len(examples), "labeled": labeled, **counts}
+
+
+def build_task(
+    staging: Path, spec: TaskSpec, glue_dir: Path, vocab: Vocabulary, workers: int, with_ax: bool
+) -> dict[str, Any]:
+    """Every split of one task into ``staging``; its ``meta.json`` record."""
+    from fairseq.data import Dictionary
+
+    dictionary = Dictionary.load(str(vocab.dictionary))
+    for side in ("input0", "input1", "label") if spec.pair else ("input0", "label"):
+        (staging / side).mkdir(parents=True)
+    shutil.copyfile(vocab.dictionary, staging / "input0" / "dict.txt")
+    if spec.pair:
+        shutil.copyfile(vocab.dictionary, staging / "input1" / "dict.txt")
+    labels = label_dictionary(spec.labels, staging / "label" / "dict.txt") if spec.labels else None
+    meta: dict[str, Any] = {
+        "task": spec.name, "labels": list(spec.labels) if spec.labels else None,
+        "regression": spec.labels is None, "num_classes": len(spec.labels) if spec.labels else 1,
+        "pair": spec.pair, "label_scale": STSB_SCALE if spec.labels is None else None, "splits": {},
+    }  # fmt: skip
+    plan = [(glue, ours, spec) for glue, ours in fairseq_split_names(spec).items()]
+    if with_ax:
+        plan.append(("test", "test_ax", TASKS["AX"]))
+    for glue_split, fairseq_split, source in plan:
+        read = read_split(glue_dir, source.name, glue_split)
+        print(f"[{spec.name}] {source.name} {glue_split}: {len(read.examples)} examples"
+              + (f", {read.dropped} malformed lines dropped (first at lines {read.dropped_lines[:5]})"
+                 if read.dropped else ""), file=sys.stderr, flush=True)  # fmt: skip
+        record = write_split(staging, fairseq_split, read.examples, spec, vocab, dictionary, labels, workers)
+        record.update(glue_task=source.name, glue_split=glue_split, file=source.splits[glue_split],
+                      dropped=read.dropped)  # fmt: skip
+        meta["splits"][fairseq_split] = record
+        if fairseq_split == "train":
+            meta["majority_label"] = majority_label(read.examples)
+    return meta
+
+
+def preprocess_task(runner: StageRunner, spec: TaskSpec, args: argparse.Namespace, vocab: Vocabulary) -> None:
+    """One stage: the task's directory is built aside and moved into place; ``meta.json`` comes last."""
+    task_dir = args.dest / spec.name
+    with_ax = spec.name == "MNLI" and "AX" not in args.skip
+    inputs = [vocab.sentencepiece_model, vocab.dictionary]
+    inputs += [args.glue_dir / spec.directory / name for name in spec.splits.values()]
+    if with_ax:
+        inputs += [args.glue_dir / TASKS["AX"].directory / name for name in TASKS["AX"].splits.values()]
+    meta_path = task_dir / "meta.json"
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        staging = args.dest / f".{spec.name}.staging"
+        shutil.rmtree(staging, ignore_errors=True)
+        meta = build_task(staging, spec, args.glue_dir, vocab, args.workers, with_ax)
+        shutil.rmtree(task_dir, ignore_errors=True)  # stale: its stage marker is already gone
+        staging.rename(task_dir)
+        temps[meta_path].write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+        return {split: record["examples"] for split, record in meta["splits"].items()}
+
+    runner.run(f"glue-{spec.name}", inputs, [meta_path], {"task": spec.name, "with_ax": with_ax}, build)
+
+
+def parse_tasks(text: str) -> list[str]:
+    tasks = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in TASKS or t == "AX"]
+    if unknown:
+        raise UserError(f"--tasks: unknown task(s) {unknown}; choose from {sorted(set(TASKS) - {'AX'})}")
+    return tasks
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m preprocess.glue", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument("--glue-dir", required=True, type=Path, help="the unpacked GLUE distribution")
+    parser.add_argument("--dest", required=True, type=Path, help="output: one directory per task")
+    parser.add_argument("--checkpoint", type=Path, help="the pre-trained model (export of the pre-trainer)")
+    parser.add_argument("--data-bin", type=Path, help="the pre-training data-bin (sentencepiece + dict)")
+    parser.add_argument("--sentencepiece-model", type=Path, help="instead of --data-bin")
+    parser.add_argument("--dict", type=Path, help="instead of --data-bin: the data-bin's dict.txt")
+    parser.add_argument("--tasks", type=parse_tasks, default=list(BERT_TASKS),
+                        help=f"comma-separated (default: {','.join(BERT_TASKS)}; also WNLI)")  # fmt: skip
+    parser.add_argument("--download", action="store_true", help="download the missing tasks into --glue-dir")
+    parser.add_argument("--skip", default="", help="'AX' to leave the diagnostic set out of MNLI")
+    add_run_options(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if not (args.checkpoint or args.data_bin or args.sentencepiece_model):
+        raise UserError("give --checkpoint (or --data-bin, or --sentencepiece-model and --dict)")
+    vocab = vocabulary_from(args)
+    if args.checkpoint:
+        check_dictionary_fits(args.checkpoint, vocab.dictionary)
+    if args.download:
+        wanted = [*args.tasks, *(["AX"] if "MNLI" in args.tasks and "AX" not in args.skip else [])]
+        download_glue(args.glue_dir, [t for t in wanted if not (args.glue_dir / TASKS[t].directory).is_dir()])
+    args.dest.mkdir(parents=True, exist_ok=True)
+    runner = StageRunner(args.dest / ".stages", force=args.force)
+    for task in args.tasks:
+        preprocess_task(runner, TASKS[task], args, vocab)
+    print(f"GLUE data: {args.dest} ({', '.join(args.tasks)})")
+
+
+if __name__ == "__main__":
+    run_cli(main)
