@@ -126,6 +126,13 @@ def test_a_pretraining_checkpoint_restores_into_a_model_with_a_head(data_dir: Pa
     torch.testing.assert_close(model.pooler.dense.weight, source.pooler.dense.weight)
 
 
+def test_a_checkpoint_with_other_positions_is_refused_naming_the_flags(data_dir: Path, pretrained) -> None:
+    source, _ = pretrained
+    model, _, cfg = fine_tuning(data_dir, "--max-positions", "128", "--tokens-per-sample", "128")
+    with pytest.raises(ValueError, match=r"512 learned positions, this model 128.*--tokens-per-sample"):
+        model.load_state_dict(dict(source.state_dict()), strict=True, model_cfg=cfg.model)
+
+
 def save_fine_tuned(model: BertPretrainingBase, cfg: object, path: Path) -> Path:
     """The model as fairseq's trainer saves it (the resolved config and the weights)."""
     container = OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)

@@ -69,7 +69,7 @@ def save_pretraining_checkpoint(dictionary_dir: Path, path: Path) -> Path:
         "cfg": OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True),
         "model": model.state_dict(),
         "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "DeepSpeed",
-                               "lr_scheduler_state": {}, "num_updates": 3}],
+                               "lr_scheduler_state": {}, "num_updates": 1000}],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
     }  # fmt: skip
@@ -158,6 +158,7 @@ def test_restore_file_classification_learns_and_predict_gives_fairseqs_accuracy(
     assert "the checkpoint's MLM and NSP heads are not used" in log
     train, valid = epoch_records(log, "train"), epoch_records(log, "valid")
     assert len(train) == len(valid) == 6
+    assert train[-1]["train_num_updates"] == 180  # counted from 0, not from the pre-training's 1000
     assert train[-1]["train_loss"] < 0.5 * train[0]["train_loss"], [r["train_loss"] for r in train]
     assert 70 <= valid[-1]["valid_accuracy"] < 100, valid[-1]
 
