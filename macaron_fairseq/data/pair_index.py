@@ -39,7 +39,7 @@ PAIR_FIELDS = ("a_first", "a_offset", "a_last", "a_length", "b_first", "b_offset
 follows A in its document)."""
 
 _FRONT = (0.5).__gt__  # a truncated token is taken from the front when its draw is < 0.5
-_FLUSH_PAIRS = 1 << 20  # pairs per buffer block converted to the packed array
+_FLUSH_PAIRS = 1 << 16  # pairs per block moved from the integer buffer into the packed array (4.7 MB)
 
 
 def pair_dtype(num_sentences: int) -> np.dtype:

@@ -11,6 +11,7 @@ import pytest
 from fairseq.data import data_utils
 from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
 
+from macaron_fairseq.data import pair_index
 from macaron_fairseq.data.pair_index import _truncation, build_pair_index, document_ranges, pair_dtype
 
 
@@ -112,6 +113,14 @@ def test_one_long_book_among_short_documents(prob: float) -> None:
     sizes = np.array([*book, 0, 5, 0, 3, 9, 0, 700, 0], dtype=np.int64)
     for block in (128, 512):
         assert our_pairs(sizes, block, prob, 1) == fairseq_pairs(sizes, block, prob, 1)
+
+
+def test_pairs_moved_in_many_small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The integer buffer is moved into the packed array block by block (64 Ki pairs; 3 here)."""
+    monkeypatch.setattr(pair_index, "_FLUSH_PAIRS", 3)
+    for trial in range(20):
+        sizes = random_layout(np.random.default_rng(2000 + trial))
+        assert our_pairs(sizes, 16, 0.1, trial) == fairseq_pairs(sizes, 16, 0.1, trial)
 
 
 def test_documents_separated_by_eos_items() -> None:
