@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# GLUE fine-tuning in one command: GLUE data (downloaded when absent) → the pre-training corpus's text
+# processing → BERT's grid × seeds with fairseq-train (in parallel over GPUs) → selection on dev → results
+# table → GLUE server submission (the logic is in pipelines/glue/; --help lists every option).
+#
+#   CHECKPOINT=model.pt bash pipelines/glue.sh [-- extra fairseq-train flags]
+#   SMALL=1 bash pipelines/glue.sh              # CPU smoke run: tiny model pre-trained first, generated GLUE
+#
+# Environment variables (all optional except CHECKPOINT without SMALL) map to options:
+#   CHECKPOINT (an export of python -m macaron_fairseq.pretrain)   GLUE_DIR (downloaded into WORKDIR when unset)
+#   WORKDIR (work_dirs/glue)   TASKS ("CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE"; also WNLI)
+#   BATCH_SIZES ("16 32")   LRS ("5e-5 3e-5")   EPOCHS ("3 4 5")   WEIGHT_DECAYS ("0.01")   SEEDS (5, or a list)
+#   GPUS (the CUDA devices: one run per GPU)   CPU_PROCESSES (2: parallel runs without GPUs)
+#   EXTRA_LAYERS=K INIT_SCHEME=dt-fixup (K new layers under the classification head)   PRETRAINED_LR_MULTIPLIER
+#   SMALL=1   SKIP_INSTALL=1 (do not run scripts/install.sh first)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PY="${PYTHON:-python3}"
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+case "${1:-}" in -h|--help) exec "$PY" -m pipelines.glue --help ;; esac
+[ "${SKIP_INSTALL:-0}" = 1 ] || bash "$here/scripts/install.sh"
+args=(--workdir "${WORKDIR:-$here/work_dirs/glue}")
+[ -n "${CHECKPOINT:-}" ] && args+=(--checkpoint "$CHECKPOINT")
+[ -n "${GLUE_DIR:-}" ] && args+=(--glue-dir "$GLUE_DIR")
+[ -n "${TASKS:-}" ] && args+=(--tasks "$TASKS")
+[ -n "${BATCH_SIZES:-}" ] && args+=(--batch-sizes "$BATCH_SIZES")
+[ -n "${LRS:-}" ] && args+=(--lrs "$LRS")
+[ -n "${EPOCHS:-}" ] && args+=(--epochs "$EPOCHS")
+[ -n "${WEIGHT_DECAYS:-}" ] && args+=(--weight-decays "$WEIGHT_DECAYS")
+[ -n "${SEEDS:-}" ] && args+=(--seeds "$SEEDS")
+[ -n "${GPUS:-}" ] && args+=(--gpus "$GPUS")
+[ -n "${CPU_PROCESSES:-}" ] && args+=(--cpu-processes "$CPU_PROCESSES")
+[ -n "${EXTRA_LAYERS:-}" ] && args+=(--extra-layers "$EXTRA_LAYERS")
+[ -n "${INIT_SCHEME:-}" ] && args+=(--init-scheme "$INIT_SCHEME")
+[ -n "${PRETRAINED_LR_MULTIPLIER:-}" ] && args+=(--pretrained-lr-multiplier "$PRETRAINED_LR_MULTIPLIER")
+[ "${SMALL:-0}" = 1 ] && args+=(--small)
+exec "$PY" -m pipelines.glue "${args[@]}" "$@"

@@ -1,0 +1,267 @@
+"""GLUE fine-tuning of a pre-trained model in one command (``bash pipelines/glue.sh``).
+
+    python -m pipelines.glue --workdir DIR --checkpoint model.pt [--glue-dir GLUE] [options]
+        [-- extra fairseq-train flags]
+
+Stages (finished ones are skipped on a rerun; an interrupted grid continues where it stopped):
+
+  pretrain    with --small and no --checkpoint only: ``python -m pipelines.pretrain --small`` → a tiny model
+  glue-data   GLUE_DIR as ``download_glue_data.py`` unpacks it: downloaded when absent (with --small: a
+              generated, learnable GLUE in the real layout, offline)
+  preprocess  ``python -m preprocess.glue``: the pre-training corpus's text processing, sentencepiece model
+              and dictionary (found from the checkpoint) → DIR/glue/data/TASK/
+  grid        every task × configuration × seed (BERT's space: batch 16/32, lr 5e-5/3e-5, 3/4/5 epochs,
+              weight decay 0.01, seeds 100…500) is one run (:mod:`pipelines.glue.run_one`): fairseq-train,
+              then predictions on dev and test; in parallel, one run per GPU or a few CPU processes; a failed
+              run is retried once and reported → DIR/glue/runs/TASK/CONFIG-seedS/run.json
+  results     per task the configuration with the best mean dev score over seeds, its mean ± std, and its
+              best seed (:mod:`pipelines.glue.selection`); the GLUE average as the leaderboard computes it
+              → DIR/glue/results.json, DIR/glue/results.md (printed)
+  submission  the selected runs' test predictions in the GLUE server's format → DIR/glue/submission.zip
+
+``--extra-layers K --init-scheme dt-fixup``: K new norm-free layers between the pre-trained encoder and the
+classification head (DT-Fixup's mixed setting; the pre-trained part at ``--pretrained-lr-multiplier`` × the
+learning rate), for every task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pipelines.commands import Console, PipelineError, parse_with_passthrough, report_errors, run_command
+from pipelines.glue.grid import (
+    BATCH_SIZES,
+    EPOCHS,
+    LEARNING_RATES,
+    SEEDS,
+    WEIGHT_DECAYS,
+    NewLayers,
+    RunSpec,
+    grid,
+)
+from pipelines.glue.scheduler import Slot, run_grid, slots
+from preprocess.sources.glue import BERT_TASKS, TASKS
+from workflow.atomic import write_text_atomically
+from workflow.cli import available_cores
+
+SMALL = {"batch_sizes": [16], "lrs": [5e-5], "epochs": [3], "seeds": [100, 200]}
+SMALL_PRETRAINED = "macaron_bert_tiny"
+
+
+def checkpoint_arch(checkpoint: Path) -> str:
+    """The architecture the checkpoint was trained as (its ``cfg.model``)."""
+    import torch
+
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    model = (state.get("cfg") or {}).get("model")
+    arch = getattr(model, "arch", None) or getattr(model, "_name", None)
+    if arch is None and isinstance(model, dict):
+        arch = model.get("arch") or model.get("_name")
+    if not arch or "encoder.embed_tokens.weight" not in state.get("model", {}):
+        raise PipelineError(f"{checkpoint}: not a pre-trained BERT encoder of this plugin (no model/arch)")
+    return str(arch)
+
+
+def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
+    if args.checkpoint is not None:
+        if not args.checkpoint.is_file():
+            raise PipelineError(f"--checkpoint {args.checkpoint}: no such file")
+        return args.checkpoint
+    if not args.small:
+        raise PipelineError(
+            "give --checkpoint (CHECKPOINT=...), an export of python -m macaron_fairseq.pretrain"
+        )
+    workdir = args.workdir / "pretrain"
+    console.say("no checkpoint given: pre-training a tiny model first (pipelines.pretrain --small)")
+    run_command([sys.executable, "-m", "pipelines.pretrain", "--small", "--workdir", workdir], console)
+    return workdir / SMALL_PRETRAINED / "model.pt"
+
+
+def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
+    from preprocess.sources.glue import download_glue
+    from preprocess.sources.synthetic_glue import write_synthetic_glue
+
+    glue_dir = args.glue_dir or args.workdir / "glue" / ("synthetic-glue" if args.small else "glue-data")
+    # WNLI always: the submission gives it the majority class of its training set when it is not run
+    wanted = sorted({*args.tasks, "WNLI", *(["AX"] if "MNLI" in args.tasks else [])})
+    missing = [task for task in wanted if not (glue_dir / TASKS[task].directory).is_dir()]
+    if missing and args.small and args.glue_dir is None:
+        console.say(f"generating a small learnable GLUE (real layout) in {glue_dir}")
+        write_synthetic_glue(glue_dir, [task for task in wanted if task != "AX"])
+    elif missing:
+        console.say(f"downloading GLUE tasks {', '.join(missing)} into {glue_dir}")
+        download_glue(glue_dir, missing)
+    return glue_dir
+
+
+def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> list[RunSpec]:
+    arch = checkpoint_arch(checkpoint)
+    configs = grid(args.batch_sizes, args.lrs, args.epochs, args.weight_decays)
+    new_layers = NewLayers(args.extra_layers, args.init_scheme, args.pretrained_lr_multiplier)
+    specs = []
+    for task in args.tasks:
+        meta = json.loads((data_root / task / "meta.json").read_text(encoding="utf-8"))
+        for config in configs:
+            for seed in args.seeds:
+                run_dir = args.workdir / "glue" / "runs" / task / f"{config.name()}-seed{seed}"
+                specs.append(RunSpec(
+                    task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
+                    meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
+                    tuple(args.train_flags),
+                ))  # fmt: skip
+    return specs
+
+
+def report_run(console: Console, total: int) -> Any:
+    finished = [0]
+
+    def report(spec: RunSpec, record: dict[str, Any], attempt: int) -> None:
+        if record.get("status") == "ok":
+            finished[0] += 1
+            metrics = ", ".join(f"{k} {v:.1f}" for k, v in record["metrics"].items())
+            console.say(f"[{finished[0]}/{total}] {spec.name}: {metrics} ({record.get('seconds', 0):.0f}s)")
+        else:
+            again = "retrying once" if attempt == 1 else "failed twice, reported"
+            status, log = record.get("exit_status"), record.get("log")
+            console.say(f"run {spec.name} failed (exit {status}; log {log}): {again}")
+
+    return report
+
+
+def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], console: Console) -> Any:
+    from pipelines.glue.metrics import dev_metric_keys
+    from pipelines.glue.selection import RunRecord, render_markdown, select
+
+    runs = [RunRecord.from_dict(record, name) for name, record in records.items() if "task" in record]
+    failed = [name for name, record in records.items() if record.get("status") != "ok"]
+    selection = select(runs)
+    table = render_markdown(selection)
+    if failed:
+        table += "\n" + "".join(f"- failed twice: {name} ({records[name].get('log')})\n" for name in failed)
+    out = args.workdir / "glue"
+    summary = {
+        "checkpoint": str(args.checkpoint), "tasks": {}, "failed_runs": failed,
+        "glue_average_mean": selection.glue_average("mean"),
+        "glue_average_best": selection.glue_average("best"),
+        "grid": {"batch_sizes": args.batch_sizes, "lrs": args.lrs, "epochs": args.epochs,
+                 "weight_decays": args.weight_decays, "seeds": args.seeds},
+        "extra_layers": args.extra_layers, "init_scheme": args.init_scheme if args.extra_layers else None,
+        "small": args.small,
+    }  # fmt: skip
+    for task, result in selection.tasks.items():
+        best = result.best
+        summary["tasks"][task] = {
+            "config": dict(best.config), "score_mean": best.mean, "score_std": best.std,
+            "metrics": {key: dict(zip(("mean", "std"), best.metric(key), strict=True))
+                        for key in dev_metric_keys(task)},
+            "seeds_finished": len(best.runs), "best_seed": result.best_run.seed,
+            "best_seed_score": result.best_run.score, "best_run": result.best_run.directory,
+        }  # fmt: skip
+    write_text_atomically(out / "results.json", json.dumps(summary, indent=1) + "\n")
+    write_text_atomically(out / "results.md", table)
+    console.say(f"results: {out / 'results.json'}")
+    print(table, flush=True)
+    return selection
+
+
+def submission(args: argparse.Namespace, glue_dir: Path, selection: Any, console: Console) -> None:
+    from pipelines.glue.submission import write_submission
+
+    files = {"MNLI": {"MNLI-m": "test", "MNLI-mm": "test_mismatched", "AX": "test_ax"}}
+    predictions = {}
+    for task, result in selection.tasks.items():
+        run_dir = Path(result.best_run.directory)
+        for name, split in files.get(task, {task: "test"}).items():
+            lines = (run_dir / "predictions" / f"{split}.txt").read_text(encoding="utf-8").splitlines()
+            predictions[name] = [float(v) for v in lines] if task == "STS-B" else lines
+    complete = set(args.tasks) >= set(BERT_TASKS)
+    archive = write_submission(glue_dir, predictions, args.workdir / "glue", partial=not complete)
+    console.say(f"submission: {archive}" + ("" if complete else " (partial: not every task was run)"))
+
+
+def floats(text: str) -> list[float]:
+    return [float(v) for v in text.replace(",", " ").split()]
+
+
+def ints(text: str) -> list[int]:
+    return [int(v) for v in text.replace(",", " ").split()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pipelines.glue", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser.add_argument(
+        "--workdir", type=Path, required=True, help="DIR: glue/ (data, runs, results) goes here"
+    )
+    parser.add_argument(
+        "--checkpoint", type=Path, help="the exported pre-trained model (with --small: optional)"
+    )
+    parser.add_argument("--glue-dir", type=Path, help="the unpacked GLUE distribution (default: downloaded)")
+    parser.add_argument(
+        "--tasks",
+        type=lambda t: [x.strip() for x in t.replace(",", " ").split()],
+        default=list(BERT_TASKS),
+        help=f"default: {' '.join(BERT_TASKS)} (also WNLI)",
+    )
+    parser.add_argument("--batch-sizes", type=ints, help=f"default: {' '.join(map(str, BATCH_SIZES))}")
+    parser.add_argument("--lrs", type=floats, help=f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}")
+    parser.add_argument("--epochs", type=ints, help=f"default: {' '.join(map(str, EPOCHS))}")
+    parser.add_argument("--weight-decays", type=floats, help=f"default: {' '.join(map(str, WEIGHT_DECAYS))}")
+    parser.add_argument("--seeds", type=ints, help="seeds, or a count N for 100, 200, ... (default: 5)")
+    parser.add_argument("--gpus", type=int, help="parallel runs, one per GPU (default: the CUDA devices)")
+    parser.add_argument("--cpu-processes", type=int, default=2, help="parallel runs without GPUs (default 2)")
+    parser.add_argument("--extra-layers", type=int, default=0, help="K new layers under the head (DT-Fixup)")
+    parser.add_argument("--init-scheme", default="dt-fixup", choices=("dt-fixup", "t-fixup", "default"),
+                        help="initialisation of the extra layers (default dt-fixup)")  # fmt: skip
+    parser.add_argument("--pretrained-lr-multiplier", type=float,
+                        help="learning-rate factor of the pre-trained part with --extra-layers")  # fmt: skip
+    parser.add_argument("--small", action="store_true", help="CPU smoke run: reduced grid, generated GLUE")
+    return parser
+
+
+def settle(args: argparse.Namespace) -> None:
+    """Defaults that depend on --small; the seeds; the task names checked."""
+    unknown = [t for t in args.tasks if t not in TASKS or t == "AX"]
+    if unknown:
+        raise PipelineError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
+    defaults = SMALL if args.small else {"batch_sizes": list(BATCH_SIZES), "lrs": list(LEARNING_RATES),
+                                         "epochs": list(EPOCHS), "seeds": list(SEEDS)}  # fmt: skip
+    for key, value in defaults.items():
+        if getattr(args, key) is None:
+            setattr(args, key, value)
+    if args.weight_decays is None:
+        args.weight_decays = list(WEIGHT_DECAYS)
+    if len(args.seeds) == 1 and args.seeds[0] < 100:  # a count
+        args.seeds = [100 * (i + 1) for i in range(args.seeds[0])]
+    if args.gpus is None:
+        import torch
+
+        args.gpus = torch.cuda.device_count()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_with_passthrough(build_parser(), argv)
+    settle(args)
+    console = Console("glue")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    args.checkpoint = ensure_checkpoint(args, console)
+    glue_dir = ensure_glue_dir(args, console)
+    data_root = args.workdir / "glue" / "data"
+    run_command([sys.executable, "-m", "preprocess.glue", "--glue-dir", glue_dir, "--dest", data_root,
+                 "--checkpoint", args.checkpoint, "--tasks", ",".join(args.tasks)], console)  # fmt: skip
+    specs = run_specs(args, args.checkpoint, data_root)
+    run_slots: list[Slot] = slots(args.gpus, args.cpu_processes, available_cores())
+    where = f"{args.gpus} GPU(s)" if args.gpus else f"{len(run_slots)} CPU process(es)"
+    console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where}")
+    records = run_grid(specs, run_slots, report_run(console, len(specs)))
+    selection = results(args, records, console)
+    submission(args, glue_dir, selection, console)
+
+
+if __name__ == "__main__":
+    report_errors("pipelines.glue", main, 1)
