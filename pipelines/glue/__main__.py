@@ -27,6 +27,7 @@ learning rate), for every task.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections.abc import Sequence
@@ -99,16 +100,28 @@ def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
     return glue_dir
 
 
+def setup_name(arch: str, checkpoint: Path, new_layers: NewLayers, extra_flags: Sequence[str]) -> str:
+    """The runs directory of one setup: the model, its new layers and the extra flags (a rerun with another
+    checkpoint or other options never reuses finished runs of this one)."""
+    stat = checkpoint.stat()
+    identity = [str(checkpoint.resolve()), stat.st_size, stat.st_mtime_ns, list(extra_flags)]
+    digest = hashlib.sha256(json.dumps(identity).encode()).hexdigest()[:8]
+    layers = f"-new{new_layers.count}-{new_layers.init_scheme}" if new_layers.count else ""
+    multiplier = new_layers.pretrained_lr_multiplier
+    return f"{arch}{layers}{'' if multiplier is None else f'-lrx{multiplier:g}'}-{digest}"
+
+
 def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> list[RunSpec]:
     arch = checkpoint_arch(checkpoint)
     configs = grid(args.batch_sizes, args.lrs, args.epochs, args.weight_decays)
     new_layers = NewLayers(args.extra_layers, args.init_scheme, args.pretrained_lr_multiplier)
+    runs = args.workdir / "glue" / "runs" / setup_name(arch, checkpoint, new_layers, args.train_flags)
     specs = []
     for task in args.tasks:
         meta = json.loads((data_root / task / "meta.json").read_text(encoding="utf-8"))
         for config in configs:
             for seed in args.seeds:
-                run_dir = args.workdir / "glue" / "runs" / task / f"{config.name()}-seed{seed}"
+                run_dir = runs / task / f"{config.name()}-seed{seed}"
                 specs.append(RunSpec(
                     task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
                     meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
@@ -151,6 +164,7 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
         "grid": {"batch_sizes": args.batch_sizes, "lrs": args.lrs, "epochs": args.epochs,
                  "weight_decays": args.weight_decays, "seeds": args.seeds},
         "extra_layers": args.extra_layers, "init_scheme": args.init_scheme if args.extra_layers else None,
+        "train_flags": list(args.train_flags),
         "small": args.small,
     }  # fmt: skip
     for task, result in selection.tasks.items():
@@ -257,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     specs = run_specs(args, args.checkpoint, data_root)
     run_slots: list[Slot] = slots(args.gpus, args.cpu_processes, available_cores())
     where = f"{args.gpus} GPU(s)" if args.gpus else f"{len(run_slots)} CPU process(es)"
-    console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where}")
+    runs_dir = specs[0].run_dir.parents[1]
+    console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where} → {runs_dir}")
     records = run_grid(specs, run_slots, report_run(console, len(specs)))
     selection = results(args, records, console)
     submission(args, glue_dir, selection, console)
