@@ -1,0 +1,196 @@
+"""benchmarks/pretrain_speed.py: the FLOPs count, the summaries and the tables are computed from the measured
+times (fast); the whole benchmark at tiny sizes through its command line writes a results file with every
+field (slow)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import pretrain_speed as bench
+
+MACHINE = {
+    "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
+    "load_average_1min_at_start": 0.5, "load_average_1min_at_end": 0.7, "torch": "2.13.0", "torch_threads": 2,
+}  # fmt: skip
+
+
+def steps_result(**extra: object) -> dict:
+    model = {"implementation": "this project (fairseq layers)", "params": 110_106_428}
+    return {
+        "archs": ["macaron_bert_base", "vanilla_bert_base"],
+        "models": {
+            "macaron_bert_base": {**model, "label": "`macaron_bert_base`", "params": 110_107_196},
+            "vanilla_bert_base": {**model, "label": "`vanilla_bert_base`"},
+            "hf_bert": {**model, "label": "HF `BertForPreTraining`", "implementation": "head everywhere"},
+            "hf_bert_masked_head": {**model, "label": "HF `BertForPreTraining`", "implementation": "masked"},
+        },
+        "times": {
+            "macaron_bert_base": [2.2, 2.0, 2.1],
+            "vanilla_bert_base": [2.0, 2.0, 2.0],
+            "hf_bert": [2.5, 2.4, 2.6],
+            "hf_bert_masked_head": [1.9, 2.1, 2.0],
+        },
+        "device": "cpu", "threads": 2, "config": "configs/deepspeed/tiny_cpu.json", "precision": "fp32",
+        "zero_stage": 1, "optimizer": "AdamW (torch)", "batch_size": 8, "seq_len": 128, "masked": 152,
+        "vocab": 30522, "rounds": 3, "warmup": 2, "transformers": "5.23.0", "hf_attention": "sdpa",
+        "other_cores": 0.05, **extra,
+    }  # fmt: skip
+
+
+def rank_run(ranks: int, seconds: list[float], accumulation: int) -> dict:
+    return {"ranks": ranks, "threads": 2 // ranks, "micro_batch": 8, "accumulation": accumulation,
+            "seconds": seconds, "pairs": [16.0] * len(seconds), "tokens": [2000.0] * len(seconds),
+            "wall_seconds": 30.0}  # fmt: skip
+
+
+RANKS = {
+    "arch": "vanilla_bert_tiny", "model_flags": "--encoder-layers 4", "params": 1_000_000,
+    "config": "configs/deepspeed/tiny_cpu.json", "seq_len": 128,
+    "corpus": "synthetic_wiki 1.5 MB of XML, BPE 2000",
+    "steps": 20, "warmup": 5, "cores": 2, "other_cores": 0.0,
+    "runs": [rank_run(1, [0.4, 0.4], 2), rank_run(2, [0.25, 0.25], 1), rank_run(2, [0.25, 0.25], 1),
+             rank_run(1, [0.4, 0.4], 2)],
+}  # fmt: skip
+
+
+def payload(results: dict) -> dict:
+    return {"command": "python benchmarks/pretrain_speed.py", "machine": MACHINE, "results": results}
+
+
+# ------------------------------------------------------------------------------------------------- fast
+def test_flops_per_token_is_6n_plus_12_l_t_d() -> None:
+    # BERT-base at sequence 128: 6 × 110,106,428 + 12 × 12 layers × 128 × 768
+    assert bench.flops_per_token(110_106_428, 12, 128, 768) == 660_638_568 + 14_155_776 == 674_794_344
+    # 100k tokens/s of that against a 312 TFLOP/s peak: 67.4794344 TFLOP/s, 21.6 %
+    assert bench.model_flops_utilization(100_000, 674_794_344, 312.0) == pytest.approx(67.4794344 / 312)
+
+
+def test_ratio_is_of_the_medians_with_the_range_of_the_paired_rounds() -> None:
+    summary = bench.ratio_summary([2.0, 4.0, 3.0], [1.0, 2.0, 2.0])
+    assert summary == {"ratio": 1.5, "round_min": 1.5, "round_max": 2.0}
+    assert bench.goal_text(1.04, 1.05) == "≤ 1.05 (met)" and bench.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
+
+
+def test_train_log_records_skip_validation_and_warm_up() -> None:
+    lines = [json.dumps({"step": s, "pairs": 16, "tokens": 2000, "seconds": 0.5}) for s in (1, 2, 3)]
+    lines.insert(2, json.dumps({"step": 2, "split": "valid", "pairs": 100, "mlm_loss": 3.0}))
+    assert [r["step"] for r in bench.train_records([*lines, ""], warmup=1)] == [2, 3]
+
+
+def test_throughput_pools_the_runs_of_each_rank_count() -> None:
+    pooled = bench.pooled_runs(RANKS["runs"])
+    assert list(pooled) == [1, 2] and pooled[2]["runs"] == 2 and pooled[2]["seconds"] == [0.25] * 4
+    assert bench.run_throughput(pooled[1]) == {
+        "samples_per_second": 40.0, "tokens_per_second": 5000.0, "median_step_seconds": 0.4,
+    }  # fmt: skip
+    assert bench.rank_order([1, 2], 3) == [1, 2, 2, 1, 1, 2]
+
+
+def test_render_computes_medians_ratios_and_speed_ups() -> None:
+    text = bench.render(payload({"steps": steps_result(), "ranks": RANKS, "gpu": {"skipped": "no GPU"}}))
+    assert (
+        "| `macaron_bert_base` | this project (fairseq layers) | 110,107,196 | 2.100 | 3.81 | 488 |" in text
+    )
+    assert "| HF `BertForPreTraining` | head everywhere | 110,106,428 | 2.500 | 3.20 | 410 |" in text
+    assert "| `macaron_bert_base` / `vanilla_bert_base` | 1.050 | 1.000–1.100 | ≤ 1.05 (met) |" in text
+    assert "| `vanilla_bert_base` / HF | 0.800 | 0.769–0.833 | ≤ 1.00 (met) |" in text
+    assert "| `vanilla_bert_base` / HF, MLM head on masked positions | 1.000 | 0.952–1.053 |" in text
+    assert 'HF `attn_implementation="sdpa"`, transformers 5.23.0' in text
+    assert "| 1 × 2 | 8 × 2 × 1 = 16 | 4 | 0.400 | 40.00 | 5,000 | 1.00× | 1.00× |" in text
+    assert "| 2 × 1 | 8 × 1 × 2 = 16 | 4 | 0.250 | 64.00 | 8,000 | 1.60× | 1.60× |" in text
+    assert "2 runs per rank count (order 1 2 2 1)" in text
+    assert "Tokens/s and MFU on a GPU: skipped (no GPU)." in text
+    assert "Other processes used 0.05 cores on average meanwhile." in text
+    assert text.endswith("1-min load 0.5 → 0.7.")
+
+
+def test_render_without_transformers_names_the_install_command() -> None:
+    steps = steps_result(hf_skipped=f"transformers not installed: {bench.HF_INSTALL}")
+    del steps["hf_attention"], steps["transformers"]
+    for key in ("hf_bert", "hf_bert_masked_head"):
+        del steps["times"][key], steps["models"][key]
+    text = bench.render(payload({"steps": steps}))
+    assert "/ HF" not in text and "HF `BertForPreTraining`" not in text and "attn_implementation" not in text
+    assert "pip install --no-deps transformers==5.23.0" in text
+
+
+def test_render_gpu_throughput_and_mfu() -> None:
+    gpu = {"arch": "vanilla_bert_base", "device_name": "NVIDIA A100", "precision": "bf16", "batch_size": 32,
+           "seq_len": 128, "params": 110_106_428, "layers": 12, "hidden": 768, "peak_tflops": 312.0,
+           "warmup": 5, "seconds": [0.04, 0.04096, 0.05],
+           "config": "configs/deepspeed/bert_phase1.json"}  # fmt: skip
+    text = bench.render(payload({"gpu": gpu}))
+    # 32 × 128 / 0.04096 s = 100,000 tokens/s → 67.5 model TFLOP/s → 21.6 % of 312
+    assert "| 100,000 | 674.8 M | 67.5 | 312 | 21.6 % |" in text
+
+
+def test_bert_batch_has_bert_shapes_and_no_padding() -> None:
+    batch = bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
+    assert batch.tokens.shape == batch.segments.shape == batch.masked.shape == (3, 20)
+    assert batch.masked.sum(dim=1).tolist() == [3, 3, 3]  # round(0.15 × 17 words)
+    assert (batch.tokens != bench.PAD).all() and (batch.tokens[:, 0] == bench.CLS).all()
+    assert (batch.tokens[:, -1] == bench.SEP).all() and (batch.tokens[batch.masked] == 999).all()
+    assert not batch.masked[:, 0].any() and batch.nsp.shape == (3,)
+    for row in range(3):  # [CLS] A [SEP] (segment 0) then B [SEP] (segment 1)
+        split = int(batch.segments[row].argmax()) - 1
+        assert batch.originals[row, split] == bench.SEP and batch.segments[row, : split + 1].sum() == 0
+    again = bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
+    assert (again.tokens == batch.tokens).all() and (again.nsp == batch.nsp).all()
+
+
+# ------------------------------------------------------------------------------------------------- slow
+@pytest.mark.slow  # two torchrun launches + three tiny DeepSpeed engines, ~50 s on 2 cores
+def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
+    out = tmp_path / "pretrain_speed.json"
+    command = [
+        sys.executable, str(REPO / "benchmarks" / "pretrain_speed.py"), "--json", str(out),
+        "--archs", "macaron_bert_tiny", "vanilla_bert_tiny", "--vocab", "1000", "--seq-len", "16",
+        "--batch-size", "4", "--rounds", "1", "--warmup", "1",
+        "--rank-model-flags=", "--rank-seq-len", "16", "--rank-steps", "3", "--rank-warmup", "1",
+        "--rank-repeats", "1", "--rank-corpus-mb", "0.3", "--rank-vocab", "500",
+        "--mfu-on-cpu", "--mfu-arch", "vanilla_bert_tiny", "--mfu-seq-len", "16", "--mfu-batch-size", "4",
+        "--mfu-steps", "1", "--mfu-warmup", "1", "--peak-tflops", "1",
+    ]  # fmt: skip
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    written = json.loads(out.read_text())
+    assert written["command"].startswith("python benchmarks/pretrain_speed.py --json")
+    assert {"load_average_1min_at_start", "load_average_1min_at_end", "torch_threads"} <= set(
+        written["machine"]
+    )
+    results = written["results"]
+
+    steps = results["steps"]
+    have_hf = importlib.util.find_spec("transformers") is not None
+    names = [
+        "macaron_bert_tiny",
+        "vanilla_bert_tiny",
+        *(["hf_bert", "hf_bert_masked_head"] if have_hf else []),
+    ]
+    assert list(steps["times"]) == list(steps["models"]) == names
+    assert all(len(t) == 1 and t[0] > 0 for t in steps["times"].values())
+    assert steps["seq_len"] == 16 and steps["masked"] == 4 * 2 and steps["precision"] == "fp32"
+    if have_hf:
+        assert steps["hf_attention"] == "sdpa"
+        assert steps["models"]["hf_bert"]["params"] == steps["models"]["vanilla_bert_tiny"]["params"]
+    else:
+        assert "pip install --no-deps transformers==" in steps["hf_skipped"]
+
+    ranks = results["ranks"]
+    assert [(r["ranks"], r["threads"], r["accumulation"]) for r in ranks["runs"]] == [(1, 2, 2), (2, 1, 1)]
+    for run in ranks["runs"]:
+        assert len(run["seconds"]) == 2 and min(run["seconds"]) > 0 and run["pairs"] == [16.0, 16.0]
+
+    gpu = results["gpu"]
+    assert gpu["precision"] == "bf16" and gpu["device_name"] == "CPU" and gpu["seconds"][0] > 0
+
+    text = bench.render(written)
+    assert "| 2 × 1 | 8 × 1 × 2 = 16 | 2 |" in text and "MFU" in text
