@@ -4,8 +4,9 @@ of a run.
 BERT (Devlin et al. 2019, §A.3): batch size 16 or 32, learning rate 5e-5, 3e-5 (and 2e-5), 3 or 4 epochs
 (the Macaron authors' scripts: 3, 4, 5; seeds 100-600; weight decay 0 or 0.01), linear warm-up over the
 first 10 % of the updates then linear decay to 0, dropout 0.1, Adam β = (0.9, 0.999), ε = 1e-6 with
-decoupled weight decay (fairseq's ``adam``), gradient clipping at 1.0. The defaults here are that space:
-{16, 32} × {5e-5, 3e-5} × {3, 4, 5} epochs, weight decay 0.01, five seeds 100…500.
+decoupled weight decay (fairseq's ``adam``), gradient clipping at 1.0, sequences of at most 128 tokens
+(``--tokens-per-sample``; longer pairs truncated by BERT's rule, never dropped). The defaults here are
+that space: {16, 32} × {5e-5, 3e-5} × {3, 4, 5} epochs, weight decay 0.01, five seeds 100…500.
 
 A run is identified by its task and configuration; its directory name says both
 (``CoLA/bs32-lr5e-05-ep3-wd0.01-seed100``), so a rerun finds finished runs and continues the grid.
@@ -26,6 +27,7 @@ EPOCHS = (3, 4, 5)
 WEIGHT_DECAYS = (0.01,)
 SEEDS = (100, 200, 300, 400, 500)
 WARMUP_RATIO = 0.1
+MAX_SEQ_LENGTH = 128  # BERT's run_classifier.py max_seq_length (pairs truncated by BERT's rule)
 
 
 @dataclass(frozen=True, order=True)
@@ -115,6 +117,7 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         "--warmup-updates", str(warmup), "--total-num-update", str(total), "--max-update", str(total),
         "--max-epoch", str(cfg.epochs), "--batch-size", str(cfg.batch_size),
         "--dropout", "0.1", "--attention-dropout", "0.1", "--seed", str(spec.seed),
+        "--tokens-per-sample", str(MAX_SEQ_LENGTH),
         "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--no-save-optimizer-state",
         "--disable-validation", "--log-format", "json", "--log-interval", "50",
     ]  # fmt: skip

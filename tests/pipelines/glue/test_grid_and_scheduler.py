@@ -43,6 +43,7 @@ def test_train_command_restores_the_model_with_berts_schedule(tmp_path: Path) ->
     assert option(command, "--optimizer") == "adam" and option(command, "--weight-decay") == "0.01"
     assert option(command, "--task") == "macaron_sentence_prediction" and "--regression-target" not in command
     assert option(command, "--end-learning-rate") == "0" and option(command, "--dropout") == "0.1"
+    assert option(command, "--tokens-per-sample") == "128"
 
 
 def test_train_command_with_new_layers_and_regression(tmp_path: Path) -> None:
