@@ -1,0 +1,57 @@
+"""``SMALL=1 bash pipelines/glue.sh`` end to end, as a user runs it: a tiny model pre-trained first, a
+generated GLUE in the real layout, every BERT task fine-tuned (reduced grid), selection, the results table
+and the GLUE server submission; a rerun trains nothing; DT-Fixup's extra layers on one task."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import zipfile
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+from pipelines.glue.submission import SUBMISSION_FILES
+from preprocess.sources.glue import BERT_TASKS, read_split
+
+pytestmark = pytest.mark.slow
+
+
+def glue_sh(workdir: Path, **env: str) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, SMALL="1", SKIP_INSTALL="1", WORKDIR=str(workdir), SEEDS="1",
+                       PYTHONWARNINGS="ignore", **env)  # fmt: skip
+    proc = subprocess.run(["bash", "pipelines/glue.sh"], cwd=REPO, env=environment, capture_output=True,
+                          text=True, timeout=1200)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc
+
+
+def test_small_glue_pipeline_end_to_end(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    first = glue_sh(work)
+    assert "pre-training a tiny model first" in first.stdout
+    assert f"grid: {len(BERT_TASKS)} runs" in first.stdout
+    assert "| Task | Dev metrics (mean ± std) |" in first.stdout and "**GLUE average**" in first.stdout
+    results = json.loads((work / "glue" / "results.json").read_text())
+    assert list(results["tasks"]) == list(BERT_TASKS) and results["failed_runs"] == []
+    assert results["tasks"]["MNLI"]["metrics"].keys() == {"accuracy_m", "accuracy_mm"}
+    assert results["tasks"]["STS-B"]["metrics"].keys() == {"pearson", "spearman"}
+    glue_dir = work / "glue" / "synthetic-glue"
+    with zipfile.ZipFile(work / "glue" / "submission.zip") as archive:
+        assert sorted(archive.namelist()) == sorted(f"{f.name}.tsv" for f in SUBMISSION_FILES)
+        for entry in SUBMISSION_FILES:
+            lines = archive.read(f"{entry.name}.tsv").decode().splitlines()
+            test = read_split(glue_dir, entry.task, entry.split).examples
+            assert lines[0] == "index\tprediction" and len(lines) == len(test) + 1
+            assert [line.split("\t")[0] for line in lines[1:]] == [e.index for e in test]
+
+    again = glue_sh(work)  # everything finished: nothing is trained again
+    assert "[1/" not in again.stdout and "pre-training a tiny model first" in again.stdout
+
+    extra = glue_sh(work, TASKS="RTE", EXTRA_LAYERS="1", INIT_SCHEME="dt-fixup")
+    (run_dir,) = (work / "glue" / "runs").glob("*-new1-dt-fixup-*/RTE/*-seed100")
+    assert "DT-Fixup μ pass (encoder)" in (run_dir / "run.log").read_text()
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "ok"
+    assert "[1/1] RTE/" in extra.stdout
