@@ -27,9 +27,10 @@ Face's ``BertForPreTraining``; 1 vs 2 ranks of the real pre-training command; to
    ``train_log.jsonl`` (the first ``--rank-warmup`` steps skipped), runs in the order 1 2 2 1 ...
 4. ``gpu`` (only with CUDA, or ``--mfu-on-cpu`` to test the code path): tokens/s of ``--mfu-arch``
    (``vanilla_bert_base``) at sequence 128 in bf16 and its model FLOPs utilization against
-   ``--peak-tflops``, with the standard count of training FLOPs per token ``6·N + 12·L·T·d`` (Chowdhery et
-   al. 2022, "PaLM", App. B: 6 FLOPs per parameter per token for forward + backward, Kaplan et al. 2020;
-   plus the attention score and value products, 12·L·T·d for L layers, sequence T, width d).
+   ``--peak-tflops``, with the model FLOPs the trainer's progress lines use
+   (:class:`macaron_fairseq.pretrain.flops.BertFlops`: 6 FLOPs per weight per position for the layers'
+   matrix products plus 12·L·T·d for attention, Chowdhery et al. 2022 "PaLM" App. B; the MLM head on the
+   masked positions only, as the model computes it), so the benchmark's MFU and the trainer's agree.
 
 Every part records the CPU time other processes used meanwhile (``other_cores``: the machine may be shared),
 besides the load averages of the results file. Ratios and speed-ups are computed from the stored times when
@@ -64,6 +65,8 @@ if str(REPO) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
 
+from macaron_fairseq.pretrain.flops import BertFlops  # noqa: E402
+
 HF_VERSION = "5.23.0"
 HF_INSTALL = (
     f"pip install --no-deps transformers=={HF_VERSION} huggingface_hub==2.4.0 tokenizers==0.23.3 "
@@ -88,11 +91,6 @@ DEFAULT_JSON = RESULTS_DIR / "pretrain_speed.json"
 
 
 # ------------------------------------------------------------------------------------ pure functions
-def flops_per_token(params: int, layers: int, seq_len: int, hidden: int) -> int:
-    """Training FLOPs per token, ``6·N + 12·L·T·d`` (PaLM, App. B; module docstring)."""
-    return 6 * params + 12 * layers * seq_len * hidden
-
-
 def model_flops_utilization(tokens_per_second: float, flops_token: float, peak_tflops: float) -> float:
     """Achieved model FLOP/s as a share of the peak (``peak_tflops`` in TFLOP/s)."""
     return tokens_per_second * flops_token / (peak_tflops * 1e12)
@@ -249,7 +247,7 @@ def render_gpu(gpu: dict[str, Any]) -> str:
         return f"Tokens/s and MFU on a GPU: skipped ({gpu['skipped']})."
     median = statistics.median(gpu["seconds"])
     tokens_s = gpu["batch_size"] * gpu["seq_len"] / median
-    per_token = flops_per_token(gpu["params"], gpu["layers"], gpu["seq_len"], gpu["hidden"])
+    per_token = gpu["model_flops_per_step"] / (gpu["batch_size"] * gpu["seq_len"])
     achieved = tokens_s * per_token / 1e12
     peak = gpu.get("peak_tflops")
     mfu = (
@@ -267,8 +265,10 @@ def render_gpu(gpu: dict[str, Any]) -> str:
         f"{achieved:.3g} | {peak_text} | {mfu} |",
     ]
     return (
-        "\n".join(lines) + f"\n\nFLOPs/token = 6·N + 12·L·T·d (N = {gpu['params']:,}, L = {gpu['layers']}, "
-        f"T = {gpu['seq_len']}, d = {gpu['hidden']}); median of {plural(len(gpu['seconds']), 'step')} after "
+        "\n".join(lines) + "\n\nFLOPs/token: the trainer's model FLOPs per step (`macaron_fairseq.pretrain."
+        f"flops.BertFlops`: L = {gpu['layers']}, T = {gpu['seq_len']}, d = {gpu['hidden']}, MLM head on "
+        f"{gpu['masked']} masked positions) / positions; median of {plural(len(gpu['seconds']), 'step')} "
+        "after "
         f"{plural(gpu['warmup'], 'warm-up step')}; DeepSpeed config `{gpu['config']}` with bf16 enabled."
         f"{_other(gpu)}"
     )
@@ -681,7 +681,10 @@ def measure_gpu(args: argparse.Namespace) -> dict[str, Any]:
         for _ in range(args.mfu_warmup):
             step()
         seconds = [step() for _ in range(args.mfu_steps)]
+    masked = int(batch.masked.sum())
     return {
+        "model_flops_per_step": BertFlops.of(ours.model).step(args.mfu_batch_size, args.mfu_seq_len, masked),
+        "masked": masked,
         "arch": args.mfu_arch,
         "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU",
         "precision": precision(config),
