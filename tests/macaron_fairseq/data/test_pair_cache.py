@@ -1,6 +1,7 @@
 """The pair-index cache: built once and loaded after (mmap'd); another key, a damaged, truncated or missing
 file, an unreadable record are detected and rebuilt, never loaded; an unwritable place means no cache, not
-an error; under ``torch.distributed`` only rank 0 builds."""
+an error; under ``torch.distributed`` only rank 0 builds; the task's ``--pair-cache`` says where (next to the
+data, a directory, or off)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from fairseq.data import data_utils
@@ -143,3 +145,42 @@ def test_only_rank_0_builds(tmp_path: Path) -> None:
     reports = [json.loads(Path(f"{prefix}.rank{rank}").read_text()) for rank in range(2)]
     expected = len(Builder()())
     assert reports == [{"calls": 1, "pairs": expected}, {"calls": 0, "pairs": expected}]
+
+
+def write_sentence_bin(dest: Path) -> None:
+    """A small data-bin as preprocess.bert_corpus writes it (sentences + </s>, </s> after a document)."""
+    from fairseq.data import Dictionary, indexed_dataset
+
+    dictionary = Dictionary()
+    for i in range(50):
+        dictionary.add_symbol(f"w{i}", n=100 - i)
+    dest.mkdir(parents=True, exist_ok=True)
+    dictionary.save(str(dest / "dict.txt"))
+    rng = np.random.default_rng(0)
+    eos = torch.tensor([dictionary.eos()])
+    builder = indexed_dataset.make_builder(str(dest / "train.bin"), impl="mmap", vocab_size=len(dictionary))
+    for _ in range(12):
+        for _ in range(int(rng.integers(1, 8))):
+            pieces = rng.integers(dictionary.nspecial, len(dictionary), int(rng.integers(1, 9)))
+            builder.add_item(torch.cat([torch.from_numpy(pieces), eos]))
+        builder.add_item(eos)
+    builder.finalize(str(dest / "train.idx"))
+
+
+@pytest.mark.parametrize("where", ["", "elsewhere", "off"])
+def test_the_tasks_pair_cache_option(tmp_path: Path, where: str) -> None:
+    from fairseq import options, tasks
+
+    data = tmp_path / "data-bin"
+    write_sentence_bin(data)
+    argv = [str(data), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny"]
+    argv += ["--tokens-per-sample", "16"]
+    if where:
+        argv += ["--pair-cache", where if where == "off" else str(tmp_path / where)]
+    task = tasks.setup_task(options.parse_args_and_arch(options.get_training_parser(), argv))
+    task.load_dataset("train")
+    in_data = sorted(path.suffix for path in data.glob("train.pairs-block16-seed1-*"))
+    elsewhere = sorted(path.suffix for path in tmp_path.glob("elsewhere/train.pairs-block16-seed1-*"))
+    expected = {"": ([".json", ".npy"], []), "elsewhere": ([], [".json", ".npy"]), "off": ([], [])}[where]
+    assert (in_data, elsewhere) == expected
+    assert len(task.dataset("train")) > 0
