@@ -61,6 +61,7 @@ BLOCKS = (
     ),
     DocBlock("bert-corpus-memory", "docs/pretraining_data.md", "bert_corpus_memory.json", BERT_CORPUS),
     DocBlock("sentence-splitters", "docs/pretraining_data.md", "sentence_splitters.json", SPLITTERS),
+    DocBlock("pair-index-build", "docs/pretraining_data.md", "pair_index_build.json", "pair_index_build"),
     DocBlock("pretrain-speed", "docs/pretraining_speed.md", "pretrain_speed.json", "pretrain_speed"),
 )
 

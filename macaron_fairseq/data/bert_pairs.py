@@ -28,8 +28,8 @@ The data-bin of ``python -m preprocess.bert_corpus`` holds one item per sentence
 ``LRUCacheDataset``, ``numpy_seed``, ``collate_tokens``, batching. Rewritten: the construction of the
 pairs. ``BlockPairDataset``'s builder is a Python loop keeping a list per document and tuples per pair, and
 re-summing the growing chunk at every sentence; measured on synthetic sizes of a Wikipedia + BookCorpus-like
-corpus (``benchmarks/pair_index_build.py``, docs/pretraining_data.md), it takes 90 s of CPU and 1.9 GB
-per 10 M sentences (block 128): for the full corpus (≈ 150 M sentences) ≈ 23 minutes and ≈ 23 GB — in
+corpus (``benchmarks/pair_index_build.py``, docs/pretraining_data.md), it takes 94 s of CPU and 1.9 GB
+per 10 M sentences (block 128): for the full corpus (≈ 150 M sentences) ≈ 24 minutes and ≈ 23 GB — in
 every rank, at every start and every resume. :mod:`.pair_index` gives the same pairs (same ``sent_pairs``
 blocks, the same draws from the generator; tested against ``BlockPairDataset`` on hundreds of layouts)
 as one packed array of 33 bytes a pair, 4-6× faster (6 minutes for 150 M sentences at block 128, 2 at
