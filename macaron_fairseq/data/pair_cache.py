@@ -10,7 +10,8 @@ altered array file — and rebuilds (with a warning) on any mismatch: a cache is
 Entries of other keys (other seeds, block sizes, an older version of the data) are left in place.
 
 Under ``torch.distributed`` rank 0 loads or builds (and writes) first while the others wait at a barrier,
-then they load its file; a rank that cannot see it (a node-local directory) builds for itself. Without a
+then they load its file; a rank that cannot see it (a node-local directory) builds for itself, and if rank
+0's build fails, every rank fails the same way instead of waiting at the barrier. Without a
 process group every process just loads or builds. A directory that cannot be written is not an error: the
 index is then built in memory, as without a cache.
 """
@@ -184,8 +185,9 @@ def load_or_build(build: Callable[[], PairIndex], prefix: Path | None, key: Pair
     import torch.distributed as dist
 
     if rank == 0:
-        index = load_or_build_here(build, prefix, key)
-        dist.barrier()
-        return index
+        try:
+            return load_or_build_here(build, prefix, key)
+        finally:  # also when the build fails: the others then build, fail the same way and stop too
+            dist.barrier()
     dist.barrier()
     return load_or_build_here(build, prefix, key)

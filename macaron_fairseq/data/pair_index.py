@@ -49,7 +49,7 @@ def pair_dtype(num_sentences: int) -> np.dtype:
     return np.dtype([*fields, ("is_next", np.int8)])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PairIndex:
     """The pairs of one data split: a structured array of :func:`pair_dtype` (in memory or mmap'd)."""
 

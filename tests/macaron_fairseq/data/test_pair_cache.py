@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import logging
 import socket
+import time
+from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -126,25 +128,46 @@ def test_no_prefix_means_no_cache(tmp_path: Path) -> None:
     assert build.calls == 2
 
 
-def _rank(rank: int, world: int, port: int, prefix: str) -> None:
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+class FailingBuilder(Builder):
+    def __call__(self) -> PairIndex:
+        self.calls += 1
+        raise ValueError("the build failed")
+
+
+def _rank(rank: int, world: int, port: int, prefix: str, fail: bool) -> None:
+    dist.init_process_group(
+        "gloo", f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=60)
+    )
+    build = FailingBuilder() if fail else Builder()
     try:
-        build = Builder()
         index = load_or_build(build, Path(prefix), key())
         Path(f"{prefix}.rank{rank}").write_text(json.dumps({"calls": build.calls, "pairs": len(index)}))
+    except ValueError as error:
+        Path(f"{prefix}.rank{rank}").write_text(json.dumps({"calls": build.calls, "error": str(error)}))
     finally:
         dist.destroy_process_group()
 
 
-def test_only_rank_0_builds(tmp_path: Path) -> None:
+def two_ranks(prefix: Path, fail: bool = False) -> list[dict]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    prefix = tmp_path / "train"
-    mp.spawn(_rank, args=(2, port, str(prefix)), nprocs=2)
-    reports = [json.loads(Path(f"{prefix}.rank{rank}").read_text()) for rank in range(2)]
+    mp.spawn(_rank, args=(2, port, str(prefix), fail), nprocs=2)
+    return [json.loads(Path(f"{prefix}.rank{rank}").read_text()) for rank in range(2)]
+
+
+def test_only_rank_0_builds(tmp_path: Path) -> None:
     expected = len(Builder()())
+    reports = two_ranks(tmp_path / "train")
     assert reports == [{"calls": 1, "pairs": expected}, {"calls": 0, "pairs": expected}]
+
+
+def test_a_failed_build_stops_every_rank(tmp_path: Path) -> None:
+    """Not a wait at the barrier until the timeout: the other ranks build and fail the same way."""
+    start = time.monotonic()
+    reports = two_ranks(tmp_path / "train", fail=True)
+    assert reports == [{"calls": 1, "error": "the build failed"}] * 2
+    assert time.monotonic() - start < 50
 
 
 def write_sentence_bin(dest: Path) -> None:
