@@ -1,0 +1,130 @@
+"""How long the GLUE grid of ``bash pipelines/glue.sh`` takes per task on this machine's device, from
+measured fine-tuning steps/s.
+
+    python benchmarks/glue_grid_time.py [--arch macaron_bert_base] [--steps 3] [--warmup 1]
+
+Measured: the time of one fine-tuning step (forward, classification loss, backward, Adam update) of the
+model fairseq-train builds for ``--task macaron_sentence_prediction`` (BERT encoder + pooler + a 2-way
+head), on full 128-token examples, at each batch size of the grid; median of ``--steps`` after
+``--warmup``. Computed: per task, the grid's updates (Σ over batch size × learning rate × epochs × weight
+decay × seeds of ``epochs × ⌈train examples / batch⌉``, the training-set sizes of the GLUE distribution)
+divided by the steps/s at that batch size. Real batches are padded to their longest example, mostly far
+below 128 tokens (SST-2, CoLA), so the estimate is an upper bound; predictions on dev and test and process
+start-up are not counted. Run it on the GPU you will fine-tune on: on this repository's 2-core CPU machine
+it gives the CPU figure (the results file says which device).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import RESULTS_DIR, machine_info, write_results  # noqa: E402
+
+from pipelines.glue.grid import BATCH_SIZES, EPOCHS, LEARNING_RATES, MAX_SEQ_LENGTH, SEEDS, WEIGHT_DECAYS  # noqa: E402
+
+#: training examples of the GLUE distribution (Wang et al. 2019, Table 1; Hugging Face ``glue`` dataset)
+TRAIN_EXAMPLES = {
+    "CoLA": 8_551, "SST-2": 67_349, "MRPC": 3_668, "STS-B": 5_749, "QQP": 363_846, "MNLI": 392_702,
+    "QNLI": 104_743, "RTE": 2_490,
+}  # fmt: skip
+VOCAB = 30_522
+
+
+def grid_updates(examples: int, batch_size: int) -> int:
+    """Updates of all grid runs at one batch size for a task of ``examples`` training examples."""
+    per_epoch = math.ceil(examples / batch_size)
+    runs_per_epoch_setting = len(LEARNING_RATES) * len(WEIGHT_DECAYS) * len(SEEDS)
+    return sum(epochs * per_epoch for epochs in EPOCHS) * runs_per_epoch_setting
+
+
+def measure(arch: str, batch_size: int, steps: int, warmup: int, seed: int = 0) -> list[float]:
+    import torch
+
+    from macaron_fairseq.models.bert_build import bert_dictionary_dir, build_bert_model
+
+    torch.manual_seed(seed)
+    with bert_dictionary_dir(VOCAB) as data:
+        model, _ = build_bert_model(data, arch)
+    model.register_classification_head("glue", num_classes=2)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = model.to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-5, weight_decay=0.01, eps=1e-6)
+    generator = torch.Generator().manual_seed(seed)
+    tokens = torch.randint(5, VOCAB - 1, (batch_size, MAX_SEQ_LENGTH), generator=generator).to(device)
+    segments = (torch.arange(MAX_SEQ_LENGTH) >= MAX_SEQ_LENGTH // 2).long().expand(batch_size, -1).to(device)
+    labels = torch.randint(0, 2, (batch_size,), generator=generator).to(device)
+
+    def step() -> float:
+        started = time.perf_counter()
+        logits, _ = model(
+            tokens, segment_labels=segments, features_only=True, classification_head_name="glue"
+        )
+        loss = torch.nn.functional.cross_entropy(logits.float(), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - started
+
+    for _ in range(warmup):
+        step()
+    return [step() for _ in range(steps)]
+
+
+def render(payload: dict[str, Any]) -> str:
+    results, machine = payload["results"], payload["machine"]
+    seconds = {int(b): statistics.median(times) for b, times in results["seconds"].items()}
+    lines = [
+        "| task | train examples | grid updates | est. hours |",
+        "|---|---:|---:|---:|",
+    ]
+    total = 0.0
+    for task, examples in TRAIN_EXAMPLES.items():
+        updates = {b: grid_updates(examples, b) for b in seconds}
+        hours = sum(updates[b] * seconds[b] for b in seconds) / 3600
+        total += hours
+        lines.append(f"| {task} | {examples:,} | {sum(updates.values()):,} | {hours:,.1f} |")
+    lines.append(f"| **all eight** | | | **{total:,.1f}** |")
+    step_text = ", ".join(f"batch {b}: {s:.3g} s" for b, s in sorted(seconds.items()))
+    return (
+        "\n".join(lines) + f"\n\n`{results['arch']}` on {results['device']} ({results['threads']} threads): "
+        f"one step of {MAX_SEQ_LENGTH} tokens per example takes {step_text} (median of {results['steps']}). "
+        f"Grid: batch {'/'.join(map(str, BATCH_SIZES))} × lr {'/'.join(f'{x:g}' for x in LEARNING_RATES)} × "
+        f"{'/'.join(map(str, EPOCHS))} epochs × {len(SEEDS)} seeds. Measured {machine['date']}, "
+        f"load {machine['load_average_1min_at_start']} → {machine['load_average_1min_at_end']}."
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--arch", default="macaron_bert_base")
+    parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--out", type=Path, default=RESULTS_DIR / "glue_grid_time.json")
+    args = parser.parse_args(argv)
+    machine = machine_info()
+    import torch
+
+    seconds = {str(b): measure(args.arch, b, args.steps, args.warmup) for b in BATCH_SIZES}
+    device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
+    results = {"arch": args.arch, "device": device, "threads": torch.get_num_threads(), "steps": args.steps,
+               "seconds": seconds}  # fmt: skip
+    write_results(args.out, results, machine)
+    print(render({"results": results, "machine": {**machine, "load_average_1min_at_end": "-"}}))
+
+
+if __name__ == "__main__":
+    main()
