@@ -63,6 +63,10 @@ BLOCKS = (
     DocBlock("sentence-splitters", "docs/pretraining_data.md", "sentence_splitters.json", SPLITTERS),
     DocBlock("pair-index-build", "docs/pretraining_data.md", "pair_index_build.json", "pair_index_build"),
     DocBlock("pretrain-speed", "docs/pretraining_speed.md", "pretrain_speed.json", "pretrain_speed"),
+    DocBlock("pretrain-speed", "README.md", "pretrain_speed.json", "pretrain_speed", "render_summary"),
+    DocBlock("glue-grid-time", "docs/glue.md", "glue_grid_time.json", "glue_grid_time"),
+    DocBlock("glue-small", "docs/glue.md", "glue_small.json", "glue_small_run"),
+    DocBlock("glue-small", "README.md", "glue_small.json", "glue_small_run"),
 )
 
 

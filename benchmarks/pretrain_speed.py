@@ -158,6 +158,11 @@ def render(payload: dict[str, Any]) -> str:
     return "\n\n".join(parts)
 
 
+def render_summary(payload: dict[str, Any]) -> str:
+    """The README's excerpt: the step-time table and where the numbers come from."""
+    return f"{render_steps(payload['results']['steps'])}\n\nMeasured by {provenance(payload)}."
+
+
 def _other(part: dict[str, Any]) -> str:
     cores = part.get("other_cores")
     return "" if cores is None else f" Other processes used {cores:.2f} cores on average meanwhile."
