@@ -112,6 +112,12 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
                          check=False)  # fmt: skip
     assert refused.returncode == 2 and "has 7 embeddings" in refused.stderr and "dict.txt" in refused.stderr
     assert not dest.exists()
+    translation = setup["root"] / "translation.pt"
+    torch.save({"model": {"decoder.embed_tokens.weight": torch.zeros(7, 4)},
+                "cfg": {"task": {"data": str(setup["data_bin"])}}}, translation)  # fmt: skip
+    foreign = run_module("preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(translation),
+                         check=False)  # fmt: skip
+    assert foreign.returncode == 2 and "not a pre-trained BERT encoder of this plugin" in foreign.stderr
     missing = run_module("preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest", str(dest),
                          "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
     assert missing.returncode == 2 and "nowhere/RTE is missing" in missing.stderr

@@ -102,9 +102,11 @@ def test_zero_stage_2(corpus: Path, tmp_path: Path) -> None:
     assert len(records(tmp_path / "run")) == 3
 
 
-def test_bf16_with_dt_fixup_and_activation_checkpointing(corpus: Path, tmp_path: Path) -> None:
+def test_bf16_zero0_accumulation_dt_fixup_and_activation_checkpointing(corpus: Path, tmp_path: Path) -> None:
     config = json.loads(TINY_CONFIG.read_text())
     config["bf16"] = {"enabled": True}
+    config["zero_optimization"] = {"stage": 0}
+    config["gradient_accumulation_steps"] = 2
     path = tmp_path / "bf16.json"
     path.write_text(json.dumps(config))
     run = tmp_path / "run"
