@@ -19,7 +19,9 @@ import torch
 import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
 from macaron_fairseq.pretrain.distributed import export_placement, placement
 from macaron_fairseq.pretrain.ds_config import check_supported, read_config, reconcile_batch
+from macaron_fairseq.pretrain.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from workflow.cli import run_cli
+from workflow.errors import UserError
 
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 
@@ -39,6 +41,12 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
         type=float,
         help="peak TFLOP/s of one GPU at the run's precision, for the MFU shown in the progress lines "
         "(default: known for H100/A100/V100)",
+    )
+    group.add_argument(
+        "--preemption-signal",
+        default=DEFAULT_SIGNAL,
+        help=f"on this signal: checkpoint at the next step, requeue the Slurm job, exit {PREEMPTED_EXIT} "
+        f"(default {DEFAULT_SIGNAL}: NCCL/RCCL have caught USR1/USR2; see slurm/pretrain.sbatch)",
     )
     group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
@@ -65,6 +73,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
     args, cfg = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        signal_number(args.preemption_signal)
+    except ValueError as err:
+        raise UserError(str(err)) from err
     where = placement()
     given = sys.argv[1:] if argv is None else list(argv)
     update_freq = args.update_freq[0] if any(a.split("=")[0] == "--update-freq" for a in given) else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -31,6 +32,7 @@ from omegaconf import OmegaConf
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
+from macaron_fairseq.pretrain.preemption import PREEMPTED_EXIT, Preemption, requeue
 from macaron_fairseq.pretrain.progress import PretrainProgress
 from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
@@ -122,6 +124,7 @@ class Pretrainer:
         self.epoch_itr = self._epoch_iterator(epoch=1)
         self.log_path = self.save_dir / "train_log.jsonl"
         self.progress: PretrainProgress | None = None
+        self.preemption = Preemption(args.preemption_signal)
 
     def _apply_init_scheme(self) -> None:
         """DT-Fixup / T-Fixup (``--init-scheme``) rescale the new layers now, before the engine exists, so
@@ -210,9 +213,14 @@ class Pretrainer:
     # ---------------------------------------------------------------------------------- checkpoints
     def restore(self) -> int:
         """Load the newest checkpoint of ``--save-dir`` if there is one; the step to continue from."""
+        restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
         if not (self.save_dir / "latest").exists():
             if self.where.rank == 0:
                 self._truncate_log(0)  # records of a run killed before its first checkpoint
+            if restarts:
+                job = os.environ.get("SLURM_JOB_ID")
+                self._log(f"restart {restarts} of Slurm job {job}, but {self.save_dir} holds no checkpoint: "
+                          "starting fresh")  # fmt: skip
             return 0
         run = json.loads((self.save_dir / RUN_RECORD).read_text(encoding="utf-8"))
         if run.get("arch") != self.cfg.model._name:
@@ -231,7 +239,8 @@ class Pretrainer:
         step = int(client["step"])
         if self.where.rank == 0:
             self._truncate_log(step)
-        self._log(f"resumed from {self.save_dir / tag} at step {step}")
+        restart = f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
+        self._log(f"resumed from {self.save_dir / tag} at step {step}{restart}")
         return step
 
     def _truncate_log(self, step: int) -> None:
@@ -353,10 +362,22 @@ class Pretrainer:
                     with open(self.log_path, "a", encoding="utf-8") as log:
                         log.write(json.dumps(valid) + "\n")
             interval = self.cfg.checkpoint.save_interval_updates
-            if (interval and step % interval == 0) or step == max_update:
+            preempted = step < max_update and self.preemption.should_stop()
+            if (interval and step % interval == 0) or step == max_update or preempted:
                 self.save(step)
+            if preempted:
+                self._preempted(step)
         self.progress.close()
         return records
+
+    def _preempted(self, step: int) -> None:
+        """After the checkpoint of this step: requeue the Slurm job, exit (every rank: the decision was
+        collective)."""
+        self._log(f"{self.preemption.signal.name} received: checkpoint saved at step {step}")
+        self.progress.close()
+        if self.where.rank == 0 and not requeue(self._log):
+            self._log(f"stopped at step {step}; rerun the same command to resume from {self.save_dir}")
+        raise SystemExit(PREEMPTED_EXIT)
 
     def _to_device(self, sample: dict[str, Any]) -> dict[str, Any]:
         if torch.cuda.is_available():

@@ -193,3 +193,46 @@ def test_the_deepspeed_launcher_gives_the_losses_of_torchrun(corpus: Path, tmp_p
     assert "dist_world_size=2" in proc.stdout + proc.stderr
     for a, b in zip(records(tmp_path / "torchrun"), records(tmp_path / "deepspeed"), strict=True):
         assert a["mlm_loss"] == pytest.approx(b["mlm_loss"], rel=1e-6) and a["step"] == b["step"]
+
+
+def test_a_preempted_run_saves_exits_and_resumes_to_the_same_losses(corpus: Path, tmp_path: Path) -> None:
+    """The --preemption-signal path without Slurm: SIGHUP to one rank only; both ranks save at the same step
+    (the flag is all-reduced) and exit 3; the rerun resumes and ends with the uninterrupted run's losses."""
+    import signal
+    import time
+
+    import psutil
+
+    steps = "150"
+    pretrain(corpus, tmp_path / "whole", "--max-update", steps, "--no-validation")
+    save = tmp_path / "preempted"
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
+        "--arch", "macaron_bert_tiny",
+        "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save), "--seed", "3", "--log-interval", "1",
+        "--max-update", steps, "--no-validation",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    log = save / "train_log.jsonl"
+    deadline = time.monotonic() + 300
+    while not (log.exists() and len(log.read_text().splitlines()) >= 3):
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
+        time.sleep(0.05)
+    workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
+               if "macaron_fairseq.pretrain" in " ".join(p.cmdline())]  # fmt: skip
+    assert len(workers) == 2
+    workers[-1].send_signal(signal.SIGHUP)  # one rank only
+    _, stderr = proc.communicate(timeout=300)
+    assert proc.returncode != 0 and "SIGHUP received: checkpoint saved at step" in stderr
+    stopped = len(records(save))
+    assert 3 <= stopped < int(steps) and (save / f"step{stopped}").is_dir()
+    assert "rerun the same command to resume" in stderr
+    resumed = pretrain(corpus, save, "--max-update", steps, "--no-validation")
+    assert f"at step {stopped}" in resumed.stderr
+    whole, split = records(tmp_path / "whole"), records(save)
+    assert [r["step"] for r in split] == list(range(1, int(steps) + 1))
+    for a, b in zip(whole, split, strict=True):
+        assert a["mlm_loss"] == pytest.approx(b["mlm_loss"], rel=1e-6, abs=1e-9), a["step"]
