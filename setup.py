@@ -6,7 +6,7 @@ from setuptools import find_packages, setup
 
 here = Path(__file__).parent
 #: the plugin, and the checkout's command packages (see docs/architecture.md)
-TOP_LEVEL_PACKAGES = ("macaron_fairseq", "preprocess", "workflow", "tools", "pipelines")
+TOP_LEVEL_PACKAGES = ("macaron_fairseq", "preprocess", "workflow", "tools", "pipelines", "slurm")
 
 
 def read_requirements(name: str) -> list[str]:

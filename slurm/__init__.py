@@ -1,0 +1,1 @@
+"""The Slurm launchers (``*.sbatch``) and their submit helper (``python -m slurm.submit``)."""
