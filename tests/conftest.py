@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite (helpers live in ``helpers.py``), and the markers' behaviour:
+"""Fixtures shared by the whole suite (helpers live in ``helpers.py``, the test Slurm cluster in
+``slurm_cluster.py``), and the markers' behaviour:
 ``gpu`` tests are skipped on a machine without CUDA; ``slow``/``slurm`` tests run unless deselected
 (``-m "not slow"``)."""
 
@@ -8,12 +9,13 @@ import builtins
 import errno
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import torch
 from helpers import TINY_TASK, write_dictionary
+from slurm_cluster import SlurmCluster, start_for_tests
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
@@ -40,6 +42,16 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny symbol translation task, binarized with the real fairseq-preprocess (joined dictionary)."""
     return TINY_TASK.data_bin(tmp_path_factory.mktemp("tiny_corpus"))
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmCluster]:
+    """A real single-host Slurm cluster (``slurm_cluster.SlurmCluster``), started once per session by the
+    first test that asks for it (those are marked ``slurm``) and stopped at the end; with ``cluster.env()``
+    plain ``sbatch``/``squeue``/``scontrol`` talk to it. Skipped where Slurm cannot run, failed under CI."""
+    cluster = start_for_tests(tmp_path_factory.mktemp("slurm"))
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture
