@@ -166,6 +166,14 @@ class Pretrainer:
             yield from itr
             self.epoch_itr = self._epoch_iterator(self.epoch_itr.next_epoch_idx)
 
+    def _filler_batch(self) -> dict[str, Any]:
+        """A batch for a rank whose shard of the epoch has run out: fairseq pads the shorter shards with empty
+        batches when the batches do not divide among the ranks, but every rank must run the step's forward,
+        backward and gradient all-reduce. Its loss is weighted 0 (as fairseq's trainer does with its dummy
+        batch); the same steps get it in a resumed run, so the RNG streams stay aligned."""
+        dataset = self.task.dataset("train")
+        return dataset.collater([dataset[0]])
+
     def validate(self, step: int) -> dict[str, Any]:
         """MLM perplexity and NSP accuracy on the whole validation set (shared among the ranks).
 
@@ -337,13 +345,18 @@ class Pretrainer:
         while step < max_update:
             step_log = StepLog()
             for _ in range(accumulation):
-                sample = self._to_device(next(batches))
+                sample = next(batches)
+                weight = 1.0 if sample else 0.0
+                if not sample:
+                    sample = self._filler_batch()
+                sample = self._to_device(sample)
                 loss, sample_size, logging_output = self.criterion(self.engine, sample)
-                self.engine.backward(loss / sample_size)
+                self.engine.backward(loss * weight / sample_size)
                 self.engine.step()
-                step_log.add(logging_output)
-                pairs, seq_len = sample["net_input"]["src_tokens"].shape
-                step_log.flops += self.flops.step(pairs, seq_len, int(logging_output["masked"]))
+                if weight:
+                    step_log.add(logging_output)
+                    pairs, seq_len = sample["net_input"]["src_tokens"].shape
+                    step_log.flops += self.flops.step(pairs, seq_len, int(logging_output["masked"]))
             step += 1
             record = self._step_record(step, step_log, time.monotonic() - started)
             started = time.monotonic()

@@ -236,3 +236,37 @@ def test_a_preempted_run_saves_exits_and_resumes_to_the_same_losses(corpus: Path
     assert [r["step"] for r in split] == list(range(1, int(steps) + 1))
     for a, b in zip(whole, split, strict=True):
         assert a["mlm_loss"] == pytest.approx(b["mlm_loss"], rel=1e-6, abs=1e-9), a["step"]
+
+
+def train_pairs(corpus: Path, seed: int) -> int:
+    """The number of training pairs the task builds from ``corpus`` with ``seed`` (the pairs depend on it)."""
+    from fairseq import options, tasks
+
+    import macaron_fairseq  # noqa: F401
+
+    parser = options.get_training_parser()
+    argv = [str(corpus), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny",
+            "--seed", str(seed), "--pair-cache", "off"]  # fmt: skip
+    args = options.parse_args_and_arch(parser, argv)
+    task = tasks.setup_task(args)
+    task.load_dataset("train")
+    return len(task.dataset("train"))
+
+
+def test_an_epoch_whose_batches_do_not_divide_among_the_ranks(corpus: Path, tmp_path: Path) -> None:
+    """A micro-batch size that gives an odd number of batches: one rank's shard of the epoch is one batch
+    short (fairseq pads it with an empty batch). That rank runs a zero-weighted filler batch, so the step's
+    collectives still match: the run crosses the epoch boundary, and that step counts one batch of pairs."""
+    pairs_in_epoch = train_pairs(corpus, seed=3)
+    micro = next(b for b in range(3, 12) if -(-pairs_in_epoch // b) % 2 == 1)
+    steps_in_epoch = (-(-pairs_in_epoch // micro) + 1) // 2
+    config = json.loads(TINY_CONFIG.read_text())
+    config["train_micro_batch_size_per_gpu"] = micro
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(config))
+    steps = str(steps_in_epoch + 3)
+    pretrain(corpus, tmp_path / "run", "--max-update", steps, "--no-validation", config=path)
+    log = records(tmp_path / "run")
+    assert [r["step"] for r in log] == list(range(1, steps_in_epoch + 4))
+    short = [r["step"] for r in log if r["pairs"] < 2 * micro]
+    assert short[-1] == steps_in_epoch and log[steps_in_epoch - 1]["pairs"] <= micro
