@@ -19,9 +19,9 @@ import torch
 import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
 from macaron_fairseq.pretrain.distributed import export_placement, placement
 from macaron_fairseq.pretrain.ds_config import check_supported, read_config, reconcile_batch
-from macaron_fairseq.pretrain.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from workflow.cli import run_cli
 from workflow.errors import UserError
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 

@@ -32,10 +32,10 @@ from omegaconf import OmegaConf
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
-from macaron_fairseq.pretrain.preemption import PREEMPTED_EXIT, Preemption, requeue
 from macaron_fairseq.pretrain.progress import PretrainProgress
 from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
+from workflow.preemption import PREEMPTED_EXIT, Preemption, requeue
 
 CLIENT_STATE_VERSION = 1
 RUN_RECORD = "run.json"

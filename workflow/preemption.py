@@ -1,13 +1,15 @@
 """Preemption and time limits: on a signal, save a checkpoint at the next step boundary, requeue the Slurm
 job, exit; the requeued job resumes from that checkpoint by itself.
 
-Protocol (``slurm/pretrain.sbatch``): the job asks Slurm for ``--signal=B:SIG@SECONDS`` and ``--requeue``; the
-batch shell forwards the signal to the training tasks (``srun`` steps do not receive ``B:`` signals); each
-rank's handler only records it; after every optimizer step the ranks all-reduce the flag (one integer), so
-they agree on the step even when the signal reaches them at different moments, or reaches only some of them;
-then every rank saves (a DeepSpeed checkpoint is collective), rank 0 runs ``scontrol requeue $SLURM_JOB_ID``,
-and the process exits with :data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit message
-says to rerun the same command.
+Shared by the DeepSpeed trainer (``python -m macaron_fairseq.pretrain``) and ``fairseq-train`` under
+:mod:`tools.train_preemptible` (translation, GLUE runs). Protocol (``slurm/*.sbatch``): the job asks Slurm for
+``--signal=B:SIG@SECONDS`` and ``--requeue``; the batch shell forwards the signal to the training tasks
+(``srun`` steps do not receive ``B:`` signals); each rank's handler only records it; after every optimizer
+step the ranks all-reduce the flag (one integer), so they agree on the step even when the signal reaches them
+at different moments, or reaches only some of them; then every rank saves (a DeepSpeed checkpoint is
+collective), rank 0 runs ``scontrol requeue $SLURM_JOB_ID``, and the process exits with
+:data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit message says to rerun the same
+command.
 
 The default signal is SIGHUP: NCCL's proxy thread caught SIGUSR1 (NVIDIA/nccl#704, NCCL 2.12-2.13; later
 behind ``NCCL_PROXY_DUMP_SIGNAL``) and RCCL was made to catch SIGUSR2 (ROCm/rccl#584), which hid Slurm's
@@ -22,9 +24,6 @@ import signal
 import subprocess
 from collections.abc import Callable
 from types import FrameType
-
-import torch
-import torch.distributed as dist
 
 DEFAULT_SIGNAL = "HUP"
 PREEMPTED_EXIT = 3
@@ -57,6 +56,9 @@ class Preemption:
 
     def should_stop(self) -> bool:
         """Whether any rank received the signal (the same answer on every rank)."""
+        import torch
+        import torch.distributed as dist
+
         flag = torch.tensor([int(self.received)], dtype=torch.int32)
         if dist.is_available() and dist.is_initialized():
             if dist.get_backend() == "nccl":

@@ -1,0 +1,97 @@
+"""``python -m tools.train_preemptible``: fairseq-train that saves, exits 3 and resumes on a signal (no Slurm
+here; ``tests/slurm/test_translate_sbatch.py`` runs it under a real one)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from helpers import REPO, TINY
+
+from tools.train_preemptible import split_signal_option
+from tools.train_progress import parse_record
+from workflow.preemption import PREEMPTED_EXIT
+
+UPDATES = 60
+
+
+def test_the_signal_option_is_taken_out_of_the_fairseq_arguments() -> None:
+    assert split_signal_option(["data", "--lr", "1"]) == ("HUP", ["data", "--lr", "1"])
+    assert split_signal_option(["data", "--preemption-signal", "USR2", "--lr", "1"]) == (
+        "USR2",
+        ["data", "--lr", "1"],
+    )
+    assert split_signal_option(["--preemption-signal=TERM", "data"]) == ("TERM", ["data"])
+
+
+def test_an_unknown_signal_is_refused_before_fairseq_starts() -> None:
+    argv = [sys.executable, "-m", "tools.train_preemptible", "--preemption-signal", "NOPE", "x"]
+    proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "'NOPE': not a signal name" in proc.stderr
+
+
+def command(data: Path, save_dir: Path) -> list[str]:
+    return [
+        sys.executable, "-m", "tools.train_preemptible", str(data),
+        "--user-dir", str(REPO / "macaron_fairseq"),
+        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
+        "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(UPDATES), "--batch-size", "8",
+        "--dropout", "0.1", "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
+        "--save-dir", str(save_dir), "--cpu", "--num-workers", "1", "--disable-validation", "--seed", "1",
+        "--log-format", "json", "--log-interval", "1", "--no-epoch-checkpoints",
+    ]  # fmt: skip
+
+
+def env() -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    return dict(clean, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1", PYTHONPATH=str(REPO))
+
+
+def losses(output: str) -> dict[int, float]:
+    records = (parse_record(line) for line in output.splitlines())
+    inner = [r for tag, r in filter(None, records) if tag == "train_inner"]
+    return {int(r["num_updates"]): float(r["loss"]) for r in inner}
+
+
+@pytest.mark.slow  # three tiny fairseq-train runs (~30 s)
+def test_a_signal_saves_exits_3_and_the_rerun_resumes_to_the_same_losses(
+    tiny_data_bin: Path, tmp_path: Path
+) -> None:
+    whole = subprocess.run(command(tiny_data_bin, tmp_path / "whole"), cwd=REPO, env=env(),
+                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    reference = losses(whole.stdout)
+    assert sorted(reference) == list(range(1, UPDATES + 1))
+
+    save = tmp_path / "preempted"
+    proc = subprocess.Popen(command(tiny_data_bin, save), cwd=REPO, env=env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    first: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the signal once the run is past update 10
+        first.append(line)
+        if max(losses(line) or {0: 0}) >= 10:
+            proc.send_signal(signal.SIGHUP)
+            break
+    first.append(proc.stdout.read())
+    assert proc.wait(timeout=300) == PREEMPTED_EXIT, "".join(first)[-3000:]
+    output = "".join(first)
+    saved = int(output.split("SIGHUP received: checkpoint saved at update ")[1].split()[0])
+    assert 10 <= saved < UPDATES and (save / "checkpoint_last.pt").is_file()
+    assert "rerun the same command to resume" in output
+
+    started = time.monotonic()
+    rerun = subprocess.run(command(tiny_data_bin, save), cwd=REPO, env=env(), capture_output=True, text=True,
+                           timeout=600)  # fmt: skip
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert f"resumed from {save / 'checkpoint_last.pt'} at update {saved}" in rerun.stdout
+    resumed = losses(rerun.stdout)
+    assert sorted(resumed) == list(range(saved + 1, UPDATES + 1)), time.monotonic() - started
+    assert [resumed[u] for u in sorted(resumed)] == pytest.approx(
+        [reference[u] for u in sorted(resumed)], rel=1e-6
+    )

@@ -1,0 +1,149 @@
+"""``fairseq-train`` that survives preemption and time limits: on a signal it saves ``checkpoint_last.pt`` at
+the next update, requeues its Slurm job and exits; the requeued job resumes from that checkpoint by itself.
+
+    python -m tools.train_preemptible [--preemption-signal HUP] DATA --user-dir macaron_fairseq ...
+
+Everything but ``--preemption-signal`` is passed to fairseq's own ``fairseq_cli.train.cli_main`` unchanged
+(``slurm/translate.sbatch`` and the GLUE runs of :mod:`pipelines.glue.run_one` start it this way). fairseq has
+no signal handling of its own, so this adds three hooks to its training loop, the protocol of
+:mod:`workflow.preemption`:
+
+* the signal's handler only records it (forked data-loader workers inherit the handler, so a signal sent
+  to the whole Slurm step does not kill them);
+* after every update (fairseq's ``validate_and_save``) the ranks all-reduce the flag; when it is set, every
+  rank calls fairseq's ``save_checkpoint`` (rank 0 writes ``checkpoint_last.pt`` atomically, with the
+  iterator's position inside the epoch), rank 0 runs ``scontrol requeue``, a barrier makes sure the file is
+  complete before any rank exits, and training stops; the process exits with
+  :data:`workflow.preemption.PREEMPTED_EXIT` (3);
+* the checkpoint load says where training resumes from (``resumed from SAVE_DIR/checkpoint_last.pt at update
+  U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh.
+
+A requeue without a signal (a node failure) resumes from the last checkpoint fairseq wrote on its own
+(``--save-interval-updates``, end of epoch).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
+
+logger = logging.getLogger("tools.train_preemptible")
+SIGNAL_OPTION = "--preemption-signal"
+
+
+def split_signal_option(argv: Sequence[str]) -> tuple[str, list[str]]:
+    """(the ``--preemption-signal`` value, the remaining fairseq-train arguments)."""
+    name, rest, args = DEFAULT_SIGNAL, [], list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == SIGNAL_OPTION:
+            if not args:
+                raise SystemExit(f"{SIGNAL_OPTION}: give a signal name (e.g. HUP, USR2)")
+            name = args.pop(0)
+        elif arg.startswith(SIGNAL_OPTION + "="):
+            name = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return name, rest
+
+
+def restart_text() -> str:
+    restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+    return f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
+
+
+def is_rank_zero() -> bool:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank() == 0
+    return int(os.environ.get("SLURM_PROCID", "0") or 0) == 0
+
+
+class PreemptibleTraining:
+    """The hooks around ``fairseq_cli.train`` (installed by :meth:`installed`, removed afterwards)."""
+
+    def __init__(self, signal_name: str) -> None:
+        self.preemption = Preemption(signal_name)
+        self.preempted = False
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        import fairseq_cli.train as fairseq_train
+        from fairseq import checkpoint_utils
+
+        validate_and_save, load_checkpoint = fairseq_train.validate_and_save, checkpoint_utils.load_checkpoint
+
+        def validate_and_save_or_stop(cfg: Any, trainer: Any, task: Any, epoch_itr: Any, *args: Any) -> Any:
+            valid_losses, should_stop = validate_and_save(cfg, trainer, task, epoch_itr, *args)
+            if should_stop:  # the end of training (fairseq has saved): nothing to resume
+                return valid_losses, should_stop
+            if self.preemption.should_stop():  # collective: every rank asks after every update
+                checkpoint_utils.save_checkpoint(cfg.checkpoint, trainer, epoch_itr, None)
+                self._stop(trainer, epoch_itr)
+                return valid_losses, True
+            return valid_losses, should_stop
+
+        def load_checkpoint_and_say(cfg: Any, trainer: Any, **kwargs: Any) -> Any:
+            last = Path(cfg.save_dir) / f"checkpoint_last{cfg.checkpoint_suffix}.pt"
+            resuming = cfg.restore_file == "checkpoint_last.pt" and last.exists()
+            extra_state, epoch_itr = load_checkpoint(cfg, trainer, **kwargs)
+            if resuming:
+                logger.info(f"resumed from {last} at update {trainer.get_num_updates()} "
+                            f"(epoch {epoch_itr.epoch}){restart_text()}")  # fmt: skip
+            elif restart_text():
+                logger.warning(f"{last} does not exist (the checkpoint directory is gone, or no checkpoint "
+                               f"was written yet): starting fresh{restart_text()}")  # fmt: skip
+            return extra_state, epoch_itr
+
+        fairseq_train.validate_and_save = validate_and_save_or_stop
+        checkpoint_utils.load_checkpoint = load_checkpoint_and_say
+        try:
+            yield
+        finally:
+            fairseq_train.validate_and_save = validate_and_save
+            checkpoint_utils.load_checkpoint = load_checkpoint
+            self.preemption.restore()
+
+    def _stop(self, trainer: Any, epoch_itr: Any) -> None:
+        import torch.distributed as dist
+
+        self.preempted = True
+        name = self.preemption.signal.name
+        logger.info(f"{name} received: checkpoint saved at update {trainer.get_num_updates()} "
+                    f"(epoch {epoch_itr.epoch}); stopping")  # fmt: skip
+        if is_rank_zero():
+            requeue(logger.info)
+        if dist.is_available() and dist.is_initialized():
+            dist.barrier()  # rank 0 has written the checkpoint and asked for the requeue before anyone exits
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    signal_name, fairseq_args = split_signal_option(sys.argv[1:] if argv is None else argv)
+    try:
+        training = PreemptibleTraining(signal_name)
+    except ValueError as err:
+        print(f"train_preemptible: {err}", file=sys.stderr)
+        return 2
+    import fairseq_cli.train as fairseq_train
+
+    sys.argv = ["fairseq-train", *fairseq_args]
+    with training.installed():
+        fairseq_train.cli_main()
+    if training.preempted:
+        if is_rank_zero() and not os.environ.get("SLURM_JOB_ID"):
+            print("train_preemptible: stopped by the signal after saving checkpoint_last.pt; rerun the same "
+                  "command to resume", file=sys.stderr)  # fmt: skip
+        return PREEMPTED_EXIT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
