@@ -28,6 +28,11 @@ class PipelineError(RuntimeError):
     """A stage failed; the message names the command and where its full output is."""
 
 
+class Preempted(PipelineError):
+    """Training stopped on the preemption signal after saving (:mod:`workflow.preemption`): the pipeline
+    exits with that protocol's status, and the requeued job (or a rerun) resumes."""
+
+
 @dataclass
 class Console:
     """Progress lines ``[NAME STAMP] message`` on stdout.
@@ -97,6 +102,11 @@ def report_errors(prog: str, main: Callable[[], None], exit_status: int) -> None
     exits 130 with a hint that a rerun resumes."""
     try:
         main()
+    except Preempted as err:
+        from workflow.preemption import PREEMPTED_EXIT
+
+        print(f"{prog}: {err}", file=sys.stderr)
+        sys.exit(PREEMPTED_EXIT)
     except PipelineError as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         sys.exit(exit_status)

@@ -19,6 +19,7 @@ neither fairseq nor torch); the fairseq commands and checkpoint averaging (torch
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -27,9 +28,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands import USER_DIR, Console, PipelineError, run_command
+from pipelines.commands import USER_DIR, Console, PipelineError, Preempted, run_command
 from tools import plot_curves, score_bleu, train_progress
 from tools.average_checkpoints import AveragingError, last_checkpoints
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT
 from workflow.stages import StageReport, StageRunner
 
 STOP_AND_SAVE_OPTIONS = ("--max-update", "--max-epoch", "--save-interval-updates", "--keep-interval-updates")
@@ -70,6 +72,23 @@ def data_bin_files(data_bin: Path) -> list[Path]:
     return files
 
 
+def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> list[str]:
+    """The ``fairseq-train ARGS`` ``command`` as one task per GPU of the current Slurm allocation: ``srun``
+    starts :mod:`tools.train_preemptible` once per task; fairseq's Slurm inference takes the ranks from
+    ``SLURM_PROCID``/``SLURM_LOCALID`` and the master from the first host of the step's nodes, on
+    ``--distributed-port`` (derived from the job id, which a requeue keeps)."""
+    job, tasks = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_NTASKS")
+    if job is None or tasks is None:
+        raise PipelineError("--slurm: not inside a Slurm job with tasks (no SLURM_JOB_ID/SLURM_NTASKS): "
+                            "submit slurm/translate.sbatch with sbatch")  # fmt: skip
+    port = 20000 + int(job) % 20000
+    return [
+        "srun", "--kill-on-bad-exit=1", sys.executable, "-m", "tools.train_preemptible",
+        "--preemption-signal", signal_name, *command[1:],
+        "--distributed-world-size", tasks, "--distributed-port", str(port),
+    ]  # fmt: skip
+
+
 def move_aside(path: Path) -> Path:
     """Rename ``path`` to ``PATH.before-YYYYmmdd-HHMMSS`` (the naming of moved-aside workspaces)."""
     aside = path.with_name(f"{path.name}.before-{time.strftime('%Y%m%d-%H%M%S')}")
@@ -93,9 +112,14 @@ def train(
     outputs: Sequence[str] = ("checkpoint_last.pt",),
     log_per_training: bool = False,
     announce: str | None = None,
+    launch: Sequence[str] | None = None,
 ) -> None:
     """Run the ``fairseq-train`` ``command`` (which writes its checkpoints to ``save_dir``), appending its
     full output to ``log``; ``outputs`` are the file names in ``save_dir`` it must leave behind.
+
+    ``launch``: what actually runs when it is not ``command`` itself (:func:`slurm_launch`); the stage is
+    keyed by ``command``, so the same training resumes on another number of nodes. Its exit status
+    :data:`workflow.preemption.PREEMPTED_EXIT` (saved on the preemption signal) raises :class:`Preempted`.
 
     With ``log_per_training`` the log describes only the training in ``save_dir``: a training that starts
     from scratch first moves the previous log aside (a resumed one appends to it).
@@ -107,10 +131,13 @@ def train(
             console.say(f"training starts from scratch: the previous log is now {move_aside(log)}")
         if announce:
             console.say(announce)
-        console.command(command)
-        status = train_progress.run(command, log)
+        console.command(launch or command)
+        status = train_progress.run(launch or command, log)
         if status == -signal.SIGINT:  # Ctrl-C: train_progress passed it on and waited for fairseq-train
             raise KeyboardInterrupt
+        if launch and status == PREEMPTED_EXIT:
+            raise Preempted(f"training saved {save_dir / 'checkpoint_last.pt'} on the preemption signal and "
+                            "stopped; the requeued job (or a rerun) resumes from it")  # fmt: skip
         if status != 0:
             raise PipelineError(f"fairseq-train failed with exit status {status} (full log: {log})")
         return {}

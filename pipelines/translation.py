@@ -227,6 +227,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--log-interval", type=int, default=100)
     parser.add_argument("--small", action="store_true", help="tiny model and schedule (CPU smoke scale)")
     parser.add_argument(
+        "--slurm",
+        action="store_true",
+        help="inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the allocation "
+        "(srun), saving and requeueing on --preemption-signal; the other stages run in this process",
+    )
+    parser.add_argument("--preemption-signal", default="HUP", help="with --slurm (default HUP)")
+    parser.add_argument(
         "--force",
         action="store_true",
         help="redo every stage, preprocessing included (downloads are kept; the old checkpoints of this "
@@ -246,6 +253,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             f"--max-update {args.max_update} leaves fewer than --num-avg {args.num_avg} checkpoints "
             f"every --save-interval-updates {args.save_interval_updates}"
         )
+    if args.slurm and args.gpus:
+        parser.error("--slurm takes the GPU count from the Slurm allocation (one task per GPU): drop --gpus")
     args.workdir = args.workdir.resolve()
     return args
 
@@ -258,10 +267,11 @@ def run_pipeline(args: argparse.Namespace) -> None:
     paths = ArchPaths(args.workdir, args.arch, args.num_avg)
     start = time.time()
     data_bin = preprocess(recipe, args, console)
+    command = train_command(recipe, args, data_bin, paths.save_dir)
     fairseq_steps.train(
-        runner, console, stage=f"train-{args.arch}",
-        command=train_command(recipe, args, data_bin, paths.save_dir),
+        runner, console, stage=f"train-{args.arch}", command=command,
         data_bin=data_bin, save_dir=paths.save_dir, log=paths.train_log,
+        launch=fairseq_steps.slurm_launch(command, args.preemption_signal) if args.slurm else None,
     )  # fmt: skip
     fairseq_steps.average(
         runner, console, stage=f"average-{args.arch}", save_dir=paths.save_dir, count=args.num_avg,

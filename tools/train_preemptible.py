@@ -103,6 +103,13 @@ class PreemptibleTraining:
                                f"was written yet): starting fresh{restart_text()}")  # fmt: skip
             return extra_state, epoch_itr
 
+        import torch
+
+        set_device = torch.cuda.set_device
+        if not torch.cuda.is_available():
+            # fairseq's Slurm inference calls torch.cuda.set_device(SLURM_LOCALID) on ranks > 0 even with
+            # --cpu (fairseq/distributed/utils.py, infer_init_method), which fails on a machine without CUDA
+            torch.cuda.set_device = lambda device: None
         fairseq_train.validate_and_save = validate_and_save_or_stop
         checkpoint_utils.load_checkpoint = load_checkpoint_and_say
         try:
@@ -110,6 +117,7 @@ class PreemptibleTraining:
         finally:
             fairseq_train.validate_and_save = validate_and_save
             checkpoint_utils.load_checkpoint = load_checkpoint
+            torch.cuda.set_device = set_device
             self.preemption.restore()
 
     def _stop(self, trainer: Any, epoch_itr: Any) -> None:

@@ -28,8 +28,11 @@ from typing import Any, TextIO
 
 _RECORD = re.compile(r"\|\s*INFO\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>\{.*\})\s*$")
 _ALERT = re.compile(r"\|\s*(WARNING|ERROR|CRITICAL)\s*\||Traceback|Error:|error:")
-_NOTEWORTHY = re.compile(  # fairseq writes "No existing checkpoint found" / "Loaded checkpoint"
-    r"num\. (shared )?model params|done training|no existing checkpoint|loaded checkpoint", re.IGNORECASE
+_NOTEWORTHY = re.compile(  # fairseq: "No existing checkpoint found" / "Loaded checkpoint"; the rest:
+    # tools.train_preemptible (signal received, requeue, where training resumed, a checkpoint gone)
+    r"num\. (shared )?model params|done training|no existing checkpoint|loaded checkpoint|resumed from"
+    r"|received: checkpoint saved|requeue|starting fresh",
+    re.IGNORECASE,
 )
 
 

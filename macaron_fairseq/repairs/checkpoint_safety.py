@@ -24,11 +24,37 @@ import torch
 #: allows anyway), but the legacy ``args`` and ``cfg.model`` are ``argparse.Namespace``; metric
 #: meters and ``best`` scores may be numpy scalars (pickled through numpy's scalar constructor and the
 #: dtype, see also :func:`_numpy_dtype_classes`).
+#: The omegaconf containers come from distributed resuming: rank 0 loads the checkpoint (its ``cfg`` becomes
+#: a ``DictConfig``) and sends the state to the other ranks through ``torch.save``/``torch.load``
+#: (``fairseq.distributed.utils._broadcast_object_slow``), which refused it on every rank but 0.
 FAIRSEQ_CHECKPOINT_GLOBALS: tuple[str, ...] = (
     "argparse:Namespace",
     "numpy:dtype",
     "numpy.core.multiarray:scalar",
     "numpy._core.multiarray:scalar",
+    "omegaconf.dictconfig:DictConfig",
+    "fairseq.distributed.utils:_TensorPlaceholder",  # the broadcast sends tensors apart, by index
+    "omegaconf.listconfig:ListConfig",
+    "omegaconf.base:ContainerMetadata",
+    "omegaconf.base:Metadata",
+    *(
+        f"omegaconf.nodes:{node}"
+        for node in (
+            "AnyNode",
+            "StringNode",
+            "IntegerNode",
+            "FloatNode",
+            "BooleanNode",
+            "EnumNode",
+            "BytesNode",
+            "PathNode",
+        )
+    ),
+    "typing:Any",
+    "collections:defaultdict",
+    "builtins:dict",
+    "builtins:list",
+    "builtins:int",
 )
 
 _installed = False
