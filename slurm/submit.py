@@ -1,12 +1,24 @@
-"""Submit one of the project's Slurm jobs: ``python -m slurm.submit JOB [options] [-- job flags]``.
+"""Submit one of the project's Slurm jobs: ``python -m slurm.submit JOB [options] [-- script arguments]``.
 
     python -m slurm.submit pretrain --nodes 4 --gpus-per-node 8 --time 24:00:00 --partition gpu \\
         --env DATA=data-bin/bert-corpus --env ARCH=macaron_bert_base -- --max-update 900000
+    python -m slurm.submit translate --nodes 2 --env RECIPE=wmt14 --env WORKDIR=work/wmt14
+    python -m slurm.submit bert_corpus --cpus-per-task 16 --max-parallel 8 --env DEST=data-bin/bert-corpus \\
+        --env BOOKS=books -- dumps/enwiki-*-pages-articles[0-9]*.bz2 [-- corpus flags]
+    python -m slurm.submit glue --max-parallel 16 --env WORKDIR=work/glue --env CHECKPOINT=model.pt \\
+        -- --tasks RTE,MRPC [-- fairseq-train flags]
+
+Jobs: ``pretrain`` and ``translate`` are one job of N nodes × G GPUs, one task per GPU; ``bert_corpus`` is a
+job array with one task per source (dump parts, then ``BOOKS``) and the merge after it
+(``--dependency=afterok``); ``glue`` is the preparation job, the grid as an array with one run per task
+(its size from ``python -m pipelines.glue --step count``) and the collection job, chained by
+``afterok``. ``--max-parallel`` is the arrays' ``%`` throttle.
 
 Checks the request before anything is submitted (a node count ≥ 1, one task per GPU, a time limit Slurm
-reads, a preemption warning shorter than the time limit), prints the ``sbatch`` command, then runs it
-(``--dry-run``: print only). Every ``.sbatch`` also works with plain ``sbatch``; this helper only spares
-writing the options and catches inconsistent ones early.
+reads, a preemption warning shorter than the time limit, the dump parts exist, the environment a job
+needs), prints each ``sbatch`` command, then runs it (``--dry-run``: print only, later job ids shown as
+``$PREP``/``$ARRAY``). Every ``.sbatch`` also works with plain ``sbatch`` (its header shows how); this helper
+spares writing the options and catches inconsistent ones early.
 """
 
 from __future__ import annotations
@@ -24,15 +36,24 @@ from workflow.cli import run_cli
 from workflow.errors import UserError
 
 SLURM_DIR = Path(__file__).resolve().parent
+REPO = SLURM_DIR.parent
 
 
 @dataclass(frozen=True)
 class Job:
     script: str
-    gpu_tasks: bool  # one task per GPU (srun launches the training processes)
+    kind: str  # "tasks": one task per GPU over N nodes; "array_merge": corpus; "grid": GLUE
+    default_gpus: int
+    preemptible: bool
+    needs: tuple[tuple[str, ...], ...] = ()  # environment: at least one name of each tuple
 
 
-JOBS = {"pretrain": Job("pretrain.sbatch", gpu_tasks=True)}
+JOBS = {
+    "pretrain": Job("pretrain.sbatch", "tasks", 8, True, (("DATA",),)),
+    "translate": Job("translate.sbatch", "tasks", 8, True, (("RECIPE", "DATA"),)),
+    "bert_corpus": Job("bert_corpus.sbatch", "array_merge", 0, False, (("DEST",),)),
+    "glue": Job("glue.sbatch", "grid", 1, True, (("WORKDIR",),)),
+}
 
 _TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
 
@@ -50,10 +71,14 @@ def time_limit_seconds(text: str) -> int:
     return days * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
 
 
+def environment(args: argparse.Namespace) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in args.env)
+
+
 def check_request(args: argparse.Namespace, job: Job) -> None:
     if args.nodes < 1:
         raise UserError(f"--nodes {args.nodes}: at least 1")
-    if job.gpu_tasks:
+    if job.kind == "tasks":
         tasks = args.ntasks_per_node if args.ntasks_per_node is not None else args.gpus_per_node
         if args.gpus_per_node > 0 and tasks != args.gpus_per_node:
             raise UserError(
@@ -62,27 +87,107 @@ def check_request(args: argparse.Namespace, job: Job) -> None:
             )
         if tasks < 1:
             raise UserError("--ntasks-per-node: at least 1 (with --gpus-per-node 0, give the CPU task count)")
+    else:
+        if args.nodes != 1 or args.ntasks_per_node not in (None, 1):
+            raise UserError(f"{args.job}: each job is one task on one node; drop --nodes/--ntasks-per-node")
+        if job.kind == "grid" and args.gpus_per_node > 1:
+            raise UserError(f"--gpus-per-node {args.gpus_per_node}: a GLUE run uses one GPU (give 1, or 0)")
+        if job.kind == "array_merge" and args.gpus_per_node > 0:
+            raise UserError("--gpus-per-node: corpus preprocessing uses no GPU (give 0)")
+    if args.max_parallel < 1:
+        raise UserError(f"--max-parallel {args.max_parallel}: at least 1")
     limit = time_limit_seconds(args.time)
-    if args.signal_seconds >= limit:
+    if job.preemptible and args.signal_seconds >= limit:
         raise UserError(
             f"--signal-seconds {args.signal_seconds} is not shorter than --time {args.time} ({limit} s): the "
             "preemption warning would come before the job starts"
         )
+    env = environment(args)
+    for names in job.needs:
+        if not any(name in env for name in names):
+            wanted = "=... or --env ".join(names)
+            raise UserError(f"{args.job} needs --env {wanted}=... (see the header of {job.script})")
 
 
-def sbatch_command(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[str]:
-    tasks = args.ntasks_per_node if args.ntasks_per_node is not None else args.gpus_per_node
-    command = ["sbatch", f"--nodes={args.nodes}", f"--ntasks-per-node={tasks}", f"--time={args.time}",
-               f"--signal=B:{args.signal}@{args.signal_seconds}"]  # fmt: skip
-    if args.gpus_per_node > 0:
-        command.append(f"--gpus-per-node={args.gpus_per_node}")
+def common_options(args: argparse.Namespace, job: Job, gpus: int) -> list[str]:
+    command = [f"--time={args.time}", f"--gpus-per-node={gpus}"]
+    if job.preemptible:
+        command.append(f"--signal=B:{args.signal}@{args.signal_seconds}")
     for option in ("partition", "account", "qos", "cpus_per_task", "job_name"):
         value = getattr(args, option)
         if value is not None:
             command.append(f"--{option.replace('_', '-')}={value}")
-    exports = [f"PREEMPT_SIGNAL={args.signal}", *args.env]
-    command.append("--export=ALL," + ",".join(exports))
-    return [*command, str(SLURM_DIR / job.script), *extra]
+    exports = [f"PREEMPT_SIGNAL={args.signal}", *args.env] if job.preemptible else list(args.env)
+    command.append("--export=" + ",".join(["ALL", *exports]))
+    return command
+
+
+def sbatch_command(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[str]:
+    """The one ``sbatch`` of a ``tasks`` job (pretrain, translate)."""
+    tasks = args.ntasks_per_node if args.ntasks_per_node is not None else args.gpus_per_node
+    return ["sbatch", f"--nodes={args.nodes}", f"--ntasks-per-node={tasks}",
+            *common_options(args, job, args.gpus_per_node), str(SLURM_DIR / job.script), *extra]  # fmt: skip
+
+
+def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[list[str]]:
+    """The array over the sources and the merge after it (``$ARRAY``: the array's job id)."""
+    split = list(extra).index("--") if "--" in extra else len(extra)
+    parts = list(extra[:split])
+    missing = [part for part in parts if not Path(part).is_file()]
+    if missing:
+        raise UserError(f"dump part {missing[0]}: no such file")
+    sources = len(parts) + (1 if "BOOKS" in environment(args) else 0)
+    if sources == 0:
+        raise UserError("bert_corpus: give the dump part files after -- and/or --env BOOKS=DIR")
+    script = [str(SLURM_DIR / job.script), *extra]
+    options = common_options(args, job, 0)
+    return [
+        ["sbatch", "--parsable", f"--array=0-{sources - 1}%{args.max_parallel}", *options, *script],
+        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", *options, *script],
+    ]
+
+
+def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
+    workdir = environment(args)["WORKDIR"]
+    count = [sys.executable, "-m", "pipelines.glue", "--workdir", workdir, "--step", "count", *extra]
+    proc = subprocess.run(count, cwd=REPO, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise UserError(f"{shlex.join(count)} failed: {proc.stderr.strip()}")
+    return int(proc.stdout.split()[-1])
+
+
+def glue_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[list[str]]:
+    """Preparation, the grid's array (``$PREP``), the collection (``$ARRAY``)."""
+    cells = grid_size(args, extra)
+    script = str(SLURM_DIR / job.script)
+    no_gpu, gpu = common_options(args, job, 0), common_options(args, job, args.gpus_per_node)
+    return [
+        ["sbatch", "--parsable", *no_gpu, script, "prepare", *extra],
+        ["sbatch", "--parsable", "--dependency=afterok:$PREP", f"--array=0-{cells - 1}%{args.max_parallel}",
+         *gpu, script, "cell", *extra],
+        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", *no_gpu, script, "collect", *extra],
+    ]  # fmt: skip
+
+
+def submit_chain(commands: Sequence[list[str]], names: Sequence[str], dry_run: bool) -> None:
+    """Run the ``sbatch`` commands in order, each later one's ``$NAME`` replaced by an earlier job id."""
+    ids: dict[str, str] = {}
+    for command, name in zip(commands, names, strict=True):
+        resolved = [_substitute(arg, ids) for arg in command]
+        print(shlex.join(resolved), flush=True)
+        if dry_run:
+            continue
+        proc = subprocess.run(resolved, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise UserError(f"sbatch failed with exit status {proc.returncode}: {proc.stderr.strip()}")
+        ids[name] = proc.stdout.strip().split(";")[0]
+        print(f"submitted {name.lower()} job {ids[name]}", flush=True)
+
+
+def _substitute(arg: str, ids: dict[str, str]) -> str:
+    for name, job_id in ids.items():
+        arg = arg.replace(f"${name}", job_id)
+    return arg
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -90,18 +195,21 @@ def build_parser() -> argparse.ArgumentParser:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("job", choices=sorted(JOBS))
     parser.add_argument("--nodes", type=int, default=1)
-    parser.add_argument("--gpus-per-node", type=int, default=8, help="0 for CPU-only tasks")
+    parser.add_argument(
+        "--gpus-per-node", type=int, help="pretrain/translate: default 8 (0: CPU tasks); glue: per run, 1"
+    )
     parser.add_argument("--ntasks-per-node", type=int, help="default: --gpus-per-node (one task per GPU)")
     parser.add_argument("--cpus-per-task", type=int)
-    parser.add_argument("--time", default="24:00:00", help="time limit (Slurm format)")
+    parser.add_argument("--time", default="24:00:00", help="time limit of each job (Slurm format)")
     parser.add_argument("--partition")
     parser.add_argument("--account")
     parser.add_argument("--qos")
     parser.add_argument("--job-name")
+    parser.add_argument("--max-parallel", type=int, default=8, help="the arrays' %% throttle (default 8)")
     parser.add_argument("--signal", default="HUP", help="preemption signal (default HUP; see docs/slurm.md)")
     parser.add_argument("--signal-seconds", type=int, default=300, help="its lead before the time limit")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="job environment")
-    parser.add_argument("--dry-run", action="store_true", help="print the sbatch command only")
+    parser.add_argument("--dry-run", action="store_true", help="print the sbatch commands only")
     return parser
 
 
@@ -109,17 +217,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     split = argv.index("--") if "--" in argv else len(argv)
     args = build_parser().parse_args(argv[:split])
+    extra = argv[split + 1 :]
     bad = [item for item in args.env if "=" not in item or "," in item]
     if bad:
         raise UserError(f"--env {bad[0]!r}: give NAME=VALUE (no commas: sbatch --export splits on them)")
     job = JOBS[args.job]
+    if args.gpus_per_node is None:
+        args.gpus_per_node = job.default_gpus
     check_request(args, job)
-    command = sbatch_command(args, job, argv[split + 1 :])
-    print(shlex.join(command), flush=True)
-    if not args.dry_run:
-        completed = subprocess.run(command, check=False)
-        if completed.returncode != 0:
-            raise UserError(f"sbatch failed with exit status {completed.returncode}")
+    if job.kind == "tasks":
+        submit_chain([sbatch_command(args, job, extra)], ["JOB"], args.dry_run)
+    elif job.kind == "array_merge":
+        submit_chain(corpus_commands(args, job, extra), ["ARRAY", "MERGE"], args.dry_run)
+    else:
+        submit_chain(glue_commands(args, job, extra), ["PREP", "ARRAY", "COLLECT"], args.dry_run)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,12 @@ Stages (finished ones are skipped on a rerun; an interrupted grid continues wher
               → DIR/glue/results.json, DIR/glue/results.md (printed)
   submission  the selected runs' test predictions in the GLUE server's format → DIR/glue/submission.zip
 
+On a Slurm cluster (``slurm/glue.sbatch``, ``python -m slurm.submit glue``) the same work is split into
+``--step``s: ``prepare`` (checkpoint, data, preprocessing; prints the grid size), ``cell`` (one run of the
+grid: ``--cell N``, default ``$SLURM_ARRAY_TASK_ID``: a job-array task; retried once; on the preemption
+signal it saves, requeues and exits 3), ``collect`` (results and submission once every run has finished);
+``count`` prints the number of runs (the array's size). The default ``all`` does everything here.
+
 ``--extra-layers K --init-scheme dt-fixup``: K new norm-free layers between the pre-trained encoder and the
 classification head (DT-Fixup's mixed setting; the pre-trained part at ``--pretrained-lr-multiplier`` × the
 learning rate), for every task.
@@ -29,12 +35,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.commands import Console, PipelineError, parse_with_passthrough, report_errors, run_command
+from pipelines.commands import (
+    Console,
+    PipelineError,
+    Preempted,
+    parse_with_passthrough,
+    report_errors,
+    run_command,
+)
 from pipelines.glue.grid import (
     BATCH_SIZES,
     EPOCHS,
@@ -45,10 +59,13 @@ from pipelines.glue.grid import (
     RunSpec,
     grid,
 )
-from pipelines.glue.scheduler import Slot, run_grid, slots
+from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
 from preprocess.sources.glue import BERT_TASKS, TASKS
 from workflow.atomic import write_text_atomically
 from workflow.cli import available_cores
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
+
+STEPS = ("all", "prepare", "count", "cell", "collect")
 
 SMALL = {"batch_sizes": [16], "lrs": [1e-3], "epochs": [10], "seeds": [100, 200]}
 """--small's grid: a tiny, barely pre-trained model on 160 generated examples per task needs a larger rate and
@@ -237,6 +254,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--pretrained-lr-multiplier", type=float,
                         help="learning-rate factor of the pre-trained part with --extra-layers")  # fmt: skip
     parser.add_argument("--small", action="store_true", help="CPU smoke run: reduced grid, generated GLUE")
+    parser.add_argument("--step", choices=STEPS, default="all",
+                        help="a part of the pipeline, for Slurm (slurm/glue.sbatch): prepare | count | "
+                             "cell | collect (default all)")  # fmt: skip
+    parser.add_argument(
+        "--cell", type=int, help="with --step cell: the run's index (default $SLURM_ARRAY_TASK_ID)"
+    )
+    parser.add_argument("--preemption-signal", default=DEFAULT_SIGNAL,
+                        help="the runs save and stop on it (default HUP; docs/slurm.md)")  # fmt: skip
     return parser
 
 
@@ -260,22 +285,91 @@ def settle(args: argparse.Namespace) -> None:
         args.gpus = torch.cuda.device_count()
 
 
+def grid_size(args: argparse.Namespace) -> int:
+    """The number of runs (array tasks) of the grid, known before any data exists."""
+    configs = grid(args.batch_sizes, args.lrs, args.epochs, args.weight_decays)
+    return len(args.tasks) * len(configs) * len(args.seeds)
+
+
+def existing_checkpoint(args: argparse.Namespace) -> Path:
+    """The checkpoint of the steps after ``prepare`` (which never pre-train)."""
+    checkpoint = args.checkpoint or args.workdir / "pretrain" / SMALL_PRETRAINED / "model.pt"
+    if not checkpoint.is_file():
+        raise PipelineError(f"{checkpoint}: no such checkpoint (run --step prepare first)")
+    return checkpoint
+
+
+def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Console) -> None:
+    """One run of the grid, as a Slurm array task: retried once; on the preemption signal the trainer saves
+    and requeues the job (or, if the signal came before the trainer could, this process requeues it)."""
+    index = args.cell if args.cell is not None else int(os.environ.get("SLURM_ARRAY_TASK_ID", "-1"))
+    if not 0 <= index < len(specs):
+        raise PipelineError(f"--cell {index}: the grid has {len(specs)} runs, cells 0-{len(specs) - 1} "
+                            f"(submit the array with --array=0-{len(specs) - 1})")  # fmt: skip
+    spec = specs[index]
+    if is_finished(spec):
+        console.say(f"cell {index}: {spec.name} has finished already ({spec.run_dir / 'run.json'})")
+        return
+    console.say(f"cell {index} of {len(specs)}: {spec.name} → {spec.run_dir}")
+    preemption = Preemption(args.preemption_signal)  # recorded here; the run saves on it
+    record: dict[str, Any] = {}
+    for attempt in (1, 2):
+        record = execute(spec, Slot(inherit=True), args.preemption_signal)
+        if record.get("status") == "ok":
+            console.say(f"cell {index}: {spec.name} score {record['score']:.2f} ({record['seconds']:.0f}s)")
+            return
+        if preemption.received or record.get("exit_status") == PREEMPTED_EXIT:
+            if record.get("exit_status") != PREEMPTED_EXIT:  # the signal came before the trainer was ready
+                requeue(console.say)
+            raise Preempted(f"cell {index}: {spec.name} stopped on {preemption.signal.name}; its "
+                            "checkpoint is kept and the requeued job resumes it")  # fmt: skip
+        console.say(f"cell {index}: attempt {attempt} failed (exit {record.get('exit_status')}; log "
+                    f"{record.get('log')})")  # fmt: skip
+    raise PipelineError(f"cell {index}: {spec.name} failed twice (log {record.get('log')})")
+
+
+def collected_records(specs: Sequence[RunSpec]) -> dict[str, dict[str, Any]]:
+    records = {spec.name: run_record(spec.run_dir) for spec in specs}
+    missing = [name for name, record in records.items() if record is None]
+    if missing:
+        raise PipelineError(f"{len(missing)} of {len(specs)} runs have no run.json (e.g. {missing[0]}): "
+                            "run their cells first (a resubmitted array skips finished cells)")  # fmt: skip
+    return {name: record for name, record in records.items() if record is not None}
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_with_passthrough(build_parser(), argv)
     settle(args)
+    if args.step == "count":
+        print(grid_size(args))
+        return
     console = Console("glue")
     args.workdir.mkdir(parents=True, exist_ok=True)
-    args.checkpoint = ensure_checkpoint(args, console)
-    glue_dir = ensure_glue_dir(args, console)
     data_root = args.workdir / "glue" / "data"
-    run_command([sys.executable, "-m", "preprocess.glue", "--glue-dir", glue_dir, "--dest", data_root,
-                 "--checkpoint", args.checkpoint, "--tasks", ",".join(args.tasks)], console)  # fmt: skip
+    if args.step in ("all", "prepare"):
+        args.checkpoint = ensure_checkpoint(args, console)
+        glue_dir = ensure_glue_dir(args, console)
+        run_command([sys.executable, "-m", "preprocess.glue", "--glue-dir", glue_dir, "--dest", data_root,
+                     "--checkpoint", args.checkpoint, "--tasks", ",".join(args.tasks)], console)  # fmt: skip
+    else:
+        args.checkpoint = existing_checkpoint(args)
     specs = run_specs(args, args.checkpoint, data_root)
-    run_slots: list[Slot] = slots(args.gpus, args.cpu_processes, available_cores())
-    where = f"{args.gpus} GPU(s)" if args.gpus else f"{len(run_slots)} CPU process(es)"
     runs_dir = specs[0].run_dir.parents[1]
-    console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where} → {runs_dir}")
-    records = run_grid(specs, run_slots, report_run(console, len(specs)))
+    if args.step == "prepare":
+        console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) → {runs_dir}; one array task each: "
+                    f"--array=0-{len(specs) - 1}")  # fmt: skip
+        return
+    if args.step == "cell":
+        run_cell(args, specs, console)
+        return
+    if args.step == "collect":
+        glue_dir = ensure_glue_dir(args, console)
+        records = collected_records(specs)
+    else:
+        run_slots: list[Slot] = slots(args.gpus, args.cpu_processes, available_cores())
+        where = f"{args.gpus} GPU(s)" if args.gpus else f"{len(run_slots)} CPU process(es)"
+        console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where} → {runs_dir}")
+        records = run_grid(specs, run_slots, report_run(console, len(specs)))
     selection = results(args, records, console)
     submission(args, glue_dir, selection, console)
 

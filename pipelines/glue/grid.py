@@ -102,9 +102,17 @@ def grid(
     return [Config(b, lr, e, wd) for b, lr, e, wd in product(batch_sizes, lrs, epochs, weight_decays)]
 
 
+SAVE_INTERVAL_UPDATES = 2000
+"""A periodic checkpoint inside long epochs (MNLI, QQP: ~12k updates an epoch at batch 32), which a run
+requeued after a node failure resumes from."""
+
+
 def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
     """``fairseq-train`` for one run: the pre-trained model restored (or its encoder under new layers),
-    BERT's optimizer and schedule, the final model saved (no per-epoch checkpoints, no optimizer state)."""
+    BERT's optimizer and schedule; ``checkpoint_last.pt`` at each epoch end and every
+    :data:`SAVE_INTERVAL_UPDATES` updates (with the optimizer state, so that a preempted run resumes where
+    it stopped: ``--finetune-from-model`` starts from the pre-trained model only when the run has no
+    checkpoint yet); no per-epoch checkpoints."""
     total, warmup = spec.updates()
     cfg = spec.config
     command = [
@@ -118,7 +126,8 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         "--max-epoch", str(cfg.epochs), "--batch-size", str(cfg.batch_size),
         "--dropout", "0.1", "--attention-dropout", "0.1", "--seed", str(spec.seed),
         "--tokens-per-sample", str(MAX_SEQ_LENGTH),
-        "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--no-save-optimizer-state",
+        "--save-dir", str(save_dir), "--no-epoch-checkpoints",
+        "--save-interval-updates", str(SAVE_INTERVAL_UPDATES), "--keep-interval-updates", "1",
         "--disable-validation", "--log-format", "json", "--log-interval", "50",
     ]  # fmt: skip
     if spec.regression:
@@ -131,6 +140,5 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         if layers.pretrained_lr_multiplier is not None:
             command += ["--pretrained-lr-multiplier", f"{layers.pretrained_lr_multiplier:g}"]
     else:
-        command += ["--restore-file", str(spec.checkpoint), "--reset-optimizer", "--reset-dataloader",
-                    "--reset-meters", "--reset-lr-scheduler"]  # fmt: skip
+        command += ["--finetune-from-model", str(spec.checkpoint)]
     return command + list(spec.extra_flags)

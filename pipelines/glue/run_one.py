@@ -1,7 +1,10 @@
 """One fine-tuning run of the grid: ``python -m pipelines.glue.run_one RUN_DIR/spec.json``.
 
 1. ``fairseq-train`` with the run's configuration (:func:`pipelines.glue.grid.train_command`) into
-   ``RUN_DIR/checkpoint/`` (its output goes to this process's stdout: the scheduler's ``run.log``);
+   ``RUN_DIR/checkpoint/``, under :mod:`tools.train_preemptible` (its output goes to this process's stdout:
+   the scheduler's ``run.log``). A rerun resumes an unfinished training from its ``checkpoint_last.pt``;
+   ``checkpoint/trained`` marks a finished one. On the preemption signal (``--preemption-signal``, which
+   this process passes on to the trainer) the trainer saves and exits 3, and so does this run;
 2. predictions of the final model for every split but ``train`` (dev and test, AX for MNLI), in file
    order, as label strings (STS-B: the regression output × 5, clipped to [0, 5]) →
    ``RUN_DIR/predictions/SPLIT.txt``;
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -30,6 +34,7 @@ from pipelines.glue.metrics import dev_metrics, task_score
 from workflow.atomic import write_text_atomically
 from workflow.cli import run_cli
 from workflow.errors import UserError
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 STSB_RANGE = (0.0, 5.0)
 
@@ -61,21 +66,37 @@ def predict_splits(checkpoint: Path, data_dir: Path, meta: dict[str, Any]) -> di
     }
 
 
-def train(spec: RunSpec, save_dir: Path) -> None:
-    command = train_command(spec, save_dir, USER_DIR)
+TRAINED = "trained"
+"""Written into the checkpoint directory when fairseq-train has finished the run."""
+
+
+def train(spec: RunSpec, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> None:
+    """fairseq-train, resumable and preemptible; the signal is passed on to it."""
+    fairseq_args = train_command(spec, save_dir, USER_DIR)[1:]
+    command = [sys.executable, "-m", "tools.train_preemptible", "--preemption-signal", signal_name,
+               *fairseq_args]  # fmt: skip
     print("$ " + " ".join(command), flush=True)
-    status = subprocess.run(command, check=False).returncode
+    number = signal_number(signal_name)
+    child = subprocess.Popen(command)
+    previous = signal.signal(number, lambda signum, frame: child.send_signal(signum))
+    try:
+        status = child.wait()
+    finally:
+        signal.signal(number, previous)
+    if status == PREEMPTED_EXIT:
+        raise SystemExit(PREEMPTED_EXIT)
     if status != 0:
         raise UserError(f"{spec.name}: fairseq-train failed with exit status {status}")
+    (save_dir / TRAINED).touch()
 
 
-def run(spec: RunSpec, keep_checkpoint: bool = False) -> dict[str, Any]:
+def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
     started = time.monotonic()
     meta = json.loads((spec.data_dir / "meta.json").read_text(encoding="utf-8"))
     save_dir = spec.run_dir / "checkpoint"
     checkpoint = save_dir / "checkpoint_last.pt"
-    if not checkpoint.exists():
-        train(spec, save_dir)
+    if not (save_dir / TRAINED).exists():
+        train(spec, save_dir, signal_name)
     predictions = predict_splits(checkpoint, spec.data_dir, meta)
     out = spec.run_dir / "predictions"
     out.mkdir(parents=True, exist_ok=True)
@@ -105,9 +126,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("spec", type=Path, help="RUN_DIR/spec.json written by the scheduler")
     parser.add_argument("--keep-checkpoint", action="store_true", help="keep RUN_DIR/checkpoint/")
+    parser.add_argument("--preemption-signal", default=DEFAULT_SIGNAL, help="passed on to the trainer (HUP)")
     args = parser.parse_args(argv)
     spec = RunSpec.from_record(json.loads(args.spec.read_text(encoding="utf-8")))
-    record = run(spec, args.keep_checkpoint)
+    record = run(spec, args.keep_checkpoint, args.preemption_signal)
     print(f"{spec.name}: score {record['score']:.2f} {record['metrics']}", file=sys.stderr)
 
 

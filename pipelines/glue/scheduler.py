@@ -24,6 +24,7 @@ from typing import Any
 from pipelines.commands import REPO
 from pipelines.glue.grid import RunSpec
 from workflow.atomic import write_text_atomically
+from workflow.preemption import DEFAULT_SIGNAL
 
 RUN_RECORD = "run.json"
 ATTEMPTS = 2  # a failed run is retried once
@@ -31,13 +32,17 @@ ATTEMPTS = 2  # a failed run is retried once
 
 @dataclass(frozen=True)
 class Slot:
-    """Where one run executes: a GPU index, or a CPU process with ``threads`` threads."""
+    """Where one run executes: a GPU index, or a CPU process with ``threads`` threads; or, ``inherit``, the
+    devices and threads this process was given (a Slurm array task: Slurm sets CUDA_VISIBLE_DEVICES)."""
 
     gpu: int | None = None
     threads: int = 1
+    inherit: bool = False
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        if self.inherit:
+            return env
         if self.gpu is not None:
             env["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
         else:
@@ -65,17 +70,21 @@ def is_finished(spec: RunSpec) -> bool:
     return record is not None and record.get("status") == "ok"
 
 
-def execute(spec: RunSpec, slot: Slot) -> dict[str, Any]:
-    """One attempt in a child process; its record (a failure record when the child wrote none)."""
+def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
+    """One attempt in a child process; its record (a failure record when the child wrote none). The child
+    stops on ``signal_name`` after saving (exit :data:`workflow.preemption.PREEMPTED_EXIT`); the next attempt
+    resumes its training."""
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     (spec.run_dir / RUN_RECORD).unlink(missing_ok=True)
     spec_path = spec.run_dir / "spec.json"
     write_text_atomically(spec_path, json.dumps(spec.record(), indent=1) + "\n")
     log = spec.run_dir / "run.log"
     started = time.monotonic()
+    command = [sys.executable, "-m", "pipelines.glue.run_one", str(spec_path),
+               "--preemption-signal", signal_name]  # fmt: skip
     with open(log, "a", encoding="utf-8") as out:
         status = subprocess.run(
-            [sys.executable, "-m", "pipelines.glue.run_one", str(spec_path)],
+            command,
             cwd=REPO, env=slot.env(), stdout=out, stderr=subprocess.STDOUT, check=False,
         ).returncode  # fmt: skip
     record = run_record(spec.run_dir)

@@ -7,42 +7,14 @@ losses of the uninterrupted run."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_module
+from pretrain_job import SCRIPT, STEPS, submit
 from slurm_cluster import SlurmCluster
 
-from preprocess.sources.synthetic_wiki import write_dump
-
 pytestmark = pytest.mark.slurm
-STEPS = 150
-SCRIPT = REPO / "slurm" / "pretrain.sbatch"
-
-
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("slurm_corpus")
-    dump = root / "enwiki-20261101-pages-articles-multistream.xml.bz2"
-    write_dump(dump, target_bytes=1_000_000, seed=5)
-    run_module("preprocess.bert_corpus", "--dest", str(root / "data-bin"), "--wikipedia", str(dump),
-               "--vocab-size", "400", "--valid-ratio", "0.1", "--workers", "1", timeout=300)  # fmt: skip
-    return root / "data-bin"
-
-
-def submit(cluster: SlurmCluster, corpus: Path, save_dir: Path) -> int:
-    env = {"DATA": str(corpus), "ARCH": "macaron_bert_tiny", "DS_CONFIG": "configs/deepspeed/tiny_cpu.json",
-           "SAVE_DIR": str(save_dir), "REPO": str(REPO), "PYTHON": sys.executable,
-           "PYTHONWARNINGS": "ignore"}  # fmt: skip
-    proc = cluster.run(
-        "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
-        f"--output={save_dir.parent / (save_dir.name + '.out')}", str(SCRIPT),
-        "--max-update", str(STEPS), "--seed", "3", "--log-interval", "25", "--save-interval-updates", "20",
-        "--no-validation", env=cluster.env(env), cwd=REPO,
-    )  # fmt: skip
-    return int(proc.stdout.split(";")[0])
 
 
 def losses(save_dir: Path) -> dict[int, float]:
@@ -57,16 +29,6 @@ def wait_for_steps(save_dir: Path, steps: int, timeout: float = 300) -> None:
     while not (log.exists() and len(log.read_text().splitlines()) >= steps):
         assert time.monotonic() < deadline, f"{log}: fewer than {steps} steps after {timeout} s"
         time.sleep(0.1)
-
-
-@pytest.fixture(scope="module")
-def uninterrupted(
-    slurm_cluster: SlurmCluster, corpus: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Path:
-    save = tmp_path_factory.mktemp("slurm_whole") / "run"
-    job = submit(slurm_cluster, corpus, save)
-    slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
-    return save
 
 
 def test_a_run_completes_with_its_export(uninterrupted: Path) -> None:

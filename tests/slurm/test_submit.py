@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
 from slurm import submit
@@ -44,3 +46,52 @@ def test_the_sbatch_command(capsys: pytest.CaptureFixture[str]) -> None:
 def test_inconsistent_requests_are_refused(argv: list[str], message: str) -> None:
     with pytest.raises(UserError, match=message):
         submit.main(["pretrain", *argv, "--dry-run"])
+
+
+def test_the_corpus_array_has_one_task_per_source_and_the_merge_waits_for_it(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    parts = [tmp_path / f"enwiki-20261101-pages-articles{i}.xml-p{i}p{i + 9}.bz2" for i in (1, 2, 3)]
+    for part in parts:
+        part.write_bytes(b"")
+    options = ["--cpus-per-task", "16", "--max-parallel", "2", "--env", "DEST=d", "--env", "BOOKS=b"]
+    submit.main(["bert_corpus", *options, "--dry-run", "--", *map(str, parts), "--", "--vocab-size", "400"])
+    array, merge = map(shlex.split, capsys.readouterr().out.splitlines())
+    assert "--array=0-3%2" in array and "--dependency=afterok:$ARRAY" in merge  # 3 parts + the books
+    assert array[-6:] == merge[-6:] == [*map(str, parts), "--", "--vocab-size", "400"]
+    assert (
+        "--cpus-per-task=16" in array
+        and "--gpus-per-node=0" in merge
+        and not any("--signal" in a for a in array)
+    )
+    with pytest.raises(UserError, match=r"nope\.bz2: no such file"):
+        submit.main(["bert_corpus", "--env", "DEST=x", "--dry-run", "--", "nope.bz2"])
+
+
+def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    options = ["--max-parallel", "16", "--env", "WORKDIR=w", "--env", "CHECKPOINT=m.pt", "--dry-run"]
+    submit.main(["glue", *options, "--", "--tasks", "RTE,MRPC", "--seeds", "2"])
+    prepare, cells, collect = map(shlex.split, capsys.readouterr().out.splitlines())
+    # 2 tasks × BERT's 12 configurations (batch 16/32 × lr 5e-5/3e-5 × 3/4/5 epochs) × 2 seeds
+    assert "--array=0-47%16" in cells and "--dependency=afterok:$PREP" in cells
+    assert prepare[-5:-4] == ["prepare"] and cells[-5:-4] == ["cell"] and collect[-5:-4] == ["collect"]
+    assert "--gpus-per-node=0" in prepare and "--gpus-per-node=1" in cells and "--signal=B:HUP@300" in cells
+    assert "--dependency=afterok:$ARRAY" in collect
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["glue", "--gpus-per-node", "2", "--env", "WORKDIR=w"], "a GLUE run uses one GPU"),
+        (["glue", "--nodes", "2", "--env", "WORKDIR=w"], "one task on one node"),
+        (["glue"], "glue needs --env WORKDIR"),
+        (["translate"], "needs --env RECIPE=... or --env DATA"),
+        (["bert_corpus", "--env", "DEST=d", "--gpus-per-node", "1"], "uses no GPU"),
+        (["bert_corpus", "--env", "DEST=d", "--max-parallel", "0"], "at least 1"),
+    ],
+)
+def test_inconsistent_requests_of_the_other_jobs_are_refused(argv: list[str], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        submit.main([*argv, "--dry-run"])

@@ -39,7 +39,10 @@ def test_train_command_restores_the_model_with_berts_schedule(tmp_path: Path) ->
     assert run.updates() == (total, round(0.1 * total)) == (234, 23)
     assert option(command, "--total-num-update") == option(command, "--max-update") == "234"
     assert option(command, "--warmup-updates") == "23" and option(command, "--lr") == "3e-05"
-    assert option(command, "--restore-file") == str(tmp_path / "model.pt") and "--reset-optimizer" in command
+    # resumable: the pre-trained model only while the run has no checkpoint_last.pt, with its optimizer state
+    assert option(command, "--finetune-from-model") == str(tmp_path / "model.pt")
+    assert "--restore-file" not in command
+    assert "--no-save-optimizer-state" not in command and option(command, "--save-interval-updates") == "2000"
     assert option(command, "--optimizer") == "adam" and option(command, "--weight-decay") == "0.01"
     assert option(command, "--task") == "macaron_sentence_prediction" and "--regression-target" not in command
     assert option(command, "--end-learning-rate") == "0" and option(command, "--dropout") == "0.1"

@@ -1,0 +1,27 @@
+"""The tiny pre-training job of the Slurm tests: ``slurm/pretrain.sbatch`` on 2 CPU tasks (used by
+``test_pretrain_sbatch.py`` and, through the session fixtures of ``conftest.py``, as the pre-trained model of
+the GLUE jobs)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from helpers import REPO
+from slurm_cluster import SlurmCluster
+
+STEPS = 150
+SCRIPT = REPO / "slurm" / "pretrain.sbatch"
+
+
+def submit(cluster: SlurmCluster, corpus: Path, save_dir: Path) -> int:
+    env = {"DATA": str(corpus), "ARCH": "macaron_bert_tiny", "DS_CONFIG": "configs/deepspeed/tiny_cpu.json",
+           "SAVE_DIR": str(save_dir), "REPO": str(REPO), "PYTHON": sys.executable,
+           "PYTHONWARNINGS": "ignore"}  # fmt: skip
+    proc = cluster.run(
+        "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
+        f"--output={save_dir.parent / (save_dir.name + '.out')}", str(SCRIPT),
+        "--max-update", str(STEPS), "--seed", "3", "--log-interval", "25", "--save-interval-updates", "20",
+        "--no-validation", env=cluster.env(env), cwd=REPO,
+    )  # fmt: skip
+    return int(proc.stdout.split(";")[0])
