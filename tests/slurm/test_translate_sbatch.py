@@ -59,13 +59,20 @@ def wait_for_update(cluster: SlurmCluster, job: int, output: Path, update: int, 
         time.sleep(0.2)
 
 
+def start_training(
+    cluster: SlurmCluster, data: Path, tmp_path: Path, save_interval: int, until: int
+) -> tuple[int, Path, Path]:
+    """A 2-task fairseq-train job on ``data``, once it is past update ``until``: (job, save dir, output)."""
+    save, output = tmp_path / "checkpoints", tmp_path / "job.out"
+    job = submit(cluster, output, {"DATA": str(data), "SAVE_DIR": str(save)}, *train_flags(save_interval))
+    wait_for_update(cluster, job, output, until)
+    return job, save, output
+
+
 def test_preempted_by_the_signal_saves_requeues_and_resumes(
     slurm_cluster: SlurmCluster, tiny_data_bin: Path, tmp_path: Path
 ) -> None:
-    save, output = tmp_path / "checkpoints", tmp_path / "job.out"
-    env = {"DATA": str(tiny_data_bin), "SAVE_DIR": str(save)}
-    job = submit(slurm_cluster, output, env, *train_flags(save_interval=1000))
-    wait_for_update(slurm_cluster, job, output, 10)
+    job, save, output = start_training(slurm_cluster, tiny_data_bin, tmp_path, save_interval=1000, until=10)
     slurm_cluster.run("scancel", "--signal=HUP", "--batch", str(job))  # what --signal=B:HUP@300 does
     slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
     text = output.read_text()
@@ -83,10 +90,7 @@ def test_preempted_by_the_signal_saves_requeues_and_resumes(
 def test_a_requeued_job_whose_checkpoints_are_gone_starts_fresh_and_says_so(
     slurm_cluster: SlurmCluster, tiny_data_bin: Path, tmp_path: Path
 ) -> None:
-    save, output = tmp_path / "checkpoints", tmp_path / "job.out"
-    env = {"DATA": str(tiny_data_bin), "SAVE_DIR": str(save)}
-    job = submit(slurm_cluster, output, env, *train_flags(save_interval=5))
-    wait_for_update(slurm_cluster, job, output, 12)
+    job, save, output = start_training(slurm_cluster, tiny_data_bin, tmp_path, save_interval=5, until=12)
     slurm_cluster.requeue(job)  # a node failure: no signal, no save
     shutil.rmtree(save, ignore_errors=True)
     slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
