@@ -48,15 +48,6 @@ def job_env(dest: Path, books: Path) -> dict[str, str]:
             "PYTHONWARNINGS": "ignore"}  # fmt: skip
 
 
-def submit(cluster: SlurmCluster, logs: Path, env: dict[str, str], *options: str, args: list[str]) -> int:
-    """sbatch with the script's own --output default (relative to --chdir=logs)."""
-    proc = cluster.run(
-        "sbatch", "--parsable", "--cpus-per-task=1", "--time=10", f"--chdir={logs}", *options, str(SCRIPT),
-        *args, env=cluster.env(env), cwd=REPO,
-    )  # fmt: skip
-    return int(proc.stdout.split(";")[0])
-
-
 def read_logs(logs: Path) -> dict[int, str]:
     """The job logs by the job id in their name (the script's default --output=%x-%j.out)."""
     found = {}
@@ -72,10 +63,16 @@ def sharded(slurm_cluster: SlurmCluster, inputs: dict, tmp_path_factory: pytest.
     root = tmp_path_factory.mktemp("corpus_sharded")
     logs, dest = root / "logs", root / "data-bin"
     logs.mkdir()
-    env = job_env(dest, inputs["books"])
-    args = [*map(str, inputs["parts"]), "--", *FLAGS]
-    array = submit(slurm_cluster, logs, env, "--array=0-2%2", args=args)
-    merge = submit(slurm_cluster, logs, env, f"--dependency=afterok:{array}", args=args)
+    # through the submit helper (array sized from the sources, the merge after it), from the logs directory
+    env = [f"--env={name}={value}" for name, value in job_env(dest, inputs["books"]).items()]
+    helper = [sys.executable, "-m", "slurm.submit", "bert_corpus", "--cpus-per-task=1", "--time=10",
+              "--max-parallel=2", *env, "--", *map(str, inputs["parts"]), "--", *FLAGS]  # fmt: skip
+    proc = subprocess.run(helper, cwd=logs, env=slurm_cluster.env({"PYTHONPATH": str(REPO)}),
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "--array=0-2%2" in proc.stdout and "--dependency=afterok:" in proc.stdout
+    submitted = [line for line in proc.stdout.splitlines() if line.startswith("submitted")]
+    array, merge = (int(line.split()[-1]) for line in submitted)
     try:
         slurm_cluster.wait_for(merge, ("COMPLETED",), timeout=240)
     except JobStateError as e:
