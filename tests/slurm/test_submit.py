@@ -95,3 +95,14 @@ def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
 def test_inconsistent_requests_of_the_other_jobs_are_refused(argv: list[str], message: str) -> None:
     with pytest.raises(UserError, match=message):
         submit.main([*argv, "--dry-run"])
+
+
+@pytest.mark.parametrize("script", [f"{job}.sbatch" for job in submit.JOBS])
+def test_every_script_outside_slurm_says_so(script: str, tmp_path) -> None:
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    command = ["bash", str(submit.SLURM_DIR / script)]
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and f"{script}: not inside a Slurm job (no SLURM_JOB_ID)" in proc.stderr
