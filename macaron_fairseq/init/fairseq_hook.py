@@ -56,7 +56,11 @@ def train_batches(task: Any, model: nn.Module, args: Any, split: str) -> Callabl
             "or pass --dt-fixup-mu"
         )
     rank, world, _ = _data_parallel()
-    max_positions = utils.resolve_max_positions(task.max_positions(), model.max_positions())
+    # exactly what fairseq's training iterator sees (trainer.get_train_iterator): the same position limits,
+    # max_tokens among them, and over-long examples skipped rather than fatal
+    max_positions = utils.resolve_max_positions(
+        task.max_positions(), model.max_positions(), _arg(args, "max_tokens", None)
+    )
     use_cuda = next(model.parameters()).is_cuda
 
     def passes(stack: str) -> Iterable[dict]:
@@ -65,7 +69,7 @@ def train_batches(task: Any, model: nn.Module, args: Any, split: str) -> Callabl
             max_tokens=_arg(args, "max_tokens", None),
             max_sentences=_arg(args, "batch_size", None),
             max_positions=max_positions,
-            ignore_invalid_inputs=bool(_arg(args, "skip_invalid_size_inputs_valid_test", False)),
+            ignore_invalid_inputs=True,
             required_batch_size_multiple=_arg(args, "required_batch_size_multiple", 1),
             seed=_arg(args, "seed", 1),
             num_shards=world,

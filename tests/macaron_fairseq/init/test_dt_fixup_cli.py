@@ -68,6 +68,15 @@ def test_dt_fixup_trains_from_the_cli(
     assert record["n_encoder"] == record["n_decoder"] == 2
 
 
+def test_the_mu_pass_skips_the_examples_training_skips(tiny_data_bin: Path, tmp_path: Path) -> None:
+    """Examples longer than the position limit are skipped by fairseq's training iterator; the μ pass used
+    to stop on them ("Size of sample #N is invalid") — it must see exactly what training sees."""
+    limits = ["--max-source-positions", "6", "--max-target-positions", "6"]
+    log = train(tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup", *limits)
+    assert "have invalid sizes and will be skipped" in log and "DT-Fixup μ pass (encoder)" in log
+    assert "num_updates 4" in log and record_of(tmp_path)["applied"] == 1.0
+
+
 def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Path) -> None:
     log = train(
         tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "t-fixup",
