@@ -119,12 +119,29 @@ def pretrained_parameters(encoder: nn.Module) -> list[nn.Parameter]:
     return [p for p in encoder.parameters() if id(p) not in new]
 
 
+def optimizer_copies_parameters(args: Any) -> bool:
+    """Whether fairseq will wrap the optimizer in ``FP16Optimizer`` (``trainer._build_optimizer``: --fp16 or
+    --bf16 without the memory-efficient variants or --amp), whose fp32 copies drop ``lr_multiplier``."""
+    half = bool(getattr(args, "fp16", False) or getattr(args, "bf16", False))
+    efficient = getattr(args, "memory_efficient_fp16", False) or getattr(args, "memory_efficient_bf16", False)
+    return half and not bool(efficient) and not bool(getattr(args, "amp", False))
+
+
 def set_pretrained_lr_multiplier(encoder: nn.Module, args: Any) -> None:
     """Tag the pre-trained parameters with ``lr_multiplier`` (read by ``--optimizer adam_lr_groups``);
     warn when another optimizer would silently train them at the full rate."""
     multiplier = args.pretrained_lr_multiplier
     multiplier = DEFAULT_PRETRAINED_LR_MULTIPLIER if multiplier is None else float(multiplier)
-    for p in pretrained_parameters(encoder):
+    pretrained = pretrained_parameters(encoder)
+    if multiplier != 1.0 and pretrained and optimizer_copies_parameters(args):
+        raise ValueError(
+            f"--pretrained-lr-multiplier {multiplier:g} with --fp16/--bf16: fairseq's FP16Optimizer trains "
+            "fp32 copies of the parameters (one flat group, or copies without their attributes), so the "
+            "pre-trained encoder would train at the full learning rate. Use --memory-efficient-fp16 / "
+            "--memory-efficient-bf16 or --amp (they keep the parameters and their multiplier), or "
+            "--pretrained-lr-multiplier 1"
+        )
+    for p in pretrained:
         p.lr_multiplier = multiplier
     optimizer = getattr(args, "optimizer", None)
     if multiplier != 1.0 and optimizer is not None and optimizer != "adam_lr_groups":

@@ -183,3 +183,44 @@ def test_mixed_setup_scales_only_the_new_layers(tiny_data_bin: Path, pretrained_
     opt.set_lr(2e-3)
     assert [g["lr"] for g in opt.param_groups] == pytest.approx([2e-3, 2e-3 * 8e-3])
     assert opt.get_lr() == pytest.approx(2e-3)
+
+
+def _wrapped_groups(wrapper: str) -> list[tuple[float, float | None]]:
+    """(lr, multiplier) per parameter group of adam_lr_groups inside fairseq's mixed-precision ``wrapper``,
+    for one plain and one pre-trained (multiplier 0.01) bf16 parameter, at lr 1e-3."""
+    from fairseq import optim
+    from fairseq.dataclass.configs import FairseqConfig
+
+    plain = torch.nn.Parameter(torch.ones(2, dtype=torch.bfloat16))
+    pretrained = torch.nn.Parameter(torch.ones(2, dtype=torch.bfloat16))
+    pretrained.lr_multiplier = 0.01
+    cfg = OmegaConf.structured(FairseqConfig())
+    cfg.optimizer = OmegaConf.structured(FairseqAdamConfig(lr=[1e-3]))
+    cfg.optimizer._name = "adam_lr_groups"
+    cfg.common.bf16 = True
+    cfg.common.memory_efficient_bf16 = wrapper == "MemoryEfficientFP16Optimizer"
+    wrapped = getattr(optim, wrapper).build_optimizer(cfg, [plain, pretrained])
+    wrapped.set_lr(1e-3)
+    return [(g["lr"], g.get("lr_multiplier")) for g in wrapped.optimizer.param_groups]
+
+
+def test_the_lr_multiplier_survives_the_memory_efficient_and_amp_wrappers_not_fp16_optimizer() -> None:
+    for wrapper in ("MemoryEfficientFP16Optimizer", "AMPOptimizer"):
+        assert _wrapped_groups(wrapper) == [(1e-3, 1.0), (pytest.approx(1e-5), 0.01)], wrapper
+    assert _wrapped_groups("FP16Optimizer") == [(1e-3, 1.0)]  # one flat fp32 group: why --bf16 is refused
+
+
+def test_the_lr_multiplier_under_fp16_optimizer_is_refused_with_the_way_out(
+    tiny_data_bin: Path, tmp_path: Path, pretrained_checkpoint: Path
+) -> None:
+    argv = [
+        "fairseq-train", str(tiny_data_bin), "--user-dir", str(REPO / "macaron_fairseq"),
+        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
+        "--optimizer", "adam_lr_groups",
+        "--lr", "1e-3", "--max-update", "2", "--batch-size", "16", "--save-dir", str(tmp_path), "--cpu",
+        "--bf16", "--pretrained-encoder", str(pretrained_checkpoint), "--new-encoder-layers", "1",
+    ]  # fmt: skip
+    proc = run_cli(argv, cwd=REPO, check=False)
+    assert proc.returncode != 0
+    assert "--pretrained-lr-multiplier 0.008 with --fp16/--bf16" in proc.stderr
+    assert "Use --memory-efficient-fp16 / --memory-efficient-bf16 or --amp" in proc.stderr
