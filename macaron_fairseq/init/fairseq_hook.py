@@ -47,6 +47,14 @@ def _arg(args: Any, name: str, default: Any) -> Any:
 def train_batches(task: Any, model: nn.Module, args: Any, split: str) -> Callable[[str], Iterable[dict]]:
     """A factory of streamed passes over this worker's shard of ``split``, batched by the task's own
     iterator with the training batch sizes, unshuffled, with fairseq's progress display."""
+    shards = utils.split_paths(str(_arg(args, "data", "")))
+    if len(shards) > 1:
+        logger.warning(
+            "DT-Fixup μ is estimated on the first of %d epoch shards (%s), the data of epoch 1; the other "
+            "shards are not read (pass --dt-fixup-mu to set μ yourself)",
+            len(shards),
+            shards[0],
+        )
     if split not in task.datasets:
         task.load_dataset(split, combine=True, epoch=1)
     dataset = task.dataset(split)

@@ -224,3 +224,13 @@ def test_the_lr_multiplier_under_fp16_optimizer_is_refused_with_the_way_out(
     assert proc.returncode != 0
     assert "--pretrained-lr-multiplier 0.008 with --fp16/--bf16" in proc.stderr
     assert "Use --memory-efficient-fp16 / --memory-efficient-bf16 or --amp" in proc.stderr
+
+
+def test_epoch_sharded_data_says_mu_comes_from_the_first_shard(tiny_data_bin: Path, tmp_path: Path) -> None:
+    second = tmp_path / "shard2"
+    second.symlink_to(tiny_data_bin, target_is_directory=True)
+    log = train(
+        Path(f"{tiny_data_bin}:{second}"), tmp_path / "save", "macaron_small", "--init-scheme", "dt-fixup"
+    )
+    assert f"DT-Fixup μ is estimated on the first of 2 epoch shards ({tiny_data_bin})" in log
+    assert "num_updates 4" in log
