@@ -68,15 +68,6 @@ def test_dt_fixup_trains_from_the_cli(
     assert record["n_encoder"] == record["n_decoder"] == 2
 
 
-def test_the_mu_pass_skips_the_examples_training_skips(tiny_data_bin: Path, tmp_path: Path) -> None:
-    """Examples longer than the position limit are skipped by fairseq's training iterator; the μ pass used
-    to stop on them ("Size of sample #N is invalid") — it must see exactly what training sees."""
-    limits = ["--max-source-positions", "6", "--max-target-positions", "6"]
-    log = train(tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup", *limits)
-    assert "have invalid sizes and will be skipped" in log and "DT-Fixup μ pass (encoder)" in log
-    assert "num_updates 4" in log and record_of(tmp_path)["applied"] == 1.0
-
-
 def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Path) -> None:
     log = train(
         tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "t-fixup",
@@ -226,11 +217,15 @@ def test_the_lr_multiplier_under_fp16_optimizer_is_refused_with_the_way_out(
     assert "Use --memory-efficient-fp16 / --memory-efficient-bf16 or --amp" in proc.stderr
 
 
-def test_epoch_sharded_data_says_mu_comes_from_the_first_shard(tiny_data_bin: Path, tmp_path: Path) -> None:
+def test_the_mu_pass_reads_what_training_reads(tiny_data_bin: Path, tmp_path: Path) -> None:
+    """Examples longer than the position limit are skipped by fairseq's training iterator; the μ pass used
+    to stop on them ("Size of sample #N is invalid"). With epoch-sharded data it reads the first shard and
+    says so."""
     second = tmp_path / "shard2"
     second.symlink_to(tiny_data_bin, target_is_directory=True)
-    log = train(
-        Path(f"{tiny_data_bin}:{second}"), tmp_path / "save", "macaron_small", "--init-scheme", "dt-fixup"
-    )
+    limits = ["--max-source-positions", "6", "--max-target-positions", "6"]
+    data = Path(f"{tiny_data_bin}:{second}")
+    log = train(data, tmp_path / "save", "macaron_small", "--init-scheme", "dt-fixup", *limits)
+    assert "have invalid sizes and will be skipped" in log and "DT-Fixup μ pass (encoder)" in log
     assert f"DT-Fixup μ is estimated on the first of 2 epoch shards ({tiny_data_bin})" in log
-    assert "num_updates 4" in log
+    assert "num_updates 4" in log and record_of(tmp_path / "save")["applied"] == 1.0
