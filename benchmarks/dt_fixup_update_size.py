@@ -10,9 +10,16 @@ L = ⟨f(x), g⟩ / (T·B) for a fixed random direction g, one SGD step θ ← �
 
 once with the SGD step on the weight matrices only (the theorems' setting: their G_l have no biases, and
 DT-Fixup leaves biases unscaled) and once on all parameters, for: the same Xavier init *without* scaling
-("xavier, no LN"), *DT-Fixup* (Xavier + scaling by the measured μ; for Macaron also with the vanilla
-factor N^-½/(2μ) instead of the derived (3N)^-½/μ), and, as a reference, fairseq's post-LN layers with
-their default init. Float64 throughout.
+("xavier, no LN"), *DT-Fixup* (Xavier + scaling by the measured μ, with the derived factor of each layer
+kind: N^-½/(2μ) vanilla, (3N)^-½/μ Macaron), and, as a reference, fairseq's post-LN layers with their
+default init. Float64 throughout.
+
+The Macaron layers are parameter-matched to the vanilla ones: two FFNs of half the inner size (``--ffn`` / 2
+each), as the Macaron Net paper and our ``macaron_*`` architectures compare them. The derivation's claim
+is that Macaron with its own factor lands at the vanilla update size; that is what the Macaron DT-Fixup
+column tests. (Scaling Macaron weights by the vanilla factor instead would multiply every scaled weight by
+√(3/4), hence the first-order update by exactly 3/4 — an algebraic identity, not a measurement, so it is
+not a column.)
 
     python benchmarks/dt_fixup_update_size.py
 """
@@ -25,17 +32,24 @@ from pathlib import Path
 
 import torch
 from fairseq.models.transformer import TransformerConfig
+from fairseq.models.transformer.transformer_config import EncDecBaseConfig
 from fairseq.modules import SinusoidalPositionalEmbedding
 from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 from torch import Tensor, nn
 
-from macaron_fairseq.init import apply_dt_fixup, vanilla_scale, xavier_init_
-from macaron_fairseq.init.targets import dt_fixup_parameters
+from macaron_fairseq.init import apply_dt_fixup, xavier_init_
 from macaron_fairseq.models.layer_plan import LayerSpec, build_encoder_layer
+
+VANILLA_DT_FIXUP = "vanilla: DT-Fixup"
+MACARON_DT_FIXUP = "Macaron: DT-Fixup (3μ² derivation)"
 
 
 def make_cfg(d: int, ffn: int, heads: int) -> TransformerConfig:
     cfg = TransformerConfig()
+    # an instance of its own: the default ``encoder`` of fairseq's TransformerConfig is the class
+    # EncDecBaseConfig itself, so setting a size on it would change every config (the Macaron FFN size
+    # would leak into the vanilla one)
+    cfg.encoder = EncDecBaseConfig()
     cfg.encoder.embed_dim, cfg.encoder.ffn_embed_dim, cfg.encoder.attention_heads = d, ffn, heads
     cfg.dropout = cfg.attention_dropout = cfg.activation_dropout = 0.0
     return cfg
@@ -47,21 +61,15 @@ def build_stack(kind: str, n: int, init: str, cfg: TransformerConfig, mu: float)
     if kind == "macaron":
         for layer in layers:
             layer.set_ffn_step(0.5)
-    if init in ("xavier", "dt-fixup", "dt-fixup-vanilla-factor"):
+    if init in ("xavier", "dt-fixup"):
         xavier_init_(layers)
     if init == "dt-fixup-default-biases":  # Xavier weights, fairseq's uniform biases (the reference code's)
         with torch.no_grad():
             for param in layers.parameters():
                 if param.dim() > 1:
                     nn.init.xavier_normal_(param)
-    if init in ("dt-fixup", "dt-fixup-vanilla-factor", "dt-fixup-default-biases"):
-        result = apply_dt_fixup(list(layers), mu, name=f"{kind}-{n}")
-        if init == "dt-fixup-vanilla-factor":  # what the vanilla formula N^-½/(2μ) would have used
-            ratio = vanilla_scale(n, mu) / result.factor
-            with torch.no_grad():
-                for layer in layers:
-                    for _, param in dt_fixup_parameters(layer):
-                        param.mul_(ratio)
+    if init in ("dt-fixup", "dt-fixup-default-biases"):
+        apply_dt_fixup(list(layers), mu, name=f"{kind}-{n}")
     return layers.double()
 
 
@@ -113,17 +121,18 @@ def main() -> None:
     a = p.parse_args()
     machine = machine_info()
     torch.manual_seed(a.seed)
-    cfg = make_cfg(a.dim, a.ffn, 4)
+    if a.ffn % 2:
+        p.error("--ffn must be even: Macaron layers get two FFNs of --ffn / 2 (parameter-matched)")
+    cfgs = {"vanilla": make_cfg(a.dim, a.ffn, 4), "macaron": make_cfg(a.dim, a.ffn // 2, 4)}
     x = inputs(a.dim, tokens=12, batch=16, seed=a.seed)
     mu = float(x.norm(dim=-1).max())
     columns = [
         ("vanilla", "xavier", "vanilla: xavier, no LN"),
-        ("vanilla", "dt-fixup", "vanilla: DT-Fixup"),
+        ("vanilla", "dt-fixup", VANILLA_DT_FIXUP),
         ("vanilla", "dt-fixup-default-biases", "vanilla: DT-Fixup, fairseq's default biases"),
         ("vanilla", "post-ln", "vanilla: post-LN"),
         ("macaron", "xavier", "Macaron: xavier, no LN"),
-        ("macaron", "dt-fixup", "Macaron: DT-Fixup (3μ² derivation)"),
-        ("macaron", "dt-fixup-vanilla-factor", "Macaron: vanilla factor N^-½/(2μ)"),
+        ("macaron", "dt-fixup", MACARON_DT_FIXUP),
         ("macaron", "post-ln", "Macaron: post-LN"),
     ]
     tables: dict[str, dict[str, list[float]]] = {}
@@ -133,7 +142,7 @@ def main() -> None:
             values = []
             for kind, init, _ in columns:
                 torch.manual_seed(a.seed)
-                layers = build_stack(kind, n, init, cfg, mu)
+                layers = build_stack(kind, n, init, cfgs[kind], mu)
                 values.append(update_size(layers, x, a.lr, a.seed, biases))
             rows[str(n)] = values
             print(f"{'all parameters' if biases else 'weights only'}, N = {n}: "
@@ -155,17 +164,23 @@ TABLE_TITLES = {
 def render(payload: dict) -> str:
     """The §4.1 tables of docs/dt_fixup.md from a results file (entries ‖Δf‖/η, 3 significant digits)."""
     r = payload["results"]
+    columns = r["columns"]
+    vanilla, macaron = columns.index(VANILLA_DT_FIXUP), columns.index(MACARON_DT_FIXUP)
     lines = [
-        f"μ = {r['mu']:.3f}, η = {r['lr']:g}, d = {r['dim']}, FFN = {r['ffn']}, seed = {r['seed']}; "
-        "entries: ‖Δf‖ / η"
+        f"μ = {r['mu']:.3f}, η = {r['lr']:g}, d = {r['dim']}, FFN: vanilla {r['ffn']}, Macaron 2 × "
+        f"{r['ffn'] // 2} (parameter-matched), seed = {r['seed']}; entries: ‖Δf‖ / η; last column: "
+        "Macaron DT-Fixup / vanilla DT-Fixup"
     ]
     for key, title in TABLE_TITLES.items():
-        lines += ["", f"**{title}**", "", "| N | " + " | ".join(r["columns"]) + " |"]
-        lines.append("|---" * (1 + len(r["columns"])) + "|")
+        header = "| N | " + " | ".join(columns) + " | Macaron / vanilla (DT-Fixup) |"
+        lines += ["", f"**{title}**", "", header]
+        lines.append("|---" * (2 + len(columns)) + "|")
         for n, values in r["tables"][key].items():
-            lines.append(f"| {n} | " + " | ".join(f"{v:.3g}" for v in values) + " |")
+            ratio = values[macaron] / values[vanilla]
+            lines.append(f"| {n} | " + " | ".join(f"{v:.3g}" for v in values) + f" | {ratio:.2f} |")
     lines += ["", f"Measured by {provenance(payload)}."]
     return "\n".join(lines)
+
 
 if __name__ == "__main__":
     main()
