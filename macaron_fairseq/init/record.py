@@ -4,16 +4,17 @@ Buffers, so that they ride in ``checkpoint_*.pt`` with the weights: on resume fa
 with the model's state dict, ``applied`` is 1, and the hook neither re-estimates μ nor re-scales.
 Registered only when a scheme other than ``default`` is chosen, so default models keep their state-dict
 keys. Per new stack ``S`` (see :mod:`.stacks`): ``mu_S``, ``n_S``, ``factor_S``, and ``mu_S_cross`` for a
-stack with cross-attention.
+stack with cross-attention. The buffers stay float64 whatever the model is cast to (``--fp16`` halves the
+model: a token count above 65504 would become inf, μ keep three digits); they follow its device moves.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
-from torch import nn
+from torch import Tensor, nn
 
 from macaron_fairseq.init.config import SCHEMES
 from macaron_fairseq.init.stacks import StackResult
@@ -39,6 +40,15 @@ class InitRecord(nn.Module):
             self.register_buffer(name, torch.tensor(float("nan"), dtype=torch.float64))
         self.applied.fill_(0.0)
         self.scheme.fill_(float(SCHEMES.index(scheme)))
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> InitRecord:
+        """``.to(device)``, ``.cuda()``, ``.cpu()`` move the record; ``.half()``, ``.to(torch.bfloat16)``,
+        ``.float()`` leave it float64 (every ``nn.Module`` cast goes through ``_apply``)."""
+        for name, buf in self._buffers.items():
+            if buf is not None:
+                device = fn(torch.zeros((), dtype=torch.float64, device=buf.device)).device
+                self._buffers[name] = buf.to(device=device, dtype=torch.float64)
+        return self
 
     def get(self, name: str) -> float:
         return float(getattr(self, name))

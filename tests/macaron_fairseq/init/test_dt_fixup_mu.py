@@ -58,6 +58,16 @@ def test_logged_mu_equals_an_independent_max_norm(tiny_data_bin: Path, arch: str
     )
 
 
+def test_mu_of_half_precision_inputs_is_computed_in_float32() -> None:
+    """Under --fp16/--bf16 the probes yield half-precision vectors; their norms are taken in float32 (a
+    bf16 norm of 300 ones is 17.25, not √300 = 17.3205)."""
+    ones = torch.ones(2, 3, 300, dtype=torch.bfloat16)
+    assert float(ones.norm(dim=-1).max()) != pytest.approx(300**0.5, rel=1e-4)  # what a bf16 norm gives
+    batch = {"net_input": {}, "nsentences": 3, "ntokens": 6}
+    estimate = estimate_max_norms([batch], {"input": lambda sample: (ones, None)}, torch.nn.Identity())
+    assert estimate.max_norms["input"] == pytest.approx(300**0.5, rel=1e-6)
+
+
 def test_given_mu_skips_estimation(tiny_data_bin: Path) -> None:
     model, task = build_model(tiny_data_bin, "macaron_small", [*ARGS, "--dt-fixup-mu", "2.5"])
     task.datasets.clear()

@@ -77,6 +77,32 @@ def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> N
     assert one.scheme_name == "t-fixup" and "n_classifier" in one.state_dict()
 
 
+@pytest.mark.parametrize("cast", ["half", "bfloat16", "float"])
+def test_the_record_stays_float64_when_the_model_is_cast_and_follows_device_moves(cast: str) -> None:
+    """fairseq casts the whole model (``.half()`` under --fp16, ``.to(dtype=torch.bfloat16)`` under --bf16):
+    the record must keep counts above 65504 and μ's digits; a device move must still move it."""
+    model = nn.ModuleDict({"layer": nn.Linear(2, 2), "init_record": InitRecord("dt-fixup", ["encoder"])})
+    model.init_record.set(tokens=1_234_567, mu_encoder=9.123456789, factor_encoder=1e-3 / 3)
+    expected = {name: model.init_record.get(name) for name in ("tokens", "mu_encoder", "factor_encoder")}
+    model = model.half() if cast == "half" else model.to(dtype=getattr(torch, cast))
+    assert model.layer.weight.dtype == getattr(torch, cast)
+    assert all(buf.dtype == torch.float64 for buf in model.init_record.buffers())
+    assert {name: model.init_record.get(name) for name in expected} == expected
+    model.to("meta")  # the one other device every machine has
+    assert model.layer.weight.is_meta and all(buf.is_meta for buf in model.init_record.buffers())
+    assert all(buf.dtype == torch.float64 for buf in model.init_record.buffers())
+
+
+def test_a_record_saved_in_half_precision_loads_into_float64() -> None:
+    """Checkpoints written before the record kept float64 under --fp16 hold half-precision buffers."""
+    old = InitRecord("dt-fixup", ["encoder"])
+    old.set(applied=1.0, mu_encoder=9.0)
+    state = {name: buf.half() for name, buf in old.state_dict().items()}
+    record = InitRecord("dt-fixup", ["encoder"])
+    record.load_state_dict(state)
+    assert record.is_applied and record.get("mu_encoder") == 9.0 and record.applied.dtype == torch.float64
+
+
 def test_dt_fixup_glue_works_on_a_single_stack_of_extra_layers(dict_dir) -> None:
     """An encoder-only use (e.g. K classifier layers on a pre-trained encoder's output): one stack whose
     probe returns given vectors; μ is their max norm, the weights are scaled by the stack's factor."""
