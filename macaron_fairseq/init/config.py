@@ -94,13 +94,6 @@ def check_fixup_args(args: Any) -> None:
         raise ValueError("--new-encoder-layers only applies with --pretrained-encoder")
     if scheme not in NORM_FREE_SCHEMES:
         return
-    if (getattr(args, "fp16", False) or getattr(args, "bf16", False)) and not (
-        getattr(args, "memory_efficient_fp16", False) or getattr(args, "memory_efficient_bf16", False)
-    ):
-        raise ValueError(
-            f"--init-scheme {scheme} rescales weights in place after the optimizer is built; --fp16/--bf16 "
-            "keep fp32 master copies made earlier — use --memory-efficient-fp16/--memory-efficient-bf16"
-        )
     warmup = getattr(args, "warmup_updates", 0) or 0
     if warmup > 0:
         logger.warning(

@@ -1,16 +1,24 @@
-"""fairseq glue: run the chosen init scheme once, after checkpoint loading and before the first update.
+"""fairseq glue: run the chosen init scheme once, after checkpoint loading and before the optimizer exists.
 
-``fairseq_cli/train.py`` builds the model, builds the trainer, loads ``checkpoint_last.pt`` if there is
-one (restoring the weights *and* the model's :class:`InitRecord`), then calls
-``trainer.begin_epoch`` → ``task.begin_epoch(epoch, model)`` before the first ``train_step``.
-:func:`attach_init_scheme` (called by ``build_model``) initialises the new layers and installs the hook:
-``install_init_hook`` wraps that task method (on the task instance, so it works with any task): the
-first call runs the scheme if the record says it has not been applied, later calls and resumed runs only
-log the stored record. Pre-trained weights are loaded inside ``build_model``, i.e. before this point.
+``fairseq_cli/train.py`` builds the model, builds the trainer (which casts the model to fp16/bf16 and
+moves it to its device), loads ``checkpoint_last.pt`` if there is one (restoring the weights *and* the
+model's :class:`InitRecord`; a resumed run builds its optimizer there, after the weights are loaded), then
+asks the trainer for its learning rate, which builds the optimizer on a fresh run. Under ``--fp16`` /
+``--bf16`` fairseq's ``FP16Optimizer`` copies the parameters into fp32 master weights at that moment, and
+from then on steps the copies and overwrites the model with them; scaling the model's weights in place any
+later would be undone by the first update. So :func:`attach_init_scheme` (called by ``build_model``)
+installs :func:`install_optimizer_hook`: ``Trainer._build_optimizer`` first runs the scheme on the
+trainer's (cast, placed) model, then builds the optimizer and its master copies from the rescaled weights.
+The memory-efficient wrappers and ``--amp`` step the model's own parameters, so for them the order does
+not matter. ``task.begin_epoch`` keeps a hook too (:func:`install_init_hook`), for trainers that build
+their optimizer elsewhere. Either hook runs the scheme if the record says it has not been applied; later
+calls and resumed runs only log the stored record. Pre-trained weights are loaded inside ``build_model``,
+i.e. before this point.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -119,6 +127,7 @@ def attach_init_scheme(model: Any, scheme: str, task: Any) -> None:
         scheme, [s.name for s in stacks if s.layers], [s.name for s in stacks if s.layers and s.cross_probe]
     )
     install_init_hook(task)
+    install_optimizer_hook()
 
 
 def run_init_scheme(model: nn.Module, task: Any) -> None:
@@ -163,3 +172,22 @@ def install_init_hook(task: Any) -> None:
 
     task.begin_epoch = begin_epoch
     task._macaron_init_hook_installed = True
+
+
+def install_optimizer_hook() -> None:
+    """Make fairseq's ``Trainer._build_optimizer`` run :func:`run_init_scheme` on the trainer's model first
+    (idempotent; a no-op for models without an init record)."""
+    from fairseq.trainer import Trainer
+
+    original = Trainer._build_optimizer
+    if getattr(original, "__macaron_runs_init_scheme__", False):
+        return
+
+    @functools.wraps(original)
+    def _build_optimizer(self: Any) -> Any:
+        # the model as cast and placed by the trainer; ``self.model`` would wrap it for data parallelism
+        run_init_scheme(self._model, self.task)
+        return original(self)
+
+    _build_optimizer.__macaron_runs_init_scheme__ = True  # type: ignore[attr-defined]
+    Trainer._build_optimizer = _build_optimizer

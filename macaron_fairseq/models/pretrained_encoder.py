@@ -119,31 +119,44 @@ def pretrained_parameters(encoder: nn.Module) -> list[nn.Parameter]:
     return [p for p in encoder.parameters() if id(p) not in new]
 
 
-def optimizer_copies_parameters(args: Any) -> bool:
-    """Whether fairseq will wrap the optimizer in ``FP16Optimizer`` (``trainer._build_optimizer``: --fp16 or
-    --bf16 without the memory-efficient variants or --amp), whose fp32 copies drop ``lr_multiplier``."""
-    half = bool(getattr(args, "fp16", False) or getattr(args, "bf16", False))
-    efficient = getattr(args, "memory_efficient_fp16", False) or getattr(args, "memory_efficient_bf16", False)
-    return half and not bool(efficient) and not bool(getattr(args, "amp", False))
+def optimizer_flattens_parameters(args: Any) -> bool:
+    """Whether fairseq's trainer will train one flat fp32 copy of all parameters (``FP16Optimizer`` with
+    ``--fp16``, unless ``--fp16-no-flatten-grads``, a memory-efficient variant, ``--amp`` or fully-sharded
+    data parallel): no per-parameter learning rate can hold there. ``--bf16`` never flattens."""
+    if not getattr(args, "fp16", False) or getattr(args, "bf16", False):
+        return False
+    if getattr(args, "ddp_backend", None) == "fully_sharded":  # fairseq uses the memory-efficient wrapper
+        return False
+    keep = ("fp16_no_flatten_grads", "memory_efficient_fp16", "memory_efficient_bf16", "amp")
+    return not any(getattr(args, flag, False) for flag in keep)
 
 
 def set_pretrained_lr_multiplier(encoder: nn.Module, args: Any) -> None:
     """Tag the pre-trained parameters with ``lr_multiplier`` (read by ``--optimizer adam_lr_groups``);
-    warn when another optimizer would silently train them at the full rate."""
+    warn when another optimizer would silently train them at the full rate.
+
+    fairseq's ``FP16Optimizer`` (``--fp16``/``--bf16``) trains fp32 copies of the parameters that keep only
+    ``param_group`` and ``optim_overrides`` of their attributes, so for ``adam_lr_groups`` the multiplier is
+    also written where fairseq's own convention puts a per-parameter learning-rate scale,
+    ``optim_overrides = {"optimizer": {"lr_scale": M}}`` (what ``--optimizer composite`` reads; set for
+    ``adam_lr_groups`` only, since ``composite`` would also demand it of every parameter of the group). The
+    flat copy of ``--fp16`` keeps nothing per parameter: refused, naming the ways out.
+    """
     multiplier = args.pretrained_lr_multiplier
     multiplier = DEFAULT_PRETRAINED_LR_MULTIPLIER if multiplier is None else float(multiplier)
     pretrained = pretrained_parameters(encoder)
-    if multiplier != 1.0 and pretrained and optimizer_copies_parameters(args):
+    if multiplier != 1.0 and pretrained and optimizer_flattens_parameters(args):
         raise ValueError(
-            f"--pretrained-lr-multiplier {multiplier:g} with --fp16/--bf16: fairseq's FP16Optimizer trains "
-            "fp32 copies of the parameters (one flat group, or copies without their attributes), so the "
-            "pre-trained encoder would train at the full learning rate. Use --memory-efficient-fp16 / "
-            "--memory-efficient-bf16 or --amp (they keep the parameters and their multiplier), or "
-            "--pretrained-lr-multiplier 1"
+            f"--pretrained-lr-multiplier {multiplier:g} with --fp16: fairseq's FP16Optimizer trains one flat "
+            "fp32 copy of all parameters, so the pre-trained encoder would train at the full learning rate. "
+            "Add --fp16-no-flatten-grads, or use --memory-efficient-fp16, --amp or --bf16 (they keep a "
+            "per-parameter multiplier), or --pretrained-lr-multiplier 1"
         )
+    optimizer = getattr(args, "optimizer", None)
     for p in pretrained:
         p.lr_multiplier = multiplier
-    optimizer = getattr(args, "optimizer", None)
+        if optimizer == "adam_lr_groups":
+            p.optim_overrides = {"optimizer": {"lr_scale": multiplier}}
     if multiplier != 1.0 and optimizer is not None and optimizer != "adam_lr_groups":
         logger.warning(
             "--pretrained-lr-multiplier %g is only honoured by --optimizer adam_lr_groups (got %s): "

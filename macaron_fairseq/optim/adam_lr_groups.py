@@ -5,6 +5,11 @@ The mixed setup trains the pre-trained encoder at ``--pretrained-lr-multiplier``
 attribute (set by the model) go to their own Adam parameter group, and every learning-rate update of
 the scheduler sets ``lr_group = multiplier × lr``. Parameters without the attribute form the first group,
 whose learning rate is what fairseq logs.
+
+Under ``--fp16``/``--bf16`` fairseq's ``FP16Optimizer`` hands this optimizer fp32 copies of the parameters,
+which keep ``optim_overrides`` but no other attribute: there the multiplier is read from fairseq's
+per-parameter learning-rate scale, ``optim_overrides["optimizer"]["lr_scale"]`` (set next to
+``lr_multiplier`` by the model). The memory-efficient wrappers and ``--amp`` pass the parameters themselves.
 """
 
 from __future__ import annotations
@@ -16,10 +21,18 @@ from fairseq.optim.adam import FairseqAdam, FairseqAdamConfig
 from torch import nn
 
 
+def lr_multiplier(p: nn.Parameter) -> float:
+    """``p.lr_multiplier``, else fairseq's ``p.optim_overrides["optimizer"]["lr_scale"]``, else 1."""
+    if hasattr(p, "lr_multiplier"):
+        return float(p.lr_multiplier)
+    overrides = getattr(p, "optim_overrides", None) or {}
+    return float((overrides.get("optimizer") or {}).get("lr_scale", 1.0))
+
+
 def group_by_multiplier(params: Iterable[nn.Parameter]) -> list[dict]:
     groups: dict[float, list[nn.Parameter]] = {}
     for p in params:
-        groups.setdefault(float(getattr(p, "lr_multiplier", 1.0)), []).append(p)
+        groups.setdefault(lr_multiplier(p), []).append(p)
     ordered = sorted(groups.items(), key=lambda item: item[0] != 1.0)  # multiplier 1 first
     return [{"params": ps, "lr_multiplier": m} for m, ps in ordered]
 

@@ -40,25 +40,6 @@ def test_contradictory_options_are_refused() -> None:
         prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_mu=1.0))
     with pytest.raises(ValueError, match="--new-encoder-layers only applies with --pretrained-encoder"):
         prepare_fixup_args(args(new_encoder_layers=2))
-    with pytest.raises(ValueError, match="memory-efficient"):
-        prepare_fixup_args(args(init_scheme="dt-fixup", fp16=True))
-    prepare_fixup_args(args(init_scheme="dt-fixup", fp16=True, memory_efficient_fp16=True))
-
-
-@pytest.mark.parametrize("scheme", ["dt-fixup", "t-fixup"])
-@pytest.mark.parametrize("precision", ["fp16", "bf16"])
-def test_mixed_precision_is_refused_at_build_time(dict_dir, scheme: str, precision: str) -> None:
-    """docs/dt_fixup.md: --fp16/--bf16 without the memory-efficient variants → error at build time, through
-    the flags fairseq-train parses and the model's build_model."""
-    flags = [*TINY, "--init-scheme", scheme]
-    with pytest.raises(ValueError, match=f"--init-scheme {scheme} rescales weights in place") as error:
-        build_model(dict_dir, "macaron_base", [*flags, f"--{precision}"])
-    assert "use --memory-efficient-fp16/--memory-efficient-bf16" in str(error.value)
-    memory_efficient = [f"--{precision}", f"--memory-efficient-{precision}"]
-    model, _ = build_model(dict_dir, "macaron_base", [*flags, *memory_efficient])
-    assert model.init_record.scheme_name == scheme
-    model, _ = build_model(dict_dir, "macaron_base", [*TINY, f"--{precision}"])  # default scheme: allowed
-    assert not hasattr(model, "init_record")
 
 
 def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> None:
