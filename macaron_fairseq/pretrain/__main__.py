@@ -13,6 +13,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 
@@ -22,6 +23,9 @@ from macaron_fairseq.pretrain.ds_config import check_supported, read_config, rec
 from workflow.cli import run_cli
 from workflow.errors import UserError
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
+
+if TYPE_CHECKING:
+    from macaron_fairseq.pretrain.trainer import Pretrainer
 
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 
@@ -67,19 +71,20 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
     return args, convert_namespace_to_omegaconf(args)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
+    """Everything up to the first step: options, placement, process group, the :class:`Pretrainer` (model,
+    init scheme, DeepSpeed engine, data)."""
     import deepspeed
 
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
-    args, cfg = parse(sys.argv[1:] if argv is None else argv)
+    args, cfg = parse(argv)
     try:
         signal_number(args.preemption_signal)
     except ValueError as err:
         raise UserError(str(err)) from err
     where = placement()
-    given = sys.argv[1:] if argv is None else list(argv)
-    update_freq = args.update_freq[0] if any(a.split("=")[0] == "--update-freq" for a in given) else None
+    update_freq = args.update_freq[0] if any(a.split("=")[0] == "--update-freq" for a in argv) else None
     config_path = Path(args.deepspeed_config)
     ds_config = reconcile_batch(
         read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
@@ -91,7 +96,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         torch.cuda.set_device(where.local_rank)
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
     torch.manual_seed(cfg.common.seed)
-    Pretrainer(cfg, args, ds_config, where).train()
+    return Pretrainer(cfg, args, ds_config, where)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    build_pretrainer(sys.argv[1:] if argv is None else list(argv)).train()
 
 
 if __name__ == "__main__":

@@ -123,6 +123,55 @@ def test_bf16_zero0_accumulation_dt_fixup_and_activation_checkpointing(corpus: P
     assert all("nsp" in line and "tokens/s" in line and "samples/s" in line for line in lines)
 
 
+ENGINE_AFTER_INITIALIZE = """
+import json, sys
+from deepspeed.utils import safe_get_full_fp32_param
+from macaron_fairseq.pretrain.__main__ import build_pretrainer
+
+module = build_pretrainer(sys.argv[1:]).engine.module  # right after deepspeed.initialize, no step taken
+pairs = [(name, p, safe_get_full_fp32_param(p)) for name, p in module.named_parameters() if p.requires_grad]
+fc1 = module.new_layers()[0].fc1.weight
+record = module.init_record
+print("RESULT " + json.dumps({
+    "applied": record.is_applied, "factor": record.get("factor_encoder"),
+    "record": str(record.applied.dtype),
+    "params": sorted({str(p.dtype) for _, p, _ in pairs}),
+    "masters": sorted({str(m.dtype) for *_, m in pairs}),
+    "max_difference": max(float((m - p.float()).abs().max()) for _, p, m in pairs),
+    "fc1_rms": float(safe_get_full_fp32_param(fc1).pow(2).mean().sqrt()),
+    "fc1_xavier_rms": (2 / sum(fc1.shape)) ** 0.5,
+}))
+"""
+
+
+def test_the_engines_fp32_master_weights_are_the_rescaled_ones(corpus: Path, tmp_path: Path) -> None:
+    """bf16 + ZeRO-1 (the tiny config): DT-Fixup runs before ``deepspeed.initialize``, so right after it the
+    engine's fp32 master weights (the ones the optimizer steps) are the rescaled weights, and the bf16 model
+    holds them rounded; the init record stays float64 in the bf16 model."""
+    config = json.loads(TINY_CONFIG.read_text())
+    config["bf16"] = {"enabled": True}
+    path = tmp_path / "bf16.json"
+    path.write_text(json.dumps(config))
+    argv = [
+        str(corpus), "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
+        "--arch", "macaron_bert_tiny", "--deepspeed-config", str(path), "--save-dir", str(tmp_path / "run"),
+        "--seed", "3", "--init-scheme", "dt-fixup", "--dt-fixup-mu", "40",  # μ given: a small factor, no pass
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1")
+    env["MASTER_PORT"] = str(free_port())
+    command = [sys.executable, "-c", ENGINE_AFTER_INITIALIZE, *argv]
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    result = json.loads(proc.stdout.split("RESULT ", 1)[1])
+    assert result["applied"] and result["record"] == "torch.float64"
+    assert result["params"] == ["torch.bfloat16"] and result["masters"] == ["torch.float32"]
+    assert result["max_difference"] == 0.0  # each master is its bf16 parameter, exactly
+    # Xavier-normal × the DT-Fixup factor (≪ 1), not the unscaled Xavier weights
+    assert result["factor"] < 0.05
+    assert result["fc1_rms"] == pytest.approx(result["fc1_xavier_rms"] * result["factor"], rel=0.1)
+
+
 def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_path: Path) -> None:
     import torch
     from fairseq import checkpoint_utils
