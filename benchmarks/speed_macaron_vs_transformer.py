@@ -1,20 +1,26 @@
-"""Training-step and beam-search speed of a Macaron architecture vs its parameter-matched Transformer.
+"""Training-step and beam-search speed of a Macaron architecture vs its parameter-matched Transformer, at
+several batch sizes, for each implementation of Macaron's extra half-step FFN (``--macaron-ffn-impl``).
 
-    python benchmarks/speed_macaron_vs_transformer.py [--macaron macaron_base] [--rounds 8] [--json OUT]
+    python benchmarks/speed_macaron_vs_transformer.py [--tokens 1024 4096 8192] [--rounds 5] [--compile]
 
 The results go to ``docs/results/speed_macaron_vs_transformer.json`` (``--json``) with the machine and the
 date; the README table is rendered from that file (``python benchmarks/doc_tables.py``).
 
-Both models are built as ``fairseq-train`` builds them (shared embeddings, joined vocabulary), live in
-one process and are measured alternately (A B, then B A, ...) on the same batches so that machine
-drift hits both equally. Reported:
+Both models are built as ``fairseq-train`` builds them (shared embeddings, joined vocabulary, dropout 0.1)
+and live in one process. Per batch size and round, every variant is measured once, in an order that is
+reversed every other round (A B C, then C B A, ...), on the same batch, so that machine drift hits all of
+them alike. The Macaron variants are one model whose layers are switched between implementations
+(same weights). Measured:
 
-* forward+backward time per target token (train mode, label-smoothed-free cross entropy on random
-  tokens: the cost does not depend on the values);
-* beam-4 generation time per sentence, with ``min_len = max_len`` so that both models decode exactly
-  the same number of steps whatever their (untrained) predictions.
+* training: forward + cross-entropy over all logits + backward of one batch of ``tokens / seq_len``
+  sentence pairs of ``seq_len`` tokens each side (train mode, dropout on);
+* generation: beam-4 search for ``tokens / seq_len`` source sentences of ``seq_len`` tokens, with
+  ``min_len = max_len = gen_len`` so that every variant decodes exactly the same number of steps whatever
+  its (untrained) predictions.
 
-Numbers are medians over rounds; ratios are Macaron / Transformer (< 1 means Macaron is faster).
+Reported per cell: median and range over rounds; ratio = Macaron median / Transformer median (< 1 means
+Macaron is faster), and the median of the per-round ratios (paired, less sensitive to drift). ``compile``
+rows exclude the one-off compilation (done in the warm-up rounds, and reported separately).
 """
 
 from __future__ import annotations
@@ -25,8 +31,9 @@ import statistics
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -35,6 +42,9 @@ from results_file import RESULTS_DIR, machine_info, provenance, write_results
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
+from macaron_fairseq.modules.macaron_layer import MacaronFFNMixin
+
+TRANSFORMER = "transformer"
 
 
 @dataclass
@@ -43,10 +53,6 @@ class Batch:
     src_lengths: torch.Tensor
     prev_output_tokens: torch.Tensor
     target: torch.Tensor
-
-    @property
-    def target_tokens(self) -> int:
-        return self.target.numel()
 
 
 def random_batch(vocab: int, nspecial: int, bsz: int, length: int, seed: int) -> Batch:
@@ -76,7 +82,14 @@ def generation_seconds(generator: SequenceGenerator, model: torch.nn.Module, bat
     return time.perf_counter() - start
 
 
+def set_impl(model: torch.nn.Module, impl: str) -> None:
+    for module in model.modules():
+        if isinstance(module, MacaronFFNMixin):
+            module.set_ffn_impl(impl)
+
+
 def alternate(measure: dict[str, Callable[[], float]], rounds: int, warmup: int) -> dict[str, list[float]]:
+    """``rounds`` timings of each callable, the order reversed every other round, after ``warmup``."""
     names = list(measure)
     for _ in range(warmup):
         for name in names:
@@ -88,97 +101,116 @@ def alternate(measure: dict[str, Callable[[], float]], rounds: int, warmup: int)
     return times
 
 
-@dataclass
-class SpeedReport:
-    macaron: str
-    transformer: str
-    params_macaron: int
-    params_transformer: int
-    threads: int
-    train_batch: str
-    gen_batch: str
-    train_ms_per_token_macaron: float
-    train_ms_per_token_transformer: float
-    train_ratio: float
-    gen_ms_per_sentence_macaron: float
-    gen_ms_per_sentence_transformer: float
-    gen_ratio: float
-
-    @classmethod
-    def from_results(cls, results: dict) -> SpeedReport:
-        return cls(**results)
-
-    def table(self) -> str:
-        rows = [
-            ("forward+backward, ms/target token", self.train_ms_per_token_macaron,
-             self.train_ms_per_token_transformer, self.train_ratio),
-            ("beam-4 generation, ms/sentence", self.gen_ms_per_sentence_macaron,
-             self.gen_ms_per_sentence_transformer, self.gen_ratio),
-        ]  # fmt: skip
-        lines = [
-            f"| measurement | `{self.macaron}` | `{self.transformer}` | ratio |",
-            "|---|---:|---:|---:|",
-            *(f"| {name} | {m:.4f} | {t:.4f} | {ratio:.3f} |" for name, m, t, ratio in rows),
-        ]
-        return "\n".join(lines)
+def summarise(times: dict[str, list[float]], per: int) -> dict[str, Any]:
+    """Per variant: median/min/max seconds per batch and ms per unit; ratios against the Transformer."""
+    base = times[TRANSFORMER]
+    out: dict[str, Any] = {}
+    for name, ts in times.items():
+        paired = [t / b for t, b in zip(ts, base, strict=True)]
+        out[name] = {
+            "seconds": ts,
+            "median_s": statistics.median(ts),
+            "min_s": min(ts),
+            "max_s": max(ts),
+            "ms_per_unit": 1e3 * statistics.median(ts) / per,
+            "ratio": statistics.median(ts) / statistics.median(base),
+            "paired_ratio_median": statistics.median(paired),
+            "paired_ratio_min": min(paired),
+            "paired_ratio_max": max(paired),
+        }
+    return out
 
 
-def run(args: argparse.Namespace) -> SpeedReport:
+def variants(impls: list[str]) -> list[str]:
+    return [TRANSFORMER, *(f"macaron:{impl}" for impl in impls)]
+
+
+def measure_size(
+    args: argparse.Namespace,
+    models: dict[str, torch.nn.Module],
+    tgt_dict: Any,
+    tokens: int,
+    compile_seconds: dict[str, float],
+) -> dict[str, Any]:
+    bsz = max(1, tokens // args.seq_len)
+    nspecial, vocab = tgt_dict.nspecial, len(tgt_dict)
+    batch = random_batch(vocab, nspecial, bsz, args.seq_len, args.seed + tokens)
+
+    def model_of(name: str) -> torch.nn.Module:
+        if name == TRANSFORMER:
+            return models[TRANSFORMER]
+        macaron = models["macaron"]
+        set_impl(macaron, name.split(":", 1)[1])
+        return macaron
+
+    def timed_warmup(name: str, fn: Callable[[], float], key: str) -> None:
+        start = time.perf_counter()
+        fn()
+        if name.endswith(":compile"):
+            compile_seconds[key] = compile_seconds.get(key, 0.0) + time.perf_counter() - start
+
+    names = variants(args.impls)
+    train_fns = {n: (lambda n=n: train_step_seconds(model_of(n), batch)) for n in names}
+    for name, fn in train_fns.items():
+        timed_warmup(name, fn, f"train {tokens}")
+    train = alternate(train_fns, args.rounds, args.warmup)
+    result: dict[str, Any] = {"tokens": tokens, "sentences": bsz}
+    result["train"] = summarise(train, bsz * args.seq_len)
+    print_cell("training", tokens, result["train"])
+    if args.gen_rounds > 0:
+        generators = {
+            n: SequenceGenerator(
+                [models[n]], tgt_dict, beam_size=4, max_len_a=0, max_len_b=args.gen_len, min_len=args.gen_len
+            )
+            for n in models
+        }
+        gen_fns = {
+            n: (lambda n=n: generation_seconds(generators[n.split(":")[0]], model_of(n), batch))
+            for n in names
+        }
+        for name, fn in gen_fns.items():
+            timed_warmup(name, fn, f"generation {tokens}")
+        gen = alternate(gen_fns, args.gen_rounds, 0)
+        result["generation"] = summarise(gen, bsz)
+        print_cell("beam-4 generation", tokens, result["generation"])
+    return result
+
+
+def print_cell(direction: str, tokens: int, cell: dict[str, Any]) -> None:
+    for name, c in cell.items():
+        print(
+            f"{direction:18s} {tokens:6d} tokens  {name:16s} median {c['median_s']:8.3f} s "
+            f"[{c['min_s']:.3f}, {c['max_s']:.3f}]  ratio {c['ratio']:.3f} "
+            f"(paired {c['paired_ratio_median']:.3f})",
+            flush=True,
+        )
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
     torch.manual_seed(args.seed)
     transformer_arch = COUNTERPARTS[args.macaron]
-    flags = ["--share-all-embeddings", *args.model_flags]
+    flags = ["--share-all-embeddings", "--dropout", str(args.dropout), *args.model_flags]
     with joined_dictionary_dir(args.vocab) as data_dir:
-        models = {
-            arch: build_translation_model(data_dir, arch, flags) for arch in (args.macaron, transformer_arch)
-        }
-    tgt_dict = models[args.macaron][1].target_dictionary
-    nspecial, vocab = tgt_dict.nspecial, len(tgt_dict)
-    train_batch = random_batch(vocab, nspecial, args.batch_size, args.seq_len, args.seed)
-    gen_batch = random_batch(vocab, nspecial, args.gen_sentences, args.seq_len, args.seed + 1)
-
-    train_times = alternate(
-        {arch: (lambda m=m: train_step_seconds(m, train_batch)) for arch, (m, _) in models.items()},
-        args.rounds,
-        args.warmup,
-    )
-    generators = {
-        arch: SequenceGenerator(
-            [m], tgt_dict, beam_size=4, max_len_a=0, max_len_b=args.gen_len, min_len=args.gen_len
-        )
-        for arch, (m, _) in models.items()
+        macaron, task = build_translation_model(data_dir, args.macaron, flags)
+        transformer, _ = build_translation_model(data_dir, transformer_arch, flags)
+    models = {"macaron": macaron, TRANSFORMER: transformer}
+    compile_seconds: dict[str, float] = {}
+    sizes = [measure_size(args, models, task.target_dictionary, t, compile_seconds) for t in args.tokens]
+    return {
+        "macaron": args.macaron,
+        "transformer": transformer_arch,
+        "params_macaron": sum(p.numel() for p in macaron.parameters()),
+        "params_transformer": sum(p.numel() for p in transformer.parameters()),
+        "threads": torch.get_num_threads(),
+        "seq_len": args.seq_len,
+        "gen_len": args.gen_len,
+        "dropout": args.dropout,
+        "rounds": args.rounds,
+        "gen_rounds": args.gen_rounds,
+        "impls": args.impls,
+        "warmup_seconds_with_compile": compile_seconds,
+        "sizes": sizes,
     }
-    gen_times = alternate(
-        {
-            arch: (lambda m=m, a=arch: generation_seconds(generators[a], m, gen_batch))
-            for arch, (m, _) in models.items()
-        },
-        args.gen_rounds,
-        1,
-    )
-
-    def per_token(arch: str) -> float:
-        return 1e3 * statistics.median(train_times[arch]) / train_batch.target_tokens
-
-    def per_sentence(arch: str) -> float:
-        return 1e3 * statistics.median(gen_times[arch]) / args.gen_sentences
-
-    train_m, train_t = per_token(args.macaron), per_token(transformer_arch)
-    gen_m, gen_t = per_sentence(args.macaron), per_sentence(transformer_arch)
-    return SpeedReport(
-        macaron=args.macaron,
-        transformer=transformer_arch,
-        params_macaron=sum(p.numel() for p in models[args.macaron][0].parameters()),
-        params_transformer=sum(p.numel() for p in models[transformer_arch][0].parameters()),
-        threads=torch.get_num_threads(),
-        train_batch=f"{args.batch_size}x{args.seq_len} tokens, {args.rounds} rounds",
-        gen_batch=f"{args.gen_sentences} sentences, {args.gen_len} steps, {args.gen_rounds} rounds",
-        train_ms_per_token_macaron=train_m,
-        train_ms_per_token_transformer=train_t,
-        train_ratio=train_m / train_t,
-        gen_ms_per_sentence_macaron=gen_m,
-        gen_ms_per_sentence_transformer=gen_t,
-        gen_ratio=gen_m / gen_t,
-    )
 
 
 def main() -> None:
@@ -187,13 +219,18 @@ def main() -> None:
     )
     parser.add_argument("--macaron", default="macaron_base", choices=list(COUNTERPARTS))
     parser.add_argument("--vocab", type=int, default=10000, help="joined vocabulary size")
-    parser.add_argument("--batch-size", type=int, default=32, help="sentences per training batch")
-    parser.add_argument("--seq-len", type=int, default=32, help="source = target length (tokens)")
-    parser.add_argument("--rounds", type=int, default=10, help="measured training rounds per model")
-    parser.add_argument("--warmup", type=int, default=2)
-    parser.add_argument("--gen-sentences", type=int, default=16)
-    parser.add_argument("--gen-len", type=int, default=24, help="decoded steps per sentence")
-    parser.add_argument("--gen-rounds", type=int, default=4)
+    parser.add_argument(
+        "--tokens", type=int, nargs="+", default=[1024, 4096, 8192], help="tokens per batch (each side)"
+    )
+    parser.add_argument("--seq-len", type=int, default=64, help="source = target length (tokens)")
+    parser.add_argument("--gen-len", type=int, default=32, help="decoded steps per sentence")
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--rounds", type=int, default=5, help="measured training rounds per variant")
+    parser.add_argument("--gen-rounds", type=int, default=3, help="measured generation rounds (0: none)")
+    parser.add_argument("--warmup", type=int, default=1, help="extra unmeasured training rounds")
+    parser.add_argument(
+        "--compile", action="store_true", help="also measure --macaron-ffn-impl compile (torch.compile)"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--json",
@@ -208,25 +245,62 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.model_flags = [f for f in args.model_flags if f != "--"]
+    args.impls = ["plain", "fused", *(["compile"] if args.compile else [])]
     warnings.simplefilter("ignore")
     logging.getLogger("fairseq").setLevel(logging.WARNING)
     machine = machine_info()
-    report = run(args)
-    print(f"torch {torch.__version__}, {report.threads} threads; params: {report.macaron} "
-          f"{report.params_macaron:,} vs {report.transformer} {report.params_transformer:,}")  # fmt: skip
-    print(f"train batch: {report.train_batch}; generation: {report.gen_batch}")
-    print(report.table())
+    results = run(args)
+    print(render_table(results))
     if args.json:
-        write_results(args.json, asdict(report), machine)
+        write_results(args.json, results, machine)
+
+
+IMPL_LABELS = {"plain": "plain", "fused": "fused (default)", "compile": "torch.compile"}
+
+
+def render_table(r: dict[str, Any]) -> str:
+    lines = [
+        "| direction | tokens / batch | Transformer | Macaron, "
+        + " | Macaron, ".join(IMPL_LABELS[i] for i in r["impls"])
+        + " |",
+        "|---|---:|---:|" + "---:|" * len(r["impls"]),
+    ]
+    for size in r["sizes"]:
+        for direction, label in (("train", "training step"), ("generation", "beam-4 generation")):
+            cell = size.get(direction)
+            if cell is None:
+                continue
+            base = cell[TRANSFORMER]
+            spread = f"{base['median_s']:.2f} s [{base['min_s']:.2f}–{base['max_s']:.2f}]"
+            row = [label, f"{size['tokens']:,}", spread]
+            for impl in r["impls"]:
+                c = cell[f"macaron:{impl}"]
+                row.append(
+                    f"**{c['ratio']:.3f}×** ({c['median_s']:.2f} s [{c['min_s']:.2f}–{c['max_s']:.2f}]; "
+                    f"paired {c['paired_ratio_median']:.3f})"
+                )
+            lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
 
 
 def render(payload: dict) -> str:
     """The README table of a results file: the measurements, then where they come from."""
-    r = SpeedReport.from_results(payload["results"])
-    params = f"{r.macaron} {r.params_macaron:,} vs {r.transformer} {r.params_transformer:,} parameters"
+    r = payload["results"]
+    params = (
+        f"`{r['macaron']}` {r['params_macaron']:,} vs `{r['transformer']}` {r['params_transformer']:,} "
+        "parameters"
+    )
+    compile_note = ""
+    if r["warmup_seconds_with_compile"]:
+        total = sum(r["warmup_seconds_with_compile"].values())
+        compile_note = f" The warm-up rounds that compiled took {total:.0f} s in all (not counted)."
     return (
-        f"{r.table()}\n\n{params}; {r.threads} threads; training batch {r.train_batch}; generation "
-        f"{r.gen_batch}.\nMeasured by {provenance(payload)}."
+        f"{render_table(r)}\n\n"
+        f"Ratio = Macaron median / Transformer median (< 1: Macaron faster); times are medians per batch "
+        f"[min–max] over {r['rounds']} training / {r['gen_rounds']} generation rounds; paired = median of "
+        f"the per-round ratios. {params}; {r['threads']} threads; sentences of {r['seq_len']} tokens, "
+        f"dropout {r['dropout']}; generation decodes {r['gen_len']} steps per sentence with beam 4."
+        f"{compile_note}\nMeasured by {provenance(payload)}."
     )
 
 

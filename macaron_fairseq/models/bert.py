@@ -48,7 +48,7 @@ from macaron_fairseq.init.stacks import NewStack
 from macaron_fairseq.models.encoder_decoder import PluginEncoder
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
-from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
+from macaron_fairseq.modules.macaron_layer import add_macaron_layer_args, configure_macaron_layers
 
 logger = logging.getLogger(__name__)
 
@@ -428,21 +428,12 @@ class MacaronBertModel(BertPretrainingModel):
     @staticmethod
     def add_args(parser: argparse.ArgumentParser) -> None:
         BertPretrainingModel.add_args(parser)
-        parser.add_argument(
-            "--macaron-ffn-step",
-            type=float,
-            metavar="GAMMA",
-            help=f"step size γ of each FFN half step, x + γ·FFN(x) (default {DEFAULT_FFN_STEP})",
-        )
+        add_macaron_layer_args(parser)
 
     @classmethod
     def build_model(cls, args: Any, task: Any) -> MacaronBertModel:
-        step = getattr(args, "macaron_ffn_step", None)
-        args.macaron_ffn_step = DEFAULT_FFN_STEP if step is None else step
         model = super().build_model(args, task)
-        for module in model.modules():
-            if isinstance(module, MacaronFFNMixin):
-                module.set_ffn_step(args.macaron_ffn_step)
+        configure_macaron_layers(model, args)
         return model
 
 

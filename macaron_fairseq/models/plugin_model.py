@@ -27,7 +27,11 @@ from macaron_fairseq.init.targets import has_cross_attention
 from macaron_fairseq.models.encoder_decoder import PluginDecoder, PluginEncoder, encoder_output
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
-from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP, MacaronFFNMixin
+from macaron_fairseq.modules.macaron_layer import (
+    MacaronFFNMixin,
+    add_macaron_layer_args,
+    configure_macaron_layers,
+)
 
 
 class PluginTransformerModel(FixupModelMixin, TransformerModel):
@@ -103,20 +107,12 @@ class MacaronModel(PluginTransformerModel):
     @staticmethod
     def add_args(parser: argparse.ArgumentParser) -> None:
         PluginTransformerModel.add_args(parser)
-        parser.add_argument(
-            "--macaron-ffn-step",
-            type=float,
-            metavar="GAMMA",
-            help=f"step size γ of each FFN half step, x + γ·FFN(x) (default {DEFAULT_FFN_STEP}: "
-            "Strang–Marchuk splitting)",
-        )
+        add_macaron_layer_args(parser)
 
     @classmethod
     def build_model(cls, args: argparse.Namespace, task: Any) -> MacaronModel:
-        step = getattr(args, "macaron_ffn_step", None)
-        args.macaron_ffn_step = DEFAULT_FFN_STEP if step is None else step
         model = super().build_model(args, task)
-        model.set_macaron_ffn_step(args.macaron_ffn_step)
+        configure_macaron_layers(model, args)
         return model
 
     def set_macaron_ffn_step(self, step: float) -> None:

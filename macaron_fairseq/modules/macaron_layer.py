@@ -34,10 +34,24 @@ from fairseq.modules.quant_noise import quant_noise
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 from torch import Tensor, nn
 
+from macaron_fairseq.modules.fused_half_step import (
+    COMPILED,
+    DEFAULT_IMPLEMENTATION,
+    IMPLEMENTATIONS,
+    HalfStepSettings,
+    half_step_ffn,
+    is_fusable_norm,
+    is_plain_linear,
+    norm_parameters,
+)
 from macaron_fairseq.modules.half_step_ffn import ScaledLinear
 from macaron_fairseq.modules.relative_attention import RelativeSelfAttentionMixin
 
 DEFAULT_FFN_STEP = 0.5
+FAIRSEQ_RESIDUAL_CONNECTIONS = (
+    TransformerEncoderLayerBase.residual_connection,
+    TransformerDecoderLayerBase.residual_connection,
+)
 
 
 class MacaronFFNMixin:
@@ -48,6 +62,7 @@ class MacaronFFNMixin:
     """
 
     ffn_step: float
+    ffn_impl: str = DEFAULT_IMPLEMENTATION
     embed_dim: int
     normalize_before: bool
     quant_noise: float
@@ -67,8 +82,42 @@ class MacaronFFNMixin:
         for fc in (self.ffn1_fc2, self.fc2):
             fc.step = self.ffn_step
 
+    def set_ffn_impl(self, impl: str) -> None:
+        """How FFN₁ is computed (:mod:`macaron_fairseq.modules.fused_half_step`): fused, compile or plain."""
+        if impl not in IMPLEMENTATIONS:
+            raise ValueError(f"--macaron-ffn-impl {impl!r}: choose from {', '.join(IMPLEMENTATIONS)}")
+        self.ffn_impl = impl
+
+    def first_ffn_is_fusable(self) -> bool:
+        """Whether FFN₁ is made of what the fused function computes (no quant-noise, torch LayerNorm)."""
+        return (
+            is_plain_linear(self.ffn1_fc1)
+            and is_plain_linear(self.ffn1_fc2)
+            and is_fusable_norm(self.ffn1_layer_norm)
+            and type(self).residual_connection in FAIRSEQ_RESIDUAL_CONNECTIONS  # x + residual
+        )
+
     def first_ffn(self, x: Tensor) -> Tensor:
         """``x + γ·dropout(FFN₁(x))`` with fairseq's pre-/post-norm placement."""
+        if self.ffn_impl == "plain" or not self.first_ffn_is_fusable():
+            return self.first_ffn_plain(x)
+        weight, bias, eps = norm_parameters(self.ffn1_layer_norm)
+        out, act = self.dropout_module, self.activation_dropout_module
+        fc1, fc2 = self.ffn1_fc1, self.ffn1_fc2
+        settings = HalfStepSettings(
+            step=float(getattr(fc2, "step", 1.0)),
+            dropout=float(out.p),
+            dropout_active=bool(out.training or out.apply_during_inference),
+            activation_dropout=float(act.p),
+            activation_dropout_active=bool(act.training or act.apply_during_inference),
+            normalize_before=bool(self.normalize_before),
+            layer_norm_eps=eps,
+        )
+        fn = COMPILED if self.ffn_impl == "compile" else half_step_ffn
+        return fn(x, weight, bias, fc1.weight, fc1.bias, fc2.weight, fc2.bias, self.activation_fn, settings)
+
+    def first_ffn_plain(self, x: Tensor) -> Tensor:
+        """FFN₁ with fairseq's modules: the reference the fused implementations are tested against."""
         residual = x
         if self.normalize_before:
             x = self.ffn1_layer_norm(x)
@@ -116,3 +165,34 @@ class MacaronDecoderLayer(MacaronFFNMixin, RelativeSelfAttentionMixin, Transform
 
     def forward(self, x: Tensor, *args: Any, **kwargs: Any):
         return super().forward(self.first_ffn(x), *args, **kwargs)
+
+
+def add_macaron_layer_args(parser: Any) -> None:
+    """``--macaron-ffn-step`` and ``--macaron-ffn-impl``, the options of every model with Macaron layers."""
+    parser.add_argument(
+        "--macaron-ffn-step",
+        type=float,
+        metavar="GAMMA",
+        help=f"step size γ of each FFN half step, x + γ·FFN(x) (default {DEFAULT_FFN_STEP}: "
+        "Strang–Marchuk splitting)",
+    )
+    parser.add_argument(
+        "--macaron-ffn-impl",
+        choices=IMPLEMENTATIONS,
+        help=f"how the extra half-step FFN is computed (default {DEFAULT_IMPLEMENTATION}): fused (dropout "
+        "mask, γ and residual sum in one pass), compile (the same through torch.compile, falling back to "
+        "fused if compilation fails) or plain (fairseq's modules); the same mathematics",
+    )
+
+
+def configure_macaron_layers(model: nn.Module, args: Any) -> None:
+    """Apply ``args.macaron_ffn_step`` / ``args.macaron_ffn_impl`` (defaults filled in on ``args``, so that
+    checkpoints store them) to every Macaron layer of ``model``."""
+    if getattr(args, "macaron_ffn_step", None) is None:
+        args.macaron_ffn_step = DEFAULT_FFN_STEP
+    if getattr(args, "macaron_ffn_impl", None) is None:
+        args.macaron_ffn_impl = DEFAULT_IMPLEMENTATION
+    for module in model.modules():
+        if isinstance(module, MacaronFFNMixin):
+            module.set_ffn_step(args.macaron_ffn_step)
+            module.set_ffn_impl(args.macaron_ffn_impl)

@@ -1,0 +1,150 @@
+"""The half-step FFN sub-layer of a Macaron layer with its memory-bound work fused.
+
+Macaron Net (Lu et al., Eq. 17–19) adds one sub-layer per layer, ``x ← LN(x + γ·dropout(FFN(x)))`` (post-norm;
+pre-norm: ``x ← x + γ·dropout(FFN(LN(x)))``). Its matrix products are paid for by the halved FFN sizes, but
+its element-wise work is not: one more LayerNorm, dropout mask, residual add and, when γ sits on the second
+linear map, one more pass over the activations in the backward. This module computes the same function with
+fewer passes (``--macaron-ffn-impl``):
+
+* ``plain``: the sub-layer written with fairseq's modules (the reference).
+* ``fused`` (default): γ and dropout's 1/(1−p) are folded into one mask tensor ``m = γ·1[U ≥ p]/(1−p)``
+  with U ~ Uniform[0, 1) (a Bernoulli(1−p) keep mask: P(U ≥ p) = 1−p), and the residual sum is one
+  ``addcmul(x, FFN(x), m)``; its backward is one multiplication by ``m``. The uniform draw is cheaper
+  than ``F.dropout``'s Bernoulli sampler on the CPU (measured in ``docs/macaron_speed.md``).
+* ``compile``: the same function through ``torch.compile`` (Inductor fuses the mask, the residual sum and
+  the LayerNorm into one loop per direction); if compilation fails the layer falls back to ``fused`` and
+  logs why, once.
+
+All three are the same mathematics: the same parameters, the same function in eval mode (float rounding
+apart), and in train mode the same distribution of dropout masks (not the same random draws as
+``F.dropout`` for a given seed). Tests: ``tests/macaron_fairseq/modules/test_fused_half_step.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+logger = logging.getLogger(__name__)
+
+IMPLEMENTATIONS = ("fused", "compile", "plain")
+DEFAULT_IMPLEMENTATION = "fused"
+
+
+def scaled_keep_mask(like: Tensor, p: float, scale: float) -> Tensor:
+    """``scale · 1[U ≥ p]`` with U ~ Uniform[0, 1), shaped like ``like``: dropout's keep mask (keep
+    probability 1−p) times ``scale``. The uniform variates are drawn in float32 for half-precision inputs
+    (a bfloat16 uniform has 8 bits: P(U ≥ 0.1) would be 0.898)."""
+    wide = like.dtype if like.dtype in (torch.float32, torch.float64) else torch.float32
+    u = torch.rand(like.shape, dtype=wide, device=like.device)
+    return u.ge_(p).mul_(scale).to(like.dtype)
+
+
+def half_step_residual(
+    residual: Tensor, branch: Tensor, step: float, p: float, dropout_active: bool
+) -> Tensor:
+    """``residual + step · dropout_p(branch)`` in one pass (one mask tensor, one ``addcmul``)."""
+    if not dropout_active or p <= 0.0:
+        return torch.add(residual, branch, alpha=step)
+    if p >= 1.0:
+        return residual + branch * 0.0
+    with torch.no_grad():
+        mask = scaled_keep_mask(branch, p, step / (1.0 - p))
+    return torch.addcmul(residual, branch, mask)
+
+
+def dropout(x: Tensor, p: float, active: bool) -> Tensor:
+    """Dropout with the mask of :func:`scaled_keep_mask` (used for the activation dropout inside the FFN)."""
+    if not active or p <= 0.0:
+        return x
+    if p >= 1.0:
+        return x * 0.0
+    with torch.no_grad():
+        mask = scaled_keep_mask(x, p, 1.0 / (1.0 - p))
+    return x * mask
+
+
+@dataclass(frozen=True)
+class HalfStepSettings:
+    """What the sub-layer does besides its weights (hashable: ``torch.compile`` guards on it)."""
+
+    step: float
+    dropout: float
+    dropout_active: bool
+    activation_dropout: float
+    activation_dropout_active: bool
+    normalize_before: bool
+    layer_norm_eps: float | None  # None: norm-free (DT-Fixup / T-Fixup layers)
+
+
+def half_step_ffn(
+    x: Tensor,
+    norm_weight: Tensor | None,
+    norm_bias: Tensor | None,
+    fc1_weight: Tensor,
+    fc1_bias: Tensor | None,
+    fc2_weight: Tensor,
+    fc2_bias: Tensor | None,
+    activation: Callable[[Tensor], Tensor],
+    s: HalfStepSettings,
+) -> Tensor:
+    """The half-step sub-layer as a function of its tensors (Macaron Eq. 17; fairseq's norm placement)."""
+    residual = x
+    shape = (x.size(-1),)
+    if s.normalize_before and s.layer_norm_eps is not None:
+        x = F.layer_norm(x, shape, norm_weight, norm_bias, s.layer_norm_eps)
+    h = activation(F.linear(x, fc1_weight, fc1_bias))
+    h = dropout(h, s.activation_dropout, s.activation_dropout_active)
+    x = half_step_residual(residual, F.linear(h, fc2_weight, fc2_bias), s.step, s.dropout, s.dropout_active)
+    if not s.normalize_before and s.layer_norm_eps is not None:
+        x = F.layer_norm(x, shape, norm_weight, norm_bias, s.layer_norm_eps)
+    return x
+
+
+class CompiledHalfStep:
+    """:func:`half_step_ffn` through ``torch.compile`` (one compiled function shared by every layer, dynamic
+    shapes), falling back to the eager function for good if compilation fails."""
+
+    def __init__(self) -> None:
+        self._compiled: Callable[..., Tensor] | None = None
+        self.failed: str | None = None
+
+    def __call__(self, *args: object) -> Tensor:
+        if self.failed is None:
+            try:
+                if self._compiled is None:
+                    self._compiled = torch.compile(half_step_ffn, dynamic=True)
+                return self._compiled(*args)
+            except Exception as error:  # any compiler failure: fall back, and say why
+                self.failed = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+                logger.warning(
+                    "--macaron-ffn-impl compile: torch.compile failed (%s); using the eager fused sub-layer",
+                    self.failed,
+                )
+        return half_step_ffn(*args)  # type: ignore[arg-type]
+
+
+COMPILED = CompiledHalfStep()
+
+
+def norm_parameters(norm: nn.Module) -> tuple[Tensor | None, Tensor | None, float | None]:
+    """(weight, bias, eps) of a LayerNorm; (None, None, None) for the identity of a norm-free layer."""
+    if isinstance(norm, nn.Identity):
+        return None, None, None
+    return norm.weight, norm.bias, float(norm.eps)
+
+
+def is_plain_linear(module: nn.Module) -> bool:
+    """True for an ``nn.Linear`` without quant-noise hooks (whose forward the fused path may bypass)."""
+    return isinstance(module, nn.Linear) and not module._forward_pre_hooks and not module._forward_hooks
+
+
+def is_fusable_norm(norm: nn.Module) -> bool:
+    return isinstance(norm, nn.Identity) or (
+        isinstance(norm, nn.LayerNorm) and norm.elementwise_affine and len(norm.normalized_shape) == 1
+    )
