@@ -37,10 +37,13 @@ class DocBlock:
 PREPROCESS = "preprocess_throughput"
 BERT_CORPUS = "bert_corpus_throughput"
 SPLITTERS = "sentence_splitters"
+SPEED = "speed_macaron_vs_transformer"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
-    DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", "speed_macaron_vs_transformer"),
+    DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
+    DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
+    DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),
     DocBlock("preprocess-1m", "README.md", "preprocess_throughput_1m.json", PREPROCESS),
     DocBlock("preprocess-1m", "docs/preprocessing.md", "preprocess_throughput_1m.json", PREPROCESS),
     DocBlock("preprocess-100k", "docs/preprocessing.md", "preprocess_throughput_100k.json", PREPROCESS),

@@ -247,7 +247,8 @@ def main() -> None:
     args.model_flags = [f for f in args.model_flags if f != "--"]
     args.impls = ["plain", "fused", *(["compile"] if args.compile else [])]
     warnings.simplefilter("ignore")
-    logging.getLogger("fairseq").setLevel(logging.WARNING)
+    for name in ("fairseq", "filelock", "torch"):
+        logging.getLogger(name).setLevel(logging.WARNING)
     machine = machine_info()
     results = run(args)
     print(render_table(results))

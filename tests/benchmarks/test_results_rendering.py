@@ -35,3 +35,22 @@ def test_provenance_names_command_machine_threads_and_load() -> None:
     line = results_file.provenance({"command": "python x.py", "machine": MACHINE})
     assert line == ("`python x.py` on 2026-11-23 03:00 UTC: CPU, 2 cores, torch 2.13.0 (1 thread), "
                     "1-min load 0.5 → 0.7")  # fmt: skip
+
+
+def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
+    import speed_macaron_vs_transformer as speed
+
+    times = {
+        "transformer": [2.0, 4.0, 3.0], "macaron:plain": [2.4, 4.4, 3.3], "macaron:fused": [2.0, 4.2, 3.0],
+    }  # fmt: skip
+    results = {
+        "macaron": "macaron_base", "transformer": "transformer_wmt_en_de", "params_macaron": 10,
+        "params_transformer": 9, "threads": 1, "seq_len": 64, "gen_len": 32, "dropout": 0.1, "rounds": 3,
+        "gen_rounds": 0, "impls": ["plain", "fused"], "warmup_seconds_with_compile": {},
+        "sizes": [{"tokens": 4096, "sentences": 64, "train": speed.summarise(times, 4096)}],
+    }  # fmt: skip
+    text = speed.render({"command": "python b.py", "machine": MACHINE, "results": results})
+    # medians 3.0 / 3.3 / 3.0; paired ratios plain 1.2, 1.1, 1.1 → 1.1; fused 1.0, 1.05, 1.0 → 1.0
+    assert ("| training step | 4,096 | 3.00 s [2.00–4.00] | **1.100×** (3.30 s [2.40–4.40]; paired 1.100) | "
+            "**1.000×** (3.00 s [2.00–4.20]; paired 1.000) |") in text  # fmt: skip
+    assert "beam-4 generation" not in text
