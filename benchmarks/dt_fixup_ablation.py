@@ -1,230 +1,254 @@
-"""Depth ablation in the spirit of DT-Fixup's Table 5: *standard* (post-LN layers, learning-rate warm-up)
-vs *DT-Fixup* (norm-free layers, no warm-up) at encoder depths {2, 4, 8, 16, 32}, ≥ 3 seeds each, the same
-number of updates, small batches, ≤ 10k training pairs. Every run is a real ``fairseq-train``.
+"""Depth ablation in the spirit of DT-Fixup's Table 5, with a learning-rate grid per scheme.
 
-    python benchmarks/dt_fixup_ablation.py --out-dir runs/dt_fixup_ablation --jobs 2
+    python benchmarks/dt_fixup_ablation.py --out-dir runs/dt_fixup_ablation --jobs 2 \\
+        --results docs/results/dt_fixup_ablation.json --plot docs/dt_fixup_depth_ablation.png
 
-Both schemes use Adam (β = 0.9, 0.98), peak learning rate η and the paper's η·(1 − t/T)^½ decay
-(``--lr-scheduler polynomial_decay --power 0.5``); *standard* adds ``--warmup-updates W`` and keeps
-fairseq's post-LN layers and default init; *DT-Fixup* uses ``--init-scheme dt-fixup --warmup-updates 0``.
-The metric is the validation loss (nats→bits as fairseq logs it: ``nll_loss`` in base 2) and token
-accuracy after the last update. Results are appended to ``results.jsonl`` (re-running skips finished
-runs), then summarised as a markdown table and a plot.
+Three schemes, each a real ``fairseq-train`` run on a generated translation task
+(:class:`preprocess.sources.toy_bitext.SymbolTask`: 8 000 training / 500 validation / 500 test pairs):
+
+* *standard*: fairseq's post-LN layers and default init, ``--warmup-updates W`` (linear warm-up);
+* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (no LayerNorm, no warm-up);
+* *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch norm-free reference).
+
+All use Adam (β = 0.9, 0.98), peak learning rate η and the paper's η·(1 − t/T)^½ decay, at encoder depths
+N ∈ {2, 4, 8, 16, 32}, every η of the scheme's own grid (``--lrs``) and every seed. The validation and test
+sets are scored every ``--eval-every`` updates (the learning curve is kept) and after the last update. The
+report (``dt_fixup_ablation_report``) picks each scheme's η per depth on the *validation* nll and reports
+the *test* nll and accuracy at that η.
+
+Each finished run is one line of ``OUT_DIR/results.jsonl`` (written as it finishes; a rerun skips the
+finished runs and retries the failed ones, so an interrupted grid resumes). ``--results`` writes the
+rows with the protocol, command and machine as one results file; the docs' tables are rendered from it.
+One run alone: ``--schemes dt-fixup --depths 2 --seeds 1 --lrs dt-fixup=6e-3``; every row also keeps its
+``fairseq-train`` command line (data directory as ``DATA``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
-import statistics
+import shlex
 import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import REPO, machine_info, write_results
+
 from preprocess.sources.toy_bitext import SymbolTask
 
-REPO = Path(__file__).resolve().parents[1]
-SCHEMES = ("standard", "dt-fixup")
+SCHEMES = ("standard", "dt-fixup", "t-fixup")
+DEFAULT_LRS = {
+    "standard": (1e-3, 3e-3, 6e-3),
+    "dt-fixup": (3e-3, 6e-3, 1e-2),
+    "t-fixup": (3e-3, 6e-3, 1e-2),
+}
+SPLITS = {"train": 8000, "valid": 500, "test": 500}
 
 
-def train_argv(
-    data: Path, save_dir: Path, a: argparse.Namespace, scheme: str, depth: int, seed: int
-) -> list[str]:
+@dataclass(frozen=True)
+class Protocol:
+    """Everything a run depends on except (scheme, depth, lr, seed)."""
+
+    arch: str = "fixup_transformer_iwslt_de_en"
+    dim: int = 64
+    ffn: int = 128
+    heads: int = 4
+    decoder_layers: int = 2
+    updates: int = 600
+    warmup: int = 120  # of the standard scheme only
+    batch_size: int = 32
+    eval_every: int = 100
+    dropout: float = 0.1
+    splits: dict[str, int] = field(default_factory=lambda: dict(SPLITS))
+    vocab: int = 50
+    max_words: int = 10
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    scheme: str
+    depth: int
+    lr: float
+    seed: int
+
+
+def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str]:
+    """The ``fairseq-train`` command of one run."""
     argv = [
         "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", a.arch,
-        "--encoder-embed-dim", str(a.dim), "--decoder-embed-dim", str(a.dim),
-        "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
-        "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-        "--encoder-layers", str(depth), "--decoder-layers", str(a.decoder_layers),
-        "--share-all-embeddings", "--dropout", "0.1",
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", str(a.lr), "--clip-norm", "0",
-        "--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", str(a.updates),
-        "--max-update", str(a.updates), "--batch-size", str(a.batch_size),
+        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", p.arch,
+        "--encoder-embed-dim", str(p.dim), "--decoder-embed-dim", str(p.dim),
+        "--encoder-ffn-embed-dim", str(p.ffn), "--decoder-ffn-embed-dim", str(p.ffn),
+        "--encoder-attention-heads", str(p.heads), "--decoder-attention-heads", str(p.heads),
+        "--encoder-layers", str(key.depth), "--decoder-layers", str(p.decoder_layers),
+        "--share-all-embeddings", "--dropout", str(p.dropout),
+        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", repr(key.lr), "--clip-norm", "0",
+        "--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", str(p.updates),
+        "--max-update", str(p.updates), "--batch-size", str(p.batch_size),
         "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0", "--report-accuracy",
-        "--seed", str(seed), "--cpu", "--num-workers", "0", "--no-save", "--save-dir", str(save_dir),
-        "--log-format", "simple", "--log-interval", "50", "--validate-interval-updates", str(a.updates),
+        "--seed", str(key.seed), "--cpu", "--num-workers", "0", "--no-save", "--save-dir", str(save_dir),
+        "--log-format", "simple", "--log-interval", str(p.eval_every),
+        "--valid-subset", "valid,test", "--validate-interval-updates", str(p.eval_every),
         "--max-epoch", "1000",
     ]  # fmt: skip
-    if scheme == "standard":
-        argv += ["--warmup-updates", str(a.warmup)]
-    else:
-        argv += ["--init-scheme", "dt-fixup", "--warmup-updates", "0"]
-    return argv
+    if key.scheme == "standard":
+        return [*argv, "--warmup-updates", str(p.warmup)]
+    return [*argv, "--init-scheme", key.scheme, "--warmup-updates", "0"]
 
 
-VALID_RE = re.compile(
-    r"valid on 'valid' subset \| loss ([0-9.a-z]+) \| nll_loss ([0-9.a-z]+).*?accuracy ([0-9.a-z]+)"
+EVAL_RE = re.compile(
+    r"valid on '(valid|test)' subset \| loss (\S+) \| nll_loss (\S+) .*?\| accuracy (\S+) .*?"
+    r"\| num_updates (\d+)"
 )
+MU_RE = re.compile(r"mu_encoder=([0-9.e+-]+)")
 
 
-def run_one(data: Path, a: argparse.Namespace, scheme: str, depth: int, seed: int) -> dict:
+def parse_log(log: str) -> dict:
+    """Curves ``{split: [[update, nll_bits, accuracy], ...]}`` and the final metrics of a fairseq log
+    (nll in bits per token, as fairseq logs it; accuracy in %). Non-numbers (``nan``, ``inf``) become
+    float('nan')."""
+
+    def number(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            return float("nan")
+
+    curves: dict[str, list[list[float]]] = {"valid": [], "test": []}
+    for split, _loss, nll, acc, update in EVAL_RE.findall(log):
+        point = [int(update), number(nll), number(acc)]
+        if curves[split] and curves[split][-1][0] == point[0]:
+            curves[split][-1] = point  # the end-of-training validation repeats the last interval's
+        else:
+            curves[split].append(point)
+    out: dict = {"curves": curves}
+    for split in ("valid", "test"):
+        last = curves[split][-1] if curves[split] else [0, float("nan"), float("nan")]
+        out[f"{split}_updates"], out[f"{split}_nll"], out[f"{split}_accuracy"] = last
+    mu = MU_RE.search(log)
+    if mu:
+        out["mu_encoder"] = float(mu.group(1))
+    return out
+
+
+def run_one(data: Path, p: Protocol, key: RunKey) -> dict:
+    """One ``fairseq-train`` run (one thread), its metrics, its exit code and its command line."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = train_argv(data, Path(tmp), a, scheme, depth, seed)
+        argv = train_argv(data, Path(tmp), p, key)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
         start = time.perf_counter()
         proc = subprocess.run(argv, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - start
+        command = shlex.join(argv).replace(str(data), "DATA").replace(tmp, "SAVE_DIR")
     log = proc.stdout + proc.stderr
-    found = VALID_RE.findall(log)
-    row = {
-        "scheme": scheme,
-        "depth": depth,
-        "seed": seed,
-        "seconds": round(seconds, 1),
-        "rc": proc.returncode,
-    }
-    if found:
-        loss, nll, acc = found[-1]
-        row.update(valid_loss=float(loss), valid_nll=float(nll), valid_accuracy=float(acc))
-    else:
-        row.update(valid_loss=float("nan"), valid_nll=float("nan"), valid_accuracy=float("nan"))
+    row = {**asdict(key), "seconds": round(seconds, 1), "rc": proc.returncode, **parse_log(log)}
+    row["command"] = command.replace(str(REPO) + "/", "")
+    if proc.returncode != 0 or row["valid_updates"] != p.updates:
         row["error"] = log[-1500:]
-    mu = re.search(r"mu_encoder=([0-9.e+-]+)", log)
-    if mu:
-        row["mu_encoder"] = float(mu.group(1))
     return row
 
 
-def succeeded(row: dict) -> bool:
-    """A run counts only if fairseq-train exited 0 and logged finite validation metrics (a crashed or
-    diverged run is recorded in results.jsonl, retried by a rerun, and never averaged)."""
-    metrics = (row.get("valid_nll"), row.get("valid_accuracy"))
-    return row.get("rc") == 0 and all(isinstance(v, float) and math.isfinite(v) for v in metrics)
+def parse_lrs(items: list[str]) -> dict[str, tuple[float, ...]]:
+    """``SCHEME=η1,η2,...`` items over the defaults."""
+    grid = dict(DEFAULT_LRS)
+    for item in items:
+        scheme, sep, values = item.partition("=")
+        if not sep or scheme not in SCHEMES:
+            raise SystemExit(f"--lrs: expected SCHEME=η1,η2,... with SCHEME in {SCHEMES}, got {item!r}")
+        try:
+            grid[scheme] = tuple(float(v) for v in values.split(","))
+        except ValueError:
+            raise SystemExit(f"--lrs: not a list of numbers in {item!r}") from None
+    return grid
 
 
-def latest_successes(rows: list[dict]) -> list[dict]:
-    """One row per (scheme, depth, seed): its last successful run."""
-    kept: dict[tuple[str, int, int], dict] = {}
-    for row in rows:
-        if succeeded(row):
-            kept[(row["scheme"], row["depth"], row["seed"])] = row
-    return list(kept.values())
-
-
-def failures(rows: list[dict]) -> dict[tuple[str, int], int]:
-    """Failed (scheme, depth, seed) runs that never succeeded, per (scheme, depth)."""
-    ok = {(r["scheme"], r["depth"], r["seed"]) for r in rows if succeeded(r)}
-    failed = {(r["scheme"], r["depth"], r["seed"]) for r in rows if not succeeded(r)} - ok
-    out: dict[tuple[str, int], int] = {}
-    for scheme, depth, _ in failed:
-        out[(scheme, depth)] = out.get((scheme, depth), 0) + 1
-    return out
-
-
-def summarise(rows: list[dict], metric: str) -> dict[tuple[str, int], tuple[float, float, int]]:
-    """Mean, std and count over the successful runs of each (scheme, depth)."""
-    rows = latest_successes(rows)
-    out = {}
-    for scheme in SCHEMES:
-        for depth in sorted({r["depth"] for r in rows}):
-            values = [r[metric] for r in rows if r["scheme"] == scheme and r["depth"] == depth]
-            if values:
-                std = statistics.stdev(values) if len(values) > 1 else 0.0
-                out[(scheme, depth)] = (statistics.fmean(values), std, len(values))
-    return out
-
-
-def markdown_table(rows: list[dict]) -> str:
-    nll, acc = summarise(rows, "valid_nll"), summarise(rows, "valid_accuracy")
-    secs, failed = summarise(rows, "seconds"), failures(rows)
-    lines = [
-        "| encoder depth | standard: valid nll (bits) | DT-Fixup: valid nll (bits) "
-        "| standard: valid acc. (%) | DT-Fixup: valid acc. (%) | s/run (std / DT) |",
-        "|---|---|---|---|---|---|",
-    ]
-    for depth in sorted({r["depth"] for r in rows}):
-        cells = [str(depth)]  # a depth whose runs all failed shows nan (n=0, k failed)
-        for table in (nll, acc):
-            for scheme in SCHEMES:
-                m, s, n = table.get((scheme, depth), (float("nan"), float("nan"), 0))
-                lost = f", {failed[(scheme, depth)]} failed" if failed.get((scheme, depth)) else ""
-                cells.append(f"{m:.3f} ± {s:.3f} (n={n}{lost})" if table is nll else f"{m:.1f} ± {s:.1f}")
-        cells.append(
-            f"{secs.get(('standard', depth), (0,))[0]:.0f} / {secs.get(('dt-fixup', depth), (0,))[0]:.0f}"
-        )
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def plot(rows: list[dict], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, metric, label in ((axes[0], "valid_nll", "valid nll (bits/token)"),
-                              (axes[1], "valid_accuracy", "valid token accuracy (%)")):  # fmt: skip
-        table = summarise(rows, metric)
-        for scheme, style in zip(SCHEMES, ("o-", "s-"), strict=True):
-            depths = sorted(d for (s, d) in table if s == scheme)
-            means = [table[(scheme, d)][0] for d in depths]
-            stds = [table[(scheme, d)][1] for d in depths]
-            name = "standard (post-LN + warm-up)" if scheme == "standard" else "DT-Fixup (no LN, no warm-up)"
-            ax.errorbar(depths, means, yerr=stds, fmt=style, capsize=3, label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("encoder layers")
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].legend()
-    fig.suptitle("Depth ablation (mean ± std over seeds)")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a results.jsonl; a line that is not JSON (a run killed while writing) is skipped with
+    a warning naming it, so that run is done again."""
+    rows = []
+    if not path.exists():
+        return rows
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            print(f"warning: {path}:{number}: not a JSON row, ignored (its run is redone)", file=sys.stderr)
+    return rows
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")
-    p.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8, 16, 32])
-    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    p.add_argument("--updates", type=int, default=600)
-    p.add_argument("--warmup", type=int, default=120, help="warm-up updates of the standard scheme")
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--batch-size", type=int, default=32, help="sentences per batch (≤ 32)")
-    p.add_argument("--train-size", type=int, default=8000)
-    p.add_argument("--dim", type=int, default=64)
-    p.add_argument("--ffn", type=int, default=128)
-    p.add_argument("--decoder-layers", type=int, default=2)
-    p.add_argument("--arch", default="fixup_transformer_iwslt_de_en")
-    p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--plot", type=Path, default=REPO / "docs" / "dt_fixup_depth_ablation.png")
-    a = p.parse_args()
+    from dt_fixup_ablation_report import finished, plot, render_rows
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")
+    ap.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
+    ap.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8, 16, 32])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--lrs", nargs="*", default=[], metavar="SCHEME=η1,η2",
+                    help="a scheme's learning-rate grid (defaults: " + "; ".join(
+                        f"{s}={','.join(map(repr, v))}" for s, v in DEFAULT_LRS.items()) + ")")  # fmt: skip
+    ap.add_argument("--updates", type=int, default=Protocol.updates)
+    ap.add_argument("--warmup", type=int, default=Protocol.warmup, help="warm-up updates of 'standard'")
+    ap.add_argument("--eval-every", type=int, default=Protocol.eval_every)
+    ap.add_argument("--batch-size", type=int, default=Protocol.batch_size, help="sentences (≤ 32)")
+    ap.add_argument("--dim", type=int, default=Protocol.dim)
+    ap.add_argument("--ffn", type=int, default=Protocol.ffn)
+    ap.add_argument("--decoder-layers", type=int, default=Protocol.decoder_layers)
+    ap.add_argument("--arch", default=Protocol.arch)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
+    ap.add_argument("--plot", type=Path, help="draw the depth plot here")
+    a = ap.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
-    task = SymbolTask({"train": a.train_size, "valid": 500}, vocab=50, max_words=10)  # as benchmarked before
+    protocol = Protocol(arch=a.arch, dim=a.dim, ffn=a.ffn, decoder_layers=a.decoder_layers, updates=a.updates,
+                        warmup=a.warmup, batch_size=a.batch_size, eval_every=a.eval_every)  # fmt: skip
+    grid = parse_lrs(a.lrs)
+    machine = machine_info()
+    task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
     data = task.data_bin(a.out_dir / "data")
     results = a.out_dir / "results.jsonl"
-    done = (
-        {(r["scheme"], r["depth"], r["seed"]) for r in map(json.loads, results.open()) if succeeded(r)}
-        if results.exists()
-        else set()
-    )  # failed runs are retried
-    todo = [(s, d, seed) for d in a.depths for seed in a.seeds for s in SCHEMES if (s, d, seed) not in done]
-    todo.sort(key=lambda t: -t[1])  # deepest first: the long runs overlap with the short ones
-    print(f"{len(todo)} runs to do ({len(done)} done) → {results}", flush=True)
+    protocol_file = a.out_dir / "protocol.json"
+    if protocol_file.exists() and json.loads(protocol_file.read_text()) != asdict(protocol):
+        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
+    protocol_file.write_text(json.dumps(asdict(protocol), indent=2) + "\n")
+    wanted = [
+        RunKey(s, d, lr, seed) for s in a.schemes for d in a.depths for lr in grid[s] for seed in a.seeds
+    ]
+    done = {RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in read_rows(results) if finished(r)}
+    todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))  # deepest first
+    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
+    start = time.perf_counter()
 
-    def job(t: tuple[str, int, int]) -> dict:
-        row = run_one(data, a, *t)
-        with results.open("a") as f:
-            f.write(json.dumps(row) + "\n")
-        print(json.dumps(row)[:300], flush=True)
-        return row
+    def job(key: RunKey) -> None:
+        row = run_one(data, protocol, key)
+        with results.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")  # one write per row
+        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
+        print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
+              f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=a.jobs) as pool:
         list(pool.map(job, todo))
-    rows = [r for r in map(json.loads, results.open()) if r["depth"] in a.depths and r["seed"] in a.seeds]
-    print(markdown_table(rows))
-    plot(rows, a.plot)
-    print(f"plot: {a.plot}")
+    rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
+    payload = {"protocol": asdict(protocol), "grid": {s: list(grid[s]) for s in a.schemes},
+               "seeds": a.seeds, "depths": a.depths, "rows": rows,
+               "wall_seconds_this_call": round(time.perf_counter() - start, 1)}  # fmt: skip
+    print(render_rows(payload))
+    if a.results:
+        write_results(a.results, payload, machine)
+    if a.plot:
+        plot(payload, a.plot)
+        print(f"plot: {a.plot}")
 
 
 if __name__ == "__main__":

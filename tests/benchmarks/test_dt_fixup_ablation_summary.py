@@ -1,36 +1,148 @@
-"""The depth-ablation summary never averages a failed run, says how many failed, and retries them."""
+"""The depth ablation: the log parser reads what fairseq-train prints, the learning rate of each scheme is
+chosen on the validation set among the rates whose every seed finished, failed runs are counted but never
+averaged, and an interrupted results file resumes."""
 
 from __future__ import annotations
 
+import math
 import sys
+from pathlib import Path
 
+import pytest
 from helpers import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import dt_fixup_ablation as ablation
+import dt_fixup_ablation_report as report
+
+LOG = """\
+2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 4.85 | nll_loss 4.85 | total 221.5 \
+| n_correct 32.2 | ppl 28.8 | accuracy 14.555 | wps 6348.7 | wpb 221.5 | bsz 29.4 | num_updates 50
+2026-11-24 | INFO | valid | epoch 001 | valid on 'test' subset | loss 4.826 | nll_loss 4.826 | total 220 \
+| n_correct 32 | ppl 28.3 | accuracy 14.568 | wps 6000 | wpb 220 | bsz 29.4 | num_updates 50
+2026-11-24 | INFO | init | init scheme dt-fixup applied: scheme=dt-fixup, mu_encoder=11.544, n_encoder=2
+2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss nan | nll_loss nan | total 221.5 \
+| n_correct 1 | ppl nan | accuracy 0.5 | wps 6348.7 | wpb 221.5 | bsz 29.4 | num_updates 100
+2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 3.932 | nll_loss 3.932 | total 221.5 \
+| n_correct 53.8 | ppl 15.3 | accuracy 24.276 | wps 6348.7 | wpb 221.5 | bsz 29.4 | num_updates 100
+2026-11-24 | INFO | valid | epoch 001 | valid on 'test' subset | loss 3.913 | nll_loss 3.913 | total 220 \
+| n_correct 53 | ppl 15.1 | accuracy 24.253 | wps 6000 | wpb 220 | bsz 29.4 | num_updates 100
+"""
 
 
-def row(scheme: str, depth: int, seed: int, nll: float, rc: int = 0) -> dict:
-    return {"scheme": scheme, "depth": depth, "seed": seed, "seconds": 10.0, "rc": rc,
-            "valid_nll": nll, "valid_accuracy": 50.0 if nll == nll else float("nan")}  # fmt: skip
+def test_the_log_parser_keeps_both_curves_and_the_last_evaluation() -> None:
+    parsed = ablation.parse_log(LOG)
+    # the end-of-training validation at update 100 replaces the interval's (the nan one) instead of adding
+    assert parsed["curves"]["valid"] == [[50, 4.85, 14.555], [100, 3.932, 24.276]]
+    assert parsed["curves"]["test"] == [[50, 4.826, 14.568], [100, 3.913, 24.253]]
+    assert (parsed["valid_updates"], parsed["valid_nll"], parsed["valid_accuracy"]) == (100, 3.932, 24.276)
+    assert (parsed["test_nll"], parsed["test_accuracy"], parsed["mu_encoder"]) == (3.913, 24.253, 11.544)
+    empty = ablation.parse_log("Traceback ... FloatingPointError")
+    assert math.isnan(empty["valid_nll"]) and empty["curves"] == {"valid": [], "test": []}
 
 
-def test_failed_and_diverged_runs_are_counted_but_not_averaged() -> None:
+def row(scheme: str, depth: int, lr: float, seed: int, valid: float, test: float | None = None,
+        rc: int = 0) -> dict:  # fmt: skip
+    test = valid + 0.5 if test is None else test
+    return {"scheme": scheme, "depth": depth, "lr": lr, "seed": seed, "rc": rc, "seconds": 1.0,
+            "valid_updates": 600, "test_updates": 600, "valid_nll": valid, "test_nll": test,
+            "valid_accuracy": 100 - 10 * valid, "test_accuracy": 100 - 10 * test,
+            "curves": {"valid": [[300, valid + 1, 0.0], [600, valid, 0.0]], "test": []}}  # fmt: skip
+
+
+def payload(rows: list[dict], grid: dict[str, list[float]], seeds: int = 2) -> dict:
+    return {"rows": rows, "grid": grid, "seeds": list(range(1, seeds + 1)),
+            "protocol": {"splits": {"train": 10}, "updates": 600, "batch_size": 32, "dim": 8, "ffn": 16,
+                         "decoder_layers": 1, "arch": "a", "warmup": 120, "eval_every": 300}}  # fmt: skip
+
+
+def test_a_run_counts_only_when_it_exited_0_with_finite_valid_and_test_metrics() -> None:
+    assert report.finished(row("standard", 2, 1e-3, 1, 1.0))
+    assert not report.finished(row("standard", 2, 1e-3, 1, 1.0, rc=1))
+    assert not report.finished(row("standard", 2, 1e-3, 1, float("nan")))
+    assert not report.finished(row("standard", 2, 1e-3, 1, 1.0, test=float("inf")))
+    stopped_early = {**row("standard", 2, 1e-3, 1, 1.0), "test_updates": 500}
+    assert not report.finished(stopped_early)
+
+
+def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished() -> None:
     rows = [
-        row("standard", 4, 1, 2.0), row("standard", 4, 2, 4.0),
-        row("dt-fixup", 4, 1, 3.0), row("dt-fixup", 4, 2, float("nan"), rc=1),  # crashed
-        row("dt-fixup", 4, 3, float("inf")),  # rc 0 but no finite metric
+        # standard: 3e-3 has the best validation mean but its test is worse: the choice follows validation
+        row("standard", 2, 1e-3, 1, 2.0, test=1.0), row("standard", 2, 1e-3, 2, 2.2, test=1.2),
+        row("standard", 2, 3e-3, 1, 1.0, test=3.0), row("standard", 2, 3e-3, 2, 1.2, test=3.2),
+        # dt-fixup: 1e-2 is best on seed 1 but crashed on seed 2: not a usable rate
+        row("dt-fixup", 2, 1e-2, 1, 0.1), row("dt-fixup", 2, 1e-2, 2, float("nan"), rc=1),
+        row("dt-fixup", 2, 3e-3, 1, 0.8), row("dt-fixup", 2, 3e-3, 2, 0.6),
+        row("dt-fixup", 2, 6e-3, 1, 0.7), row("dt-fixup", 2, 6e-3, 2, 0.7),  # ties 3e-3 (mean 0.7)
     ]  # fmt: skip
-    nll = ablation.summarise(rows, "valid_nll")
-    assert nll[("standard", 4)] == (3.0, 2.0**0.5, 2)
-    assert nll[("dt-fixup", 4)] == (3.0, 0.0, 1)
-    assert ablation.failures(rows) == {("dt-fixup", 4): 2}
-    table = ablation.markdown_table(rows)
-    assert "3.000 ± 0.000 (n=1, 2 failed)" in table and "nan" not in table
+    assert report.best_lr(rows, seeds=2) == {("standard", 2): 3e-3, ("dt-fixup", 2): 3e-3}
+    table = report.selected_table(payload(rows, {"standard": [1e-3, 3e-3], "dt-fixup": [3e-3, 6e-3, 1e-2]}))
+    line = next(x for x in table.splitlines() if x.startswith("| 2 |"))
+    assert "3.100 ± 0.141 @ 0.003" in line  # standard: the test nll of the validation-chosen rate
+    assert "1.200 ± 0.141 @ 0.003" in line  # dt-fixup at its own rate (test = valid + 0.5)
+    assert line.rstrip(" |").endswith("1.200 ± 0.141")  # dt-fixup at standard's rate (also 3e-3)
 
 
-def test_a_failed_run_that_later_succeeded_counts_once() -> None:
-    rows = [row("dt-fixup", 2, 1, float("nan"), rc=1), row("dt-fixup", 2, 1, 1.5)]
-    assert ablation.summarise(rows, "valid_nll")[("dt-fixup", 2)] == (1.5, 0.0, 1)
-    assert ablation.failures(rows) == {}
-    assert ablation.succeeded(rows[1]) and not ablation.succeeded(rows[0])
+def test_a_failed_run_is_counted_never_averaged_and_a_later_success_replaces_it() -> None:
+    rows = [
+        row("dt-fixup", 4, 1e-2, 1, 5.0), row("dt-fixup", 4, 1e-2, 2, float("nan"), rc=1),
+        row("dt-fixup", 4, 3e-3, 1, float("nan"), rc=1), row("dt-fixup", 4, 3e-3, 1, 2.0),  # retried
+        row("dt-fixup", 4, 3e-3, 2, 2.0),
+    ]  # fmt: skip
+    assert report.failed_counts(rows) == {("dt-fixup", 4, 1e-2): 1}
+    grid = report.grid_table(payload(rows, {"dt-fixup": [3e-3, 1e-2]}))
+    assert "| DT-Fixup | 0.003 | **2.00 ± 0.00** |" in grid
+    assert "| DT-Fixup | 0.01 | 5.00 ± 0.00 (n=1, 1 failed) |" in grid
+    assert "nan" not in grid
+
+
+def test_a_depth_with_no_usable_rate_and_a_rate_outside_the_grid_are_said() -> None:
+    rows = [row("standard", 8, 1e-3, 1, 2.0), row("standard", 8, 1e-3, 2, 2.0),
+            row("t-fixup", 8, 6e-3, 1, 1.0), row("t-fixup", 8, 6e-3, 2, float("nan"), rc=1)]  # fmt: skip
+    table = report.selected_table(payload(rows, {"standard": [1e-3], "t-fixup": [6e-3]}))
+    assert "no rate with every seed finished" in table and "not in its grid" in table
+
+
+def test_the_budget_table_averages_the_curves_over_seeds() -> None:
+    rows = [row("dt-fixup", 2, 1e-3, 1, 1.0), row("dt-fixup", 2, 1e-3, 2, 2.0)]
+    machine = {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 0,
+               "load_average_1min_at_end": 0}  # fmt: skip
+    rows[0]["curves"]["valid"].insert(1, [500, 9.0, 0.0])  # an epoch-end validation: not a column
+    text = report.render_budget({"results": payload(rows, {"dt-fixup": [1e-3]}), "command": "python x",
+                                 "machine": machine})  # fmt: skip
+    assert "| DT-Fixup | 2 | 0.001 | 2.50 | 1.50 |" in text
+
+
+def test_an_interrupted_results_file_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "results.jsonl"
+    path.write_text('{"scheme": "standard", "depth": 2}\n{"scheme": "dt-fix')  # killed mid-line
+    assert ablation.read_rows(path) == [{"scheme": "standard", "depth": 2}]
+    assert f"{path}:2: not a JSON row" in capsys.readouterr().err
+
+
+def test_the_commands_of_the_three_schemes() -> None:
+    p = ablation.Protocol()
+    standard = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("standard", 4, 3e-3, 1))
+    dt = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("dt-fixup", 4, 3e-3, 1))
+    assert standard[-2:] == ["--warmup-updates", "120"] and "--init-scheme" not in standard
+    assert dt[-4:] == ["--init-scheme", "dt-fixup", "--warmup-updates", "0"]
+    for argv in (standard, dt):
+        assert (
+            argv[argv.index("--lr") + 1] == "0.003" and argv[argv.index("--valid-subset") + 1] == "valid,test"
+        )
+    assert ablation.parse_lrs(["t-fixup=1e-3,2e-3"])["t-fixup"] == (1e-3, 2e-3)
+    with pytest.raises(SystemExit, match="SCHEME"):
+        ablation.parse_lrs(["fixup=1e-3"])
+
+
+@pytest.mark.slow
+def test_one_real_run_is_parsed(tiny_data_bin: Path) -> None:
+    """A real fairseq-train run through the runner: its validation and test curves and μ are read."""
+    p = ablation.Protocol(dim=16, ffn=32, decoder_layers=1, updates=20, eval_every=10, batch_size=32)
+    result = ablation.run_one(tiny_data_bin, p, ablation.RunKey("dt-fixup", 2, 3e-3, 1))
+    assert result["rc"] == 0, result.get("error")
+    assert report.finished(result)
+    # every 10 updates, and at the end of each epoch (13 batches of the 400 pairs)
+    assert [u for u, _, _ in result["curves"]["valid"]] == [10, 13, 20]
+    assert [u for u, _, _ in result["curves"]["test"]] == [10, 13, 20]
+    assert result["mu_encoder"] > 0 and result["command"].startswith("fairseq-train DATA ")

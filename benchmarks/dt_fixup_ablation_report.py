@@ -1,0 +1,255 @@
+"""What the depth ablation's rows say: the learning rate each scheme gets per depth, the tables, the plot.
+
+Selection: for each (scheme, depth) the learning rate with the lowest mean *validation* nll over the
+seeds, among the rates whose every seed finished (a rate that crashed or diverged on one seed is not a
+usable setting); the tables then give the *test* nll and accuracy of that rate, mean ± std over seeds.
+A failed run is never averaged; the cells say how many failed.
+
+``render(payload)`` is what ``benchmarks/doc_tables.py`` puts into docs/dt_fixup.md from
+``docs/results/dt_fixup_ablation.json``; ``render_budget(payload)`` the learning-curve table of the
+budget check (``docs/results/dt_fixup_ablation_budget.json``).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import provenance
+
+NAMES = {"standard": "standard", "dt-fixup": "DT-Fixup", "t-fixup": "T-Fixup"}
+LONG_NAMES = {
+    "standard": "standard (post-LN + warm-up)",
+    "dt-fixup": "DT-Fixup (no LN, no warm-up)",
+    "t-fixup": "T-Fixup (no LN, no warm-up)",
+}
+Cell = tuple[str, int, float]  # scheme, depth, lr
+
+
+def finished(row: dict) -> bool:
+    """A run counts only if ``fairseq-train`` exited 0 and logged finite validation and test metrics at
+    the last update (a crashed or diverged run is kept in the rows, retried by a rerun, never averaged)."""
+    metrics = [row.get(k) for k in ("valid_nll", "valid_accuracy", "test_nll", "test_accuracy")]
+    return (
+        row.get("rc") == 0
+        and row.get("valid_updates") == row.get("test_updates")
+        and all(isinstance(v, float | int) and math.isfinite(v) for v in metrics)
+    )
+
+
+def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
+    """The last finished row of every (scheme, depth, lr, seed)."""
+    kept = {}
+    for row in rows:
+        if finished(row):
+            kept[(row["scheme"], row["depth"], row["lr"], row["seed"])] = row
+    return kept
+
+
+def failed_counts(rows: list[dict]) -> dict[Cell, int]:
+    """Per (scheme, depth, lr): how many seeds have no finished run."""
+    ok = set(latest(rows))
+    tried = {(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows}
+    out: dict[Cell, int] = {}
+    for scheme, depth, lr, _seed in tried - ok:
+        out[(scheme, depth, lr)] = out.get((scheme, depth, lr), 0) + 1
+    return out
+
+
+def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
+    values: dict[Cell, list[float]] = {}
+    for (scheme, depth, lr, _seed), row in sorted(latest(rows).items()):
+        values.setdefault((scheme, depth, lr), []).append(float(row[metric]))
+    return values
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
+    """Per (scheme, depth): the rate of lowest mean validation nll among those with ``seeds`` finished
+    runs (ties: the smaller rate)."""
+    candidates: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for (scheme, depth, lr), values in cell_values(rows, "valid_nll").items():
+        if len(values) == seeds:
+            candidates.setdefault((scheme, depth), []).append((statistics.fmean(values), lr))
+    return {key: min(options)[1] for key, options in candidates.items()}
+
+
+def _fmt_lr(lr: float) -> str:
+    return f"{lr:g}"
+
+
+def selected_table(payload: dict) -> str:
+    """Per depth, each scheme at its selected rate: test nll and accuracy, mean ± std over seeds; plus
+    DT-Fixup and T-Fixup at the rate selected for *standard* (what a user gets who keeps the standard
+    recipe's rate), where that rate is in their grid."""
+    rows, schemes, seeds = payload["rows"], list(payload["grid"]), len(payload["seeds"])
+    chosen = best_lr(rows, seeds)
+    nll, acc = cell_values(rows, "test_nll"), cell_values(rows, "test_accuracy")
+    head = ["encoder depth"] + [f"{NAMES[s]}: test nll (bits) @ η" for s in schemes]
+    head += [f"{NAMES[s]}: test acc. (%)" for s in schemes]
+    others = [s for s in schemes if s != "standard"] if "standard" in schemes else []
+    head += [f"{NAMES[s]} at standard's η: test nll" for s in others]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for depth in sorted({r["depth"] for r in rows}):
+        nll_cells, acc_cells, same_cells = [], [], []
+        for scheme in schemes:
+            lr = chosen.get((scheme, depth))
+            if lr is None:
+                nll_cells.append("no rate with every seed finished")
+                acc_cells.append("–")
+                continue
+            m, s = mean_std(nll[(scheme, depth, lr)])
+            nll_cells.append(f"{m:.3f} ± {s:.3f} @ {_fmt_lr(lr)}")
+            m, s = mean_std(acc[(scheme, depth, lr)])
+            acc_cells.append(f"{m:.1f} ± {s:.1f}")
+        for scheme in others:
+            lr = chosen.get(("standard", depth))
+            values = nll.get((scheme, depth, lr), []) if lr is not None else []
+            if len(values) == seeds:
+                m, s = mean_std(values)
+                same_cells.append(f"{m:.3f} ± {s:.3f}")
+            else:
+                same_cells.append("not in its grid" if lr not in payload["grid"][scheme] else "failed")
+        lines.append("| " + " | ".join([str(depth), *nll_cells, *acc_cells, *same_cells]) + " |")
+    return "\n".join(lines)
+
+
+def grid_table(payload: dict) -> str:
+    """Every (scheme, rate) × depth: validation nll, mean ± std over the finished seeds; the selected
+    rate of each column in bold."""
+    rows, seeds = payload["rows"], len(payload["seeds"])
+    chosen, valid, failed = best_lr(rows, seeds), cell_values(rows, "valid_nll"), failed_counts(rows)
+    depths = sorted({r["depth"] for r in rows})
+    lines = [
+        "| scheme | η | " + " | ".join(f"N = {d}" for d in depths) + " |",
+        "|---|---|" + "---|" * len(depths),
+    ]
+    for scheme, lrs in payload["grid"].items():
+        for lr in lrs:
+            cells = []
+            for depth in depths:
+                values = valid.get((scheme, depth, lr), [])
+                lost = failed.get((scheme, depth, lr), 0)
+                if not values:
+                    cells.append(f"– ({lost} failed)" if lost else "–")
+                    continue
+                m, s = mean_std(values)
+                text = f"{m:.2f} ± {s:.2f}" + (f" (n={len(values)}, {lost} failed)" if lost else "")
+                cells.append(f"**{text}**" if chosen.get((scheme, depth)) == lr else text)
+            lines.append(f"| {NAMES[scheme]} | {_fmt_lr(lr)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def mu_line(payload: dict) -> str:
+    mus = [r["mu_encoder"] for r in latest(payload["rows"]).values() if "mu_encoder" in r]
+    return f"μ (encoder input, per run's log): {min(mus):.2f}–{max(mus):.2f}." if mus else ""
+
+
+def render_rows(payload: dict) -> str:
+    """Both tables and the protocol line (without the machine line: for the terminal)."""
+    p = payload["protocol"]
+    proto = (
+        f"{p['splits']['train']} training pairs, {p['updates']} updates of {p['batch_size']} sentences, "
+        f"d = {p['dim']}, FFN {p['ffn']}, {p['decoder_layers']} decoder layers, arch {p['arch']}, "
+        f"standard warm-up {p['warmup']} updates, seeds {', '.join(map(str, payload['seeds']))}. "
+        + mu_line(payload)
+    )
+    return (
+        "**Each scheme at its own learning rate** (chosen per depth on the validation nll; test set)\n\n"
+        + selected_table(payload)
+        + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
+        + grid_table(payload)
+        + "\n\n"
+        + proto
+    )
+
+
+def render(payload: dict) -> str:
+    """The docs block: both tables, the protocol and the provenance of the results file."""
+    return render_rows(payload["results"]) + "\n\nMeasured by " + provenance(payload) + "."
+
+
+def curve_means(
+    rows: list[dict], split: str = "valid"
+) -> dict[tuple[str, int, float], list[tuple[int, float]]]:
+    """Per (scheme, depth, lr): the mean nll over the finished seeds at every evaluated update."""
+    points: dict[tuple[str, int, float], dict[int, list[float]]] = {}
+    for (scheme, depth, lr, _seed), row in latest(rows).items():
+        for update, value, _acc in row["curves"][split]:
+            points.setdefault((scheme, depth, lr), {}).setdefault(update, []).append(value)
+    return {
+        key: [(u, statistics.fmean(v)) for u, v in sorted(by_update.items())]
+        for key, by_update in points.items()
+    }
+
+
+def render_budget(payload: dict) -> str:
+    """The budget check: validation nll (bits, mean over seeds) every ``eval_every`` updates, one row per
+    (scheme, depth, η)."""
+    results = payload["results"]
+    curves = curve_means(results["rows"])
+    every = results["protocol"]["eval_every"]  # fairseq also validates at each epoch's end: not columns
+    updates = sorted({u for points in curves.values() for u, _ in points if u % every == 0})
+    lines = [
+        "| scheme | N | η | " + " | ".join(f"{u}" for u in updates) + " |",
+        "|---|---|---|" + "---|" * len(updates),
+    ]
+    for (scheme, depth, lr), points in sorted(curves.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+        by_update = dict(points)
+        cells = [f"{by_update[u]:.2f}" if u in by_update else "–" for u in updates]
+        lines.append(f"| {NAMES[scheme]} | {depth} | {_fmt_lr(lr)} | " + " | ".join(cells) + " |")
+    n = len(results["seeds"])
+    return (
+        f"Validation nll (bits/token) after each number of updates, mean over {n} seeds "
+        f"(columns: updates).\n\n" + "\n".join(lines) + "\n\nMeasured by " + provenance(payload) + "."
+    )
+
+
+def plot(payload: dict, path: Path) -> None:
+    """Test nll and accuracy against depth, each scheme at its chosen rate (error bars: std over seeds);
+    dashed: DT-Fixup / T-Fixup at the rate chosen for standard."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, seeds = payload["rows"], len(payload["seeds"])
+    chosen = best_lr(rows, seeds)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, metric, label in ((axes[0], "test_nll", "test nll (bits/token)"),
+                              (axes[1], "test_accuracy", "test token accuracy (%)")):  # fmt: skip
+        values = cell_values(rows, metric)
+        for scheme, marker in zip(payload["grid"], "osd", strict=False):
+            for at_standard in (False, True):
+                if at_standard and scheme == "standard":
+                    continue
+                depths, means, stds = [], [], []
+                for depth in sorted({r["depth"] for r in rows}):
+                    lr = chosen.get(("standard" if at_standard else scheme, depth))
+                    cell = values.get((scheme, depth, lr), [])
+                    if lr is not None and len(cell) == seeds:
+                        m, s = mean_std(cell)
+                        depths.append(depth), means.append(m), stds.append(s)
+                if not depths:
+                    continue
+                name = LONG_NAMES[scheme] + (" at standard's η" if at_standard else ", own η")
+                ax.errorbar(depths, means, yerr=stds, fmt=marker + ("--" if at_standard else "-"),
+                            capsize=3, label=name, alpha=0.55 if at_standard else 1.0)  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("encoder layers")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    p = payload["protocol"]
+    fig.suptitle(f"Depth ablation: {p['updates']} updates, η chosen per scheme and depth on validation "
+                 f"(mean ± std over {seeds} seeds)", fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
