@@ -105,7 +105,8 @@ def selected_table(payload: dict) -> str:
                 acc_cells.append("–")
                 continue
             m, s = mean_std(nll[(scheme, depth, lr)])
-            nll_cells.append(f"{m:.3f} ± {s:.3f} @ {_fmt_lr(lr)}")
+            edge = "†" if lr in (min(payload["grid"][scheme]), max(payload["grid"][scheme])) else ""
+            nll_cells.append(f"{m:.3f} ± {s:.3f} @ {_fmt_lr(lr)}{edge}")
             m, s = mean_std(acc[(scheme, depth, lr)])
             acc_cells.append(f"{m:.1f} ± {s:.1f}")
         for scheme in others:
@@ -161,7 +162,8 @@ def render_rows(payload: dict) -> str:
         + mu_line(payload)
     )
     return (
-        "**Each scheme at its own learning rate** (chosen per depth on the validation nll; test set)\n\n"
+        "**Each scheme at its own learning rate** (chosen per depth on the validation nll; test set; "
+        "† = the chosen rate is at the edge of the scheme's grid)\n\n"
         + selected_table(payload)
         + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
         + grid_table(payload)

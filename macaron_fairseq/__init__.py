@@ -2,7 +2,7 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies three repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies four repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
 
 * :mod:`macaron_fairseq.repairs.checkpoint_safety` — fairseq checkpoints load under torch >= 2.6 through
@@ -10,18 +10,21 @@ the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies three repairs t
 * :mod:`macaron_fairseq.repairs.batching` — batching keeps the last batch (fairseq #5036), so
   ``fairseq-generate`` translates the whole test set.
 * :mod:`macaron_fairseq.repairs.bf16_without_tpu` — ``--bf16`` without torch_xla trains in bfloat16 on the
-  run's device (fairseq's ``--bf16`` implies ``--tpu`` and stops without one).
+  run's device (fairseq's ``--bf16`` implies ``--tpu`` and stops without one);
+* :mod:`macaron_fairseq.repairs.nan_detector_hooks` — a run whose gradients turn NaN/Inf ends with fairseq's
+  report of the first non-finite module, not with ``StopIteration`` from torch's legacy backward hooks.
 
 Use::
 
     fairseq-train DATA --user-dir macaron_fairseq --arch macaron_base ...
 """
 
-from macaron_fairseq.repairs import batching, bf16_without_tpu, checkpoint_safety
+from macaron_fairseq.repairs import batching, bf16_without_tpu, checkpoint_safety, nan_detector_hooks
 
 checkpoint_safety.install()
 batching.install()
 bf16_without_tpu.install()
+nan_detector_hooks.install()
 
 from macaron_fairseq import criterions, models, optim, tasks  # noqa: E402,F401  (registers everything)
 

@@ -78,8 +78,8 @@ def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished(
     assert report.best_lr(rows, seeds=2) == {("standard", 2): 3e-3, ("dt-fixup", 2): 3e-3}
     table = report.selected_table(payload(rows, {"standard": [1e-3, 3e-3], "dt-fixup": [3e-3, 6e-3, 1e-2]}))
     line = next(x for x in table.splitlines() if x.startswith("| 2 |"))
-    assert "3.100 ± 0.141 @ 0.003" in line  # standard: the test nll of the validation-chosen rate
-    assert "1.200 ± 0.141 @ 0.003" in line  # dt-fixup at its own rate (test = valid + 0.5)
+    assert "3.100 ± 0.141 @ 0.003†" in line  # standard: the validation-chosen rate's test nll; grid edge
+    assert "1.200 ± 0.141 @ 0.003† |" in line  # dt-fixup at its own rate (test = valid + 0.5)
     assert line.rstrip(" |").endswith("1.200 ± 0.141")  # dt-fixup at standard's rate (also 3e-3)
 
 
