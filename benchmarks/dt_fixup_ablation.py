@@ -34,9 +34,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import REPO, machine_info, write_results
@@ -138,10 +140,13 @@ def parse_log(log: str) -> dict:
     return out
 
 
-def run_one(data: Path, p: Protocol, key: RunKey) -> dict:
+ArgvBuilder = Callable[[Path, Path, Any, RunKey], list[str]]
+
+
+def run_one(data: Path, p: Any, key: RunKey, argv_builder: ArgvBuilder = train_argv) -> dict:
     """One ``fairseq-train`` run (one thread), its metrics, its exit code and its command line."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = train_argv(data, Path(tmp), p, key)
+        argv = argv_builder(data, Path(tmp), p, key)
         env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
         start = time.perf_counter()
         proc = subprocess.run(argv, env=env, capture_output=True, text=True)
@@ -185,8 +190,36 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
+def run_grid(
+    data: Path,
+    protocol: Any,
+    wanted: list[RunKey],
+    results: Path,
+    jobs: int,
+    argv_builder: ArgvBuilder = train_argv,
+) -> None:
+    """Run every wanted (scheme, depth, lr, seed) that has no finished row in ``results`` yet (deepest
+    first, ``jobs`` at a time), appending each row as it finishes."""
+    from dt_fixup_ablation_report import finished
+
+    done = {RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in read_rows(results) if finished(r)}
+    todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))
+    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
+
+    def job(key: RunKey) -> None:
+        row = run_one(data, protocol, key, argv_builder)
+        with results.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")  # one write per row
+        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
+        print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
+              f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(job, todo))
+
+
 def main() -> None:
-    from dt_fixup_ablation_report import finished, plot, render_rows
+    from dt_fixup_ablation_report import plot, render_rows
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")
@@ -224,21 +257,8 @@ def main() -> None:
     wanted = [
         RunKey(s, d, lr, seed) for s in a.schemes for d in a.depths for lr in grid[s] for seed in a.seeds
     ]
-    done = {RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in read_rows(results) if finished(r)}
-    todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))  # deepest first
-    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
     start = time.perf_counter()
-
-    def job(key: RunKey) -> None:
-        row = run_one(data, protocol, key)
-        with results.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")  # one write per row
-        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
-        print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
-              f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip
-
-    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        list(pool.map(job, todo))
+    run_grid(data, protocol, wanted, results, a.jobs)
     rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
     payload = {"protocol": asdict(protocol), "grid": {s: list(grid[s]) for s in a.schemes},
                "seeds": a.seeds, "depths": a.depths, "rows": rows,

@@ -91,7 +91,9 @@ def selected_table(payload: dict) -> str:
     rows, schemes, seeds = payload["rows"], list(payload["grid"]), len(payload["seeds"])
     chosen = best_lr(rows, seeds)
     nll, acc = cell_values(rows, "test_nll"), cell_values(rows, "test_accuracy")
-    head = ["encoder depth"] + [f"{NAMES[s]}: test nll (bits) @ η" for s in schemes]
+    head = [payload.get("depth_label", "encoder depth")] + [
+        f"{NAMES[s]}: test nll (bits) @ η" for s in schemes
+    ]
     head += [f"{NAMES[s]}: test acc. (%)" for s in schemes]
     others = [s for s in schemes if s != "standard"] if "standard" in schemes else []
     head += [f"{NAMES[s]} at standard's η: test nll" for s in others]
@@ -128,7 +130,7 @@ def grid_table(payload: dict) -> str:
     chosen, valid, failed = best_lr(rows, seeds), cell_values(rows, "valid_nll"), failed_counts(rows)
     depths = sorted({r["depth"] for r in rows})
     lines = [
-        "| scheme | η | " + " | ".join(f"N = {d}" for d in depths) + " |",
+        "| scheme | η | " + " | ".join(f"{payload.get('depth_symbol', 'N')} = {d}" for d in depths) + " |",
         "|---|---|" + "---|" * len(depths),
     ]
     for scheme, lrs in payload["grid"].items():
