@@ -38,9 +38,14 @@ PREPROCESS = "preprocess_throughput"
 BERT_CORPUS = "bert_corpus_throughput"
 SPLITTERS = "sentence_splitters"
 SPEED = "speed_macaron_vs_transformer"
+ABLATION = "dt_fixup_ablation_report"
+BUDGET = "render_budget"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
+    DocBlock("depth-ablation", "docs/dt_fixup.md", "dt_fixup_ablation.json", ABLATION),
+    DocBlock("depth-ablation-summary", "README.md", "dt_fixup_ablation.json", ABLATION, "render_summary"),
+    DocBlock("ablation-budget", "docs/dt_fixup.md", "dt_fixup_ablation_budget.json", ABLATION, BUDGET),
     DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),

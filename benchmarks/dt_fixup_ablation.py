@@ -157,6 +157,7 @@ def run_one(data: Path, p: Any, key: RunKey, argv_builder: ArgvBuilder = train_a
     row["command"] = command.replace(str(REPO) + "/", "")
     if proc.returncode != 0 or row["valid_updates"] != p.updates:
         row["error"] = log[-1500:]
+        row["diverged"] = "gradients are Nan/Inf" in log  # deterministic for the seed: not retried
     return row
 
 
@@ -198,11 +199,15 @@ def run_grid(
     jobs: int,
     argv_builder: ArgvBuilder = train_argv,
 ) -> None:
-    """Run every wanted (scheme, depth, lr, seed) that has no finished row in ``results`` yet (deepest
-    first, ``jobs`` at a time), appending each row as it finishes."""
+    """Run every wanted (scheme, depth, lr, seed) that has no finished or diverged row in ``results`` yet
+    (deepest first, ``jobs`` at a time), appending each row as it finishes. A crashed run is retried; a
+    diverged one (fairseq's "gradients are Nan/Inf") is not: the same seed diverges again."""
     from dt_fixup_ablation_report import finished
 
-    done = {RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in read_rows(results) if finished(r)}
+    rows = read_rows(results)
+    done = {
+        RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows if finished(r) or r.get("diverged")
+    }
     todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))
     print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
 

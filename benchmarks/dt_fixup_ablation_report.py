@@ -59,6 +59,24 @@ def failed_counts(rows: list[dict]) -> dict[Cell, int]:
     return out
 
 
+def is_diverged(row: dict) -> bool:
+    """fairseq stopped on NaN/Inf gradients (rows written before the runner recorded it say so in the log)."""
+    return bool(row.get("diverged")) or "gradients are Nan/Inf" in row.get("error", "")
+
+
+def diverged_cells(rows: list[dict]) -> set[Cell]:
+    """(scheme, depth, lr) cells whose every unfinished seed diverged in its latest run."""
+    ok = set(latest(rows))
+    last: dict[tuple[str, int, float, int], dict] = {}
+    for r in rows:
+        last[(r["scheme"], r["depth"], r["lr"], r["seed"])] = r
+    kinds: dict[Cell, set[bool]] = {}
+    for key, r in last.items():
+        if key not in ok:
+            kinds.setdefault(key[:3], set()).add(is_diverged(r))
+    return {cell for cell, seen in kinds.items() if seen == {True}}
+
+
 def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
     values: dict[Cell, list[float]] = {}
     for (scheme, depth, lr, _seed), row in sorted(latest(rows).items()):
@@ -128,6 +146,7 @@ def grid_table(payload: dict) -> str:
     rate of each column in bold."""
     rows, seeds = payload["rows"], len(payload["seeds"])
     chosen, valid, failed = best_lr(rows, seeds), cell_values(rows, "valid_nll"), failed_counts(rows)
+    diverged = diverged_cells(rows)
     depths = sorted({r["depth"] for r in rows})
     lines = [
         "| scheme | η | " + " | ".join(f"{payload.get('depth_symbol', 'N')} = {d}" for d in depths) + " |",
@@ -139,11 +158,12 @@ def grid_table(payload: dict) -> str:
             for depth in depths:
                 values = valid.get((scheme, depth, lr), [])
                 lost = failed.get((scheme, depth, lr), 0)
+                how = "diverged" if (scheme, depth, lr) in diverged else "failed"
                 if not values:
-                    cells.append(f"– ({lost} failed)" if lost else "–")
+                    cells.append(f"– ({lost} {how})" if lost else "–")
                     continue
                 m, s = mean_std(values)
-                text = f"{m:.2f} ± {s:.2f}" + (f" (n={len(values)}, {lost} failed)" if lost else "")
+                text = f"{m:.2f} ± {s:.2f}" + (f" (n={len(values)}, {lost} {how})" if lost else "")
                 cells.append(f"**{text}**" if chosen.get((scheme, depth)) == lr else text)
             lines.append(f"| {NAMES[scheme]} | {_fmt_lr(lr)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -174,6 +194,17 @@ def render_rows(payload: dict) -> str:
     )
 
 
+def render_summary(payload: dict) -> str:
+    """The README block: the chosen-rate table and the provenance."""
+    return (
+        selected_table(payload["results"])
+        + "\n\n(test set; each scheme's η chosen per depth on the validation nll; † = at its grid's edge) "
+        + "Measured by "
+        + provenance(payload)
+        + "."
+    )
+
+
 def render(payload: dict) -> str:
     """The docs block: both tables, the protocol and the provenance of the results file."""
     return render_rows(payload["results"]) + "\n\nMeasured by " + provenance(payload) + "."
@@ -194,12 +225,13 @@ def curve_means(
 
 
 def render_budget(payload: dict) -> str:
-    """The budget check: validation nll (bits, mean over seeds) every ``eval_every`` updates, one row per
-    (scheme, depth, η)."""
+    """The budget check: validation nll (bits, mean over seeds) at up to 9 evenly spaced evaluations, one
+    row per (scheme, depth, η)."""
     results = payload["results"]
     curves = curve_means(results["rows"])
     every = results["protocol"]["eval_every"]  # fairseq also validates at each epoch's end: not columns
-    updates = sorted({u for points in curves.values() for u, _ in points if u % every == 0})
+    step = every * math.ceil(results["protocol"]["updates"] / every / 9)  # at most 9 columns
+    updates = sorted({u for points in curves.values() for u, _ in points if u % step == 0})
     lines = [
         "| scheme | N | η | " + " | ".join(f"{u}" for u in updates) + " |",
         "|---|---|---|" + "---|" * len(updates),

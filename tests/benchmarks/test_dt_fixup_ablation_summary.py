@@ -4,6 +4,7 @@ averaged, and an interrupted results file resumes."""
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from pathlib import Path
@@ -94,6 +95,23 @@ def test_a_failed_run_is_counted_never_averaged_and_a_later_success_replaces_it(
     assert "| DT-Fixup | 0.003 | **2.00 ± 0.00** |" in grid
     assert "| DT-Fixup | 0.01 | 5.00 ± 0.00 (n=1, 1 failed) |" in grid
     assert "nan" not in grid
+    rows[1]["diverged"] = True  # fairseq said "gradients are Nan/Inf"
+    grid = report.grid_table(payload(rows, {"dt-fixup": [3e-3, 1e-2]}))
+    assert "| DT-Fixup | 0.01 | 5.00 ± 0.00 (n=1, 1 diverged) |" in grid
+
+
+def test_a_diverged_run_is_not_retried_a_crashed_one_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "results.jsonl"
+    diverged = {**row("dt-fixup", 8, 1e-2, 1, float("nan"), rc=1), "diverged": True}
+    crashed = {**row("dt-fixup", 8, 1e-2, 2, float("nan"), rc=1), "diverged": False}
+    results.write_text("".join(json.dumps(r) + "\n" for r in (diverged, crashed)))
+    ran = []
+    monkeypatch.setattr(ablation, "run_one", lambda data, p, key, builder: ran.append(key) or {**crashed})
+    keys = [ablation.RunKey("dt-fixup", 8, 1e-2, seed) for seed in (1, 2)]
+    ablation.run_grid(tmp_path, ablation.Protocol(), keys, results, jobs=1)
+    assert ran == [keys[1]]
 
 
 def test_a_depth_with_no_usable_rate_and_a_rate_outside_the_grid_are_said() -> None:
