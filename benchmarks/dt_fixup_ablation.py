@@ -202,11 +202,11 @@ def run_grid(
     """Run every wanted (scheme, depth, lr, seed) that has no finished or diverged row in ``results`` yet
     (deepest first, ``jobs`` at a time), appending each row as it finishes. A crashed run is retried; a
     diverged one (fairseq's "gradients are Nan/Inf") is not: the same seed diverges again."""
-    from dt_fixup_ablation_report import finished
+    from dt_fixup_ablation_report import finished, is_diverged
 
     rows = read_rows(results)
     done = {
-        RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows if finished(r) or r.get("diverged")
+        RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows if finished(r) or is_diverged(r)
     }
     todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))
     print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
