@@ -26,6 +26,7 @@ LONG_NAMES = {
     "dt-fixup": "DT-Fixup (no LN, no warm-up)",
     "t-fixup": "T-Fixup (no LN, no warm-up)",
 }
+COLORS = {"standard": "C0", "dt-fixup": "C1", "t-fixup": "C3"}
 Cell = tuple[str, int, float]  # scheme, depth, lr
 
 
@@ -276,7 +277,8 @@ def plot(payload: dict, path: Path) -> None:
                     continue
                 name = LONG_NAMES[scheme] + (" at standard's η" if at_standard else ", own η")
                 ax.errorbar(depths, means, yerr=stds, fmt=marker + ("--" if at_standard else "-"),
-                            capsize=3, label=name, alpha=0.55 if at_standard else 1.0)  # fmt: skip
+                            color=COLORS[scheme], capsize=3, label=name,
+                            alpha=0.5 if at_standard else 1.0)  # fmt: skip
         ax.set_xscale("log", base=2)
         ax.set_xlabel("encoder layers")
         ax.set_ylabel(label)

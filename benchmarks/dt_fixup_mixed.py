@@ -213,7 +213,8 @@ def protocol_line(r: dict) -> str:
     return (
         f"Small task: the {', '.join(r['corpus']['small_task_packages'])} messages, {corpus['task.train']} "
         f"training / {corpus['task.valid']} validation / {corpus['task.test']} test pairs; pre-training: "
-        f"{corpus['pre.train']} pairs of the other packages, {p['pretrain_updates']} updates "
+        f"{corpus['pre.train']} pairs of the other packages ({r['corpus']['pre_train_after_cleaning']} after "
+        f"preprocess.custom's cleaning), {p['pretrain_updates']} updates "
         f"({r['pretrain']['last_validation_nll']} bits valid nll at the end). Encoder: "
         f"{p['pretrained_layers']} pre-trained post-LN layers (d = {p['dim']}, FFN {p['ffn']}) at "
         f"{p['lr_multiplier']:g} × η, K new layers; new decoder of {p['decoder_layers']} layers; "
@@ -262,6 +263,8 @@ def main() -> None:
     corpus = build_corpus(a.out_dir, p)
     print(f"corpus: {corpus['pairs']}", flush=True)
     pre_bin, task_bin = build_data_bins(a.out_dir, p, corpus["pairs"])
+    kept = (a.out_dir / "pre" / "bpe" / "train.en").read_text(encoding="utf-8").count("\n")
+    corpus = {**corpus, "pre_train_after_cleaning": kept}
     checkpoint = pretrain(a.out_dir, pre_bin, p)
     pre_record = json.loads((a.out_dir / "pretrained" / "done.json").read_text())
     print(f"pre-trained: {pre_record}", flush=True)
