@@ -46,6 +46,7 @@ BLOCKS = (
     DocBlock("depth-ablation", "docs/dt_fixup.md", "dt_fixup_ablation.json", ABLATION),
     DocBlock("depth-ablation-summary", "README.md", "dt_fixup_ablation.json", ABLATION, "render_summary"),
     DocBlock("ablation-budget", "docs/dt_fixup.md", "dt_fixup_ablation_budget.json", ABLATION, BUDGET),
+    DocBlock("dt-fixup-mixed", "docs/dt_fixup.md", "dt_fixup_mixed.json", "dt_fixup_mixed"),
     DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),
