@@ -45,7 +45,7 @@ from results_file import REPO, machine_info, provenance, write_results
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, catalog_paths, read_catalogs
 from workflow.atomic import write_text_atomically
 
-DEFAULT_LRS = ("standard=3e-4,1e-3,3e-3", "dt-fixup=3e-4,1e-3,3e-3", "t-fixup=3e-4,1e-3,3e-3")
+DEFAULT_LRS = tuple(f"{scheme}=3e-4,1e-3,3e-3,6e-3,1e-2" for scheme in SCHEMES)
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
 #   bash scripts/test.sh [--quick] [pytest args...]
 # Installs what is missing (scripts/install.sh --dev), lints with ruff, runs the whole pytest suite.
 # --quick deselects the tests marked slow or slurm (the unit tests and fast CLI checks remain);
-# CI runs everything.
+# CI runs everything. The tests run on PYTEST_WORKERS pytest-xdist workers (default 2; 0 = in this
+# process): one file per worker at a time, all Slurm tests on one worker (tests/conftest.py).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
@@ -18,4 +19,5 @@ echo "[test] ruff check"
 "$PY" -m ruff check .
 echo "[test] pytest"
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore::DeprecationWarning}"
-"$PY" -m pytest -q -p no:cacheprovider --durations=15 "${quick[@]}" "$@"
+workers="${PYTEST_WORKERS:-2}"
+"$PY" -m pytest -q -p no:cacheprovider --durations=15 -n "$workers" --dist loadgroup "${quick[@]}" "$@"

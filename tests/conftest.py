@@ -21,12 +21,22 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    group_for_parallel_workers(items)
     if torch.cuda.is_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def group_for_parallel_workers(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs 2 workers): the tests of one
+    file run on one worker, so module-scoped fixtures are built once, and every ``slurm`` test runs on
+    the same worker, so the session's test cluster is started once. Without xdist the marks do nothing."""
+    for item in items:
+        group = "slurm" if "slurm" in item.keywords else item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")

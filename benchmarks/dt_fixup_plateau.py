@@ -1,0 +1,164 @@
+"""Why DT-Fixup stays on the plateau at a rate tuned for post-LN: its recipe varied one thing at a time.
+
+    python benchmarks/dt_fixup_plateau.py --out-dir runs/dt_fixup_plateau --jobs 2 \\
+        --results docs/results/dt_fixup_plateau.json
+
+The depth ablation (``dt_fixup_ablation.py``, same task and model) found DT-Fixup at η = 1e-3 still near the
+unigram plateau after 600 updates at every depth, where T-Fixup at the same rate learns the task. This
+benchmark runs, at one rate (default 1e-3) and the depths given (default 2 and 8), the variants that
+separate the candidate causes, each a real ``fairseq-train`` run differing from *DT-Fixup* by the flags shown:
+
+* *standard*: post-LN + warm-up (the reference the rate was tuned for);
+* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (μ measured: ≈ 12 here, the √d-scaled token
+  embeddings plus the sinusoidal positions);
+* *DT-Fixup + warm-up*: what a user gets who only adds ``--init-scheme dt-fixup`` to the standard recipe;
+* *DT-Fixup, μ := 3* and *μ := 1* (``--dt-fixup-mu``): the same layers initialised 4× and 12× larger —
+  does the size of the scaled weights decide the plateau?
+* *DT-Fixup, no √d* (``--no-scale-embedding``): μ made smaller by shrinking the token embeddings (the
+  positions then dominate the input) — is it the embeddings' scale?
+* *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch reference).
+
+Rows go to ``OUT_DIR/results.jsonl`` as runs finish (a rerun resumes); ``--results`` writes the results
+file the docs' table is rendered from (``render``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from dt_fixup_ablation import Protocol, RunKey, read_rows, run_grid, train_argv
+from dt_fixup_ablation_report import finished
+from results_file import REPO, machine_info, provenance, read_results, write_results
+
+from preprocess.sources.toy_bitext import SymbolTask
+
+# label -> (scheme of the ablation, flags changed with respect to it)
+VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "standard": ("standard", ()),
+    "DT-Fixup": ("dt-fixup", ()),
+    "DT-Fixup + warm-up": ("dt-fixup", ("--warmup-updates", "{warmup}")),
+    "DT-Fixup, μ := 3": ("dt-fixup", ("--dt-fixup-mu", "3")),
+    "DT-Fixup, μ := 1": ("dt-fixup", ("--dt-fixup-mu", "1")),
+    "DT-Fixup, no √d": ("dt-fixup", ("--no-scale-embedding",)),
+    "T-Fixup": ("t-fixup", ()),
+}
+
+
+def variant_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str]:
+    """The ablation's command for the variant's scheme, with the variant's flags replacing its own."""
+    scheme, flags = VARIANTS[key.scheme]
+    argv = train_argv(data, save_dir, p, RunKey(scheme, key.depth, key.lr, key.seed))
+    flags = tuple(f.format(warmup=p.warmup) for f in flags)
+    if flags and flags[0] in argv:  # a flag the scheme sets already: the variant's value replaces it
+        at = argv.index(flags[0])
+        del argv[at : at + 2]
+    return [*argv, *flags]
+
+
+def summary(rows: list[dict], variants: list[str], depths: list[int]) -> dict[str, dict[str, dict]]:
+    """Per variant and depth: the test nll (bits) of each finished seed, mean, std, μ and failures."""
+    out: dict[str, dict[str, dict]] = {}
+    for label in variants:
+        for depth in depths:
+            cell = [r for r in rows if r["scheme"] == label and r["depth"] == depth]
+            done = [r for r in cell if finished(r)]
+            nll = [r["test_nll"] for r in sorted(done, key=lambda r: r["seed"])]
+            mus = sorted({r["mu_encoder"] for r in done if r.get("mu_encoder") is not None})
+            out.setdefault(label, {})[str(depth)] = {
+                "test_nll": nll,
+                "mean": statistics.fmean(nll) if nll else None,
+                "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
+                "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
+                "mu": [mus[0], mus[-1]] if mus else None,
+                "failed": len(cell) - len(done),
+            }
+    return out
+
+
+def render(payload: dict) -> str:
+    """The docs block: one row per variant, test nll (bits) and accuracy per depth, then the provenance."""
+    r = payload["results"]
+    depths = [str(d) for d in r["depths"]]
+    head = "| variant (flags changed) | " + " | ".join(
+        f"N = {d}: test nll (bits) | N = {d}: test acc. (%)" for d in depths
+    )
+    lines = [head + " |", "|---|" + "---|" * (2 * len(depths))]
+    for label, cells in r["summary"].items():
+        flags = VARIANTS[label][1]
+        shown = " ".join(flags).format(warmup=r["protocol"]["warmup"]) if flags else ""
+        name = f"{label} (`{shown}`)" if shown else label
+        parts = []
+        for d in depths:
+            c = cells[d]
+            failed = f" ({c['failed']} failed)" if c["failed"] else ""
+            if c["mean"] is None:
+                parts += [f"–{failed}", "–"]
+            else:
+                seeds = ", ".join(f"{v:.2f}" for v in c["test_nll"])
+                parts += [f"{c['mean']:.2f} ± {c['std']:.2f} ({seeds}){failed}", f"{c['accuracy']:.1f}"]
+        lines.append(f"| {name} | " + " | ".join(parts) + " |")
+    p = r["protocol"]
+    measured = [
+        c["mu"]
+        for label, cells in r["summary"].items()
+        if "--dt-fixup-mu" not in VARIANTS[label][1]
+        for c in cells.values()
+        if c["mu"]
+    ]
+    mu_text = (
+        f" μ measured (encoder input): {min(m[0] for m in measured):.2f}–{max(m[1] for m in measured):.2f}."
+        if measured
+        else ""
+    )
+    return (
+        "\n".join(lines)
+        + f"\n\nη = {r['lr']:g} for every variant (η·(1 − t/T)^½), {p['updates']} updates of "
+        f"{p['batch_size']} sentences, d = {p['dim']}, FFN {p['ffn']}, {p['decoder_layers']} decoder "
+        f"layers, seeds {', '.join(map(str, r['seeds']))} (test nll per seed in brackets); "
+        f"the task and model of the depth ablation.{mu_text}\n\nMeasured by {provenance(payload)}."
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_plateau")
+    ap.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
+    ap.add_argument("--depths", type=int, nargs="+", default=[2, 8])
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--results", type=Path, help="write the results file (docs/results/...)")
+    a = ap.parse_args()
+    protocol = Protocol()
+    machine = machine_info()
+    task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
+    data = task.data_bin(a.out_dir / "data")
+    results = a.out_dir / "results.jsonl"
+    protocol_file = a.out_dir / "protocol.json"
+    if protocol_file.exists() and json.loads(protocol_file.read_text()) != asdict(protocol):
+        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
+    protocol_file.write_text(json.dumps(asdict(protocol), indent=2) + "\n")
+    wanted = [RunKey(v, d, a.lr, s) for v in a.variants for d in a.depths for s in a.seeds]
+    start = time.perf_counter()
+    run_grid(data, protocol, wanted, results, a.jobs, variant_argv)
+    rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
+    payload = {
+        "protocol": asdict(protocol), "lr": a.lr, "depths": a.depths, "seeds": a.seeds,
+        "summary": summary(rows, a.variants, a.depths), "rows": rows,
+        "wall_seconds_this_call": round(time.perf_counter() - start, 1),
+    }  # fmt: skip
+    print(json.dumps(payload["summary"], indent=1))
+    if a.results:
+        write_results(a.results, payload, machine)
+        print(render(read_results(a.results)))
+
+
+if __name__ == "__main__":
+    main()
