@@ -40,13 +40,19 @@ SPLITTERS = "sentence_splitters"
 SPEED = "speed_macaron_vs_transformer"
 ABLATION = "dt_fixup_ablation_report"
 BUDGET = "render_budget"
+MIXED = "dt_fixup_mixed"
+CURVES = "render_curves"
+PLATEAU = "dt_fixup_plateau"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
     DocBlock("depth-ablation", "docs/dt_fixup.md", "dt_fixup_ablation.json", ABLATION),
     DocBlock("depth-ablation-summary", "README.md", "dt_fixup_ablation.json", ABLATION, "render_summary"),
     DocBlock("ablation-budget", "docs/dt_fixup.md", "dt_fixup_ablation_budget.json", ABLATION, BUDGET),
-    DocBlock("dt-fixup-mixed", "docs/dt_fixup.md", "dt_fixup_mixed.json", "dt_fixup_mixed"),
+    DocBlock("dt-fixup-mixed", "docs/dt_fixup.md", "dt_fixup_mixed.json", MIXED),
+    DocBlock("dt-fixup-mixed-budget", "docs/dt_fixup.md", "dt_fixup_mixed_budget.json", MIXED, CURVES),
+    DocBlock("dt-fixup-plateau", "docs/dt_fixup.md", "dt_fixup_plateau.json", PLATEAU),
+    DocBlock("dt-fixup-plateau-rates", "docs/dt_fixup.md", "dt_fixup_plateau_rates.json", PLATEAU),
     DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),

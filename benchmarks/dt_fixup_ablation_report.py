@@ -233,18 +233,24 @@ def render_budget(payload: dict) -> str:
     every = results["protocol"]["eval_every"]  # fairseq also validates at each epoch's end: not columns
     step = every * math.ceil(results["protocol"]["updates"] / every / 9)  # at most 9 columns
     updates = sorted({u for points in curves.values() for u, _ in points if u % step == 0})
+    test = cell_values([r for r in results["rows"] if finished(r)], "test_nll")
+    symbol = results.get("depth_symbol", "N")
     lines = [
-        "| scheme | N | η | " + " | ".join(f"{u}" for u in updates) + " |",
-        "|---|---|---|" + "---|" * len(updates),
+        f"| scheme | {symbol} | η | " + " | ".join(f"{u}" for u in updates) + " | test nll at the end |",
+        "|---|---|---|" + "---|" * (len(updates) + 1),
     ]
     for (scheme, depth, lr), points in sorted(curves.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
         by_update = dict(points)
         cells = [f"{by_update[u]:.2f}" if u in by_update else "–" for u in updates]
+        values = test.get((scheme, depth, lr), [])
+        mean, std = mean_std(values) if values else (float("nan"), 0.0)
+        cells.append(f"{mean:.2f} ± {std:.2f}" if values else "–")
         lines.append(f"| {NAMES[scheme]} | {depth} | {_fmt_lr(lr)} | " + " | ".join(cells) + " |")
     n = len(results["seeds"])
     return (
         f"Validation nll (bits/token) after each number of updates, mean over {n} seeds "
-        f"(columns: updates).\n\n" + "\n".join(lines) + "\n\nMeasured by " + provenance(payload) + "."
+        f"(columns: updates); test nll (bits) after the last update, mean ± std."
+        "\n\n" + "\n".join(lines) + "\n\nMeasured by " + provenance(payload) + "."
     )
 
 

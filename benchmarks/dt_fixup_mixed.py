@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dt_fixup_ablation import SCHEMES, RunKey, parse_lrs, read_rows, run_grid
-from dt_fixup_ablation_report import grid_table, selected_table
+from dt_fixup_ablation_report import grid_table, render_budget, selected_table
 from results_file import REPO, machine_info, provenance, write_results
 
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, catalog_paths, read_catalogs
@@ -236,6 +236,14 @@ def render(payload: dict) -> str:
         + protocol_line(r)
         + "\n\nMeasured by " + provenance(payload) + "."
     )  # fmt: skip
+
+
+def render_curves(payload: dict) -> str:
+    """A longer-budget check (one rate per scheme): the validation curves, the test nll at the end, the
+    protocol and the provenance."""
+    r = payload["results"]
+    labelled = {**payload, "results": {**r, "depth_symbol": "K"}}
+    return protocol_line(r) + "\n\n" + render_budget(labelled)
 
 
 def main() -> None:

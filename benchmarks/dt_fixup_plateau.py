@@ -5,7 +5,7 @@
 
 The depth ablation (``dt_fixup_ablation.py``, same task and model) found DT-Fixup at η = 1e-3 still near the
 unigram plateau after 600 updates at every depth, where T-Fixup at the same rate learns the task. This
-benchmark runs, at one rate (default 1e-3) and the depths given (default 2 and 8), the variants that
+benchmark runs, at the rates given (default 1e-3) and the depths given (default 2 and 8), the variants that
 separate the candidate causes, each a real ``fairseq-train`` run differing from *DT-Fixup* by the flags shown:
 
 * *standard*: post-LN + warm-up (the reference the rate was tuned for);
@@ -62,67 +62,70 @@ def variant_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[s
     return [*argv, *flags]
 
 
-def summary(rows: list[dict], variants: list[str], depths: list[int]) -> dict[str, dict[str, dict]]:
-    """Per variant and depth: the test nll (bits) of each finished seed, mean, std, μ and failures."""
-    out: dict[str, dict[str, dict]] = {}
+def summary(rows: list[dict], variants: list[str], depths: list[int]) -> list[dict]:
+    """Per (variant, η) that has runs, per depth: the test nll (bits) of each finished seed, mean, std, test
+    accuracy, the μ logged and the number of runs that did not finish (diverged or failed)."""
+    out = []
     for label in variants:
-        for depth in depths:
-            cell = [r for r in rows if r["scheme"] == label and r["depth"] == depth]
-            done = [r for r in cell if finished(r)]
-            nll = [r["test_nll"] for r in sorted(done, key=lambda r: r["seed"])]
-            mus = sorted({r["mu_encoder"] for r in done if r.get("mu_encoder") is not None})
-            out.setdefault(label, {})[str(depth)] = {
-                "test_nll": nll,
-                "mean": statistics.fmean(nll) if nll else None,
-                "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
-                "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
-                "mu": [mus[0], mus[-1]] if mus else None,
-                "failed": len(cell) - len(done),
-            }
+        for lr in sorted({r["lr"] for r in rows if r["scheme"] == label}):
+            cells = {}
+            for depth in depths:
+                cell = [r for r in rows if (r["scheme"], r["depth"], r["lr"]) == (label, depth, lr)]
+                done = sorted((r for r in cell if finished(r)), key=lambda r: r["seed"])
+                nll = [r["test_nll"] for r in done]
+                mus = sorted({r["mu_encoder"] for r in done if r.get("mu_encoder") is not None})
+                cells[str(depth)] = {
+                    "test_nll": nll,
+                    "mean": statistics.fmean(nll) if nll else None,
+                    "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
+                    "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
+                    "mu": [mus[0], mus[-1]] if mus else None,
+                    "runs": len(cell),
+                    "failed": len(cell) - len(done),
+                }
+            out.append({"variant": label, "lr": lr, "cells": cells})
     return out
 
 
+def mu_cell(entry: dict, flags: tuple[str, ...]) -> str:
+    """The μ a row's DT-Fixup runs used: forced (``--dt-fixup-mu``) or the measured range; '–' without μ."""
+    mus = [m for c in entry["cells"].values() if c["mu"] for m in c["mu"]]
+    if not mus:
+        return "–"
+    text = f"{min(mus):.2f}" if min(mus) == max(mus) else f"{min(mus):.2f}–{max(mus):.2f}"
+    return f"{text} (forced)" if "--dt-fixup-mu" in flags else text
+
+
 def render(payload: dict) -> str:
-    """The docs block: one row per variant, test nll (bits) and accuracy per depth, then the provenance."""
+    """The docs block: one row per (variant, η), test nll (bits) and accuracy per depth, then the protocol
+    and the provenance."""
     r = payload["results"]
     depths = [str(d) for d in r["depths"]]
-    head = "| variant (flags changed) | " + " | ".join(
+    head = "| variant (flags changed) | η | μ | " + " | ".join(
         f"N = {d}: test nll (bits) | N = {d}: test acc. (%)" for d in depths
     )
-    lines = [head + " |", "|---|" + "---|" * (2 * len(depths))]
-    for label, cells in r["summary"].items():
-        flags = VARIANTS[label][1]
+    lines = [head + " |", "|---|---|---|" + "---|" * (2 * len(depths))]
+    for entry in r["summary"]:
+        label, flags = entry["variant"], VARIANTS[entry["variant"]][1]
         shown = " ".join(flags).format(warmup=r["protocol"]["warmup"]) if flags else ""
-        name = f"{label} (`{shown}`)" if shown else label
-        parts = []
+        parts = [f"{label} (`{shown}`)" if shown else label, f"{entry['lr']:g}", mu_cell(entry, flags)]
         for d in depths:
-            c = cells[d]
-            failed = f" ({c['failed']} failed)" if c["failed"] else ""
+            c = entry["cells"][d]
+            failed = f" ({c['failed']} of {c['runs']} diverged or failed)" if c["failed"] else ""
             if c["mean"] is None:
-                parts += [f"–{failed}", "–"]
+                parts += [f"–{failed}" if c["runs"] else "not run", "–"]
             else:
                 seeds = ", ".join(f"{v:.2f}" for v in c["test_nll"])
                 parts += [f"{c['mean']:.2f} ± {c['std']:.2f} ({seeds}){failed}", f"{c['accuracy']:.1f}"]
-        lines.append(f"| {name} | " + " | ".join(parts) + " |")
+        lines.append("| " + " | ".join(parts) + " |")
     p = r["protocol"]
-    measured = [
-        c["mu"]
-        for label, cells in r["summary"].items()
-        if "--dt-fixup-mu" not in VARIANTS[label][1]
-        for c in cells.values()
-        if c["mu"]
-    ]
-    mu_text = (
-        f" μ measured (encoder input): {min(m[0] for m in measured):.2f}–{max(m[1] for m in measured):.2f}."
-        if measured
-        else ""
-    )
     return (
         "\n".join(lines)
-        + f"\n\nη = {r['lr']:g} for every variant (η·(1 − t/T)^½), {p['updates']} updates of "
-        f"{p['batch_size']} sentences, d = {p['dim']}, FFN {p['ffn']}, {p['decoder_layers']} decoder "
-        f"layers, seeds {', '.join(map(str, r['seeds']))} (test nll per seed in brackets); "
-        f"the task and model of the depth ablation.{mu_text}\n\nMeasured by {provenance(payload)}."
+        + f"\n\nη·(1 − t/T)^½, {p['updates']} updates of {p['batch_size']} sentences, d = {p['dim']}, "
+        f"FFN {p['ffn']}, {p['decoder_layers']} decoder layers, seeds {', '.join(map(str, r['seeds']))} "
+        "(test nll per seed in brackets); the task and model of the depth ablation; μ: the encoder "
+        "input's, as measured (range over the row's runs), or as forced by `--dt-fixup-mu`."
+        f"\n\nMeasured by {provenance(payload)}."
     )
 
 
@@ -131,7 +134,7 @@ def main() -> None:
     ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_plateau")
     ap.add_argument("--variants", nargs="+", choices=list(VARIANTS), default=list(VARIANTS))
     ap.add_argument("--depths", type=int, nargs="+", default=[2, 8])
-    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--lrs", type=float, nargs="+", default=[1e-3], help="peak learning rates η")
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--results", type=Path, help="write the results file (docs/results/...)")
@@ -145,16 +148,15 @@ def main() -> None:
     if protocol_file.exists() and json.loads(protocol_file.read_text()) != asdict(protocol):
         raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
     protocol_file.write_text(json.dumps(asdict(protocol), indent=2) + "\n")
-    wanted = [RunKey(v, d, a.lr, s) for v in a.variants for d in a.depths for s in a.seeds]
+    wanted = [RunKey(v, d, lr, s) for v in a.variants for d in a.depths for lr in a.lrs for s in a.seeds]
     start = time.perf_counter()
     run_grid(data, protocol, wanted, results, a.jobs, variant_argv)
     rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
     payload = {
-        "protocol": asdict(protocol), "lr": a.lr, "depths": a.depths, "seeds": a.seeds,
+        "protocol": asdict(protocol), "lrs": a.lrs, "depths": a.depths, "seeds": a.seeds,
         "summary": summary(rows, a.variants, a.depths), "rows": rows,
         "wall_seconds_this_call": round(time.perf_counter() - start, 1),
     }  # fmt: skip
-    print(json.dumps(payload["summary"], indent=1))
     if a.results:
         write_results(a.results, payload, machine)
         print(render(read_results(a.results)))

@@ -45,14 +45,18 @@ def test_summary_and_table_keep_every_seed_and_count_failures() -> None:
             row("DT-Fixup, μ := 1", 8, 1, 1.0, mu=1.0),
             row("DT-Fixup, μ := 1", 8, 2, 2.0, mu=1.0)]  # fmt: skip
     summary = plateau.summary(rows, ["DT-Fixup", "DT-Fixup, μ := 1"], [8])
-    dt = summary["DT-Fixup"]["8"]
+    assert [(e["variant"], e["lr"]) for e in summary] == [("DT-Fixup", 1e-3), ("DT-Fixup, μ := 1", 1e-3)]
+    dt = summary[0]["cells"]["8"]
     assert dt["test_nll"] == [3.0, 4.0] and dt["mean"] == 3.5 and dt["failed"] == 1 and dt["accuracy"] == 51.5
     payload = {"command": "python benchmarks/dt_fixup_plateau.py",
                "machine": {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 0,
                            "load_average_1min_at_end": 0},
-               "results": {"summary": summary, "depths": [8], "lr": 1e-3, "seeds": [1, 2, 3],
+               "results": {"summary": summary, "depths": [8], "lrs": [1e-3], "seeds": [1, 2, 3],
                            "protocol": ablation.asdict(ablation.Protocol())}}  # fmt: skip
     table = plateau.render(payload)
-    assert "| DT-Fixup | 3.50 ± 0.71 (3.00, 4.00) (1 failed) | 51.5 |" in table
-    assert "| DT-Fixup, μ := 1 (`--dt-fixup-mu 1`) | 1.50 ± 0.71 (1.00, 2.00) | 51.5 |" in table
-    assert "μ measured (encoder input): 11.50–11.50." in table  # the forced μ is not reported as measured
+    lines = table.splitlines()
+    dt_line = "| DT-Fixup | 0.001 | 11.50 | 3.50 ± 0.71 (3.00, 4.00) (1 of 3 diverged or failed) | 51.5 |"
+    forced_line = (
+        "| DT-Fixup, μ := 1 (`--dt-fixup-mu 1`) | 0.001 | 1.00 (forced) | 1.50 ± 0.71 (1.00, 2.00) | 51.5 |"
+    )
+    assert dt_line in lines and forced_line in lines
