@@ -20,6 +20,7 @@ from slurm_cluster import SlurmCluster, start_for_tests
 warnings.filterwarnings("ignore", category=DeprecationWarning)
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     group_for_parallel_workers(items)
     if torch.cuda.is_available():
@@ -32,11 +33,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def group_for_parallel_workers(items: list[pytest.Item]) -> None:
     """Under pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs 2 workers): the tests of one
-    file run on one worker, so module-scoped fixtures are built once, and every ``slurm`` test runs on
-    the same worker, so the session's test cluster is started once. Without xdist the marks do nothing."""
+    file run on one worker, in file order, so module- and session-scoped state a file builds up (a work
+    directory its tests rerun a pipeline in) is what the next test of the file sees, as in one process.
+    Without xdist the marks do nothing."""
     for item in items:
-        group = "slurm" if "slurm" in item.keywords else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 @pytest.fixture(scope="session")
