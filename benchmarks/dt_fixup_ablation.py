@@ -191,6 +191,24 @@ def read_rows(path: Path) -> list[dict]:
     return rows
 
 
+def claim_out_dir(out_dir: Path, protocol: Any) -> None:
+    """Record the protocol in ``out_dir/protocol.json``; refuse an out-dir holding runs of another one
+    (its rows would be mixed with this protocol's)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    protocol_file = out_dir / "protocol.json"
+    wanted = json.loads(json.dumps(asdict(protocol)))
+    if protocol_file.exists() and json.loads(protocol_file.read_text()) != wanted:
+        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
+    protocol_file.write_text(json.dumps(wanted, indent=2) + "\n")
+
+
+def prepare_out_dir(out_dir: Path, protocol: Protocol) -> Path:
+    """Claim ``out_dir`` for the protocol and build its generated task there; the data-bin directory."""
+    claim_out_dir(out_dir, protocol)
+    task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
+    return task.data_bin(out_dir / "data")
+
+
 def run_grid(
     data: Path,
     protocol: Any,
@@ -252,13 +270,8 @@ def main() -> None:
                         warmup=a.warmup, batch_size=a.batch_size, eval_every=a.eval_every)  # fmt: skip
     grid = parse_lrs(a.lrs)
     machine = machine_info()
-    task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
-    data = task.data_bin(a.out_dir / "data")
+    data = prepare_out_dir(a.out_dir, protocol)
     results = a.out_dir / "results.jsonl"
-    protocol_file = a.out_dir / "protocol.json"
-    if protocol_file.exists() and json.loads(protocol_file.read_text()) != asdict(protocol):
-        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
-    protocol_file.write_text(json.dumps(asdict(protocol), indent=2) + "\n")
     wanted = [
         RunKey(s, d, lr, seed) for s in a.schemes for d in a.depths for lr in grid[s] for seed in a.seeds
     ]

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_ablation import SCHEMES, RunKey, parse_lrs, read_rows, run_grid
+from dt_fixup_ablation import SCHEMES, RunKey, claim_out_dir, parse_lrs, read_rows, run_grid
 from dt_fixup_ablation_report import grid_table, render_budget, selected_table
 from results_file import REPO, machine_info, provenance, write_results
 
@@ -263,11 +263,7 @@ def main() -> None:
                       updates=a.updates)  # fmt: skip
     grid = parse_lrs(a.lrs)
     machine = machine_info()
-    a.out_dir.mkdir(parents=True, exist_ok=True)
-    protocol_file = a.out_dir / "protocol.json"
-    if protocol_file.exists() and json.loads(protocol_file.read_text()) != json.loads(json.dumps(asdict(p))):
-        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
-    protocol_file.write_text(json.dumps(asdict(p), indent=2) + "\n")
+    claim_out_dir(a.out_dir, p)
     corpus = build_corpus(a.out_dir, p)
     print(f"corpus: {corpus['pairs']}", flush=True)
     pre_bin, task_bin = build_data_bins(a.out_dir, p, corpus["pairs"])

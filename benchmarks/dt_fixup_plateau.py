@@ -25,7 +25,6 @@ file the docs' table is rendered from (``render``).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -33,11 +32,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_ablation import Protocol, RunKey, read_rows, run_grid, train_argv
+from dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid, train_argv
 from dt_fixup_ablation_report import finished
 from results_file import REPO, machine_info, provenance, read_results, write_results
-
-from preprocess.sources.toy_bitext import SymbolTask
 
 # label -> (scheme of the ablation, flags changed with respect to it)
 VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -141,13 +138,8 @@ def main() -> None:
     a = ap.parse_args()
     protocol = Protocol()
     machine = machine_info()
-    task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
-    data = task.data_bin(a.out_dir / "data")
+    data = prepare_out_dir(a.out_dir, protocol)
     results = a.out_dir / "results.jsonl"
-    protocol_file = a.out_dir / "protocol.json"
-    if protocol_file.exists() and json.loads(protocol_file.read_text()) != asdict(protocol):
-        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
-    protocol_file.write_text(json.dumps(asdict(protocol), indent=2) + "\n")
     wanted = [RunKey(v, d, lr, s) for v in a.variants for d in a.depths for lr in a.lrs for s in a.seeds]
     start = time.perf_counter()
     run_grid(data, protocol, wanted, results, a.jobs, variant_argv)
