@@ -7,7 +7,9 @@ Three schemes, each a real ``fairseq-train`` run on a generated translation task
 (:class:`preprocess.sources.toy_bitext.SymbolTask`: 8 000 training / 500 validation / 500 test pairs):
 
 * *standard*: fairseq's post-LN layers and default init, ``--warmup-updates W`` (linear warm-up);
-* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (no LayerNorm, no warm-up);
+* *DT-Fixup*: ``--init-scheme dt-fixup --dt-fixup-from-scratch dt-fixup --warmup-updates 0`` (no LayerNorm,
+  no warm-up; the paper's data-dependent factors, which ``--init-scheme dt-fixup`` alone no longer applies to
+  a model with no pre-trained part; rows measured before that change ran without the flag, then the same);
 * *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch norm-free reference).
 
 All use Adam (β = 0.9, 0.98), peak learning rate η and the paper's η·(1 − t/T)^½ decay, at encoder depths
@@ -102,7 +104,10 @@ def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str
     ]  # fmt: skip
     if key.scheme == "standard":
         return [*argv, "--warmup-updates", str(p.warmup)]
-    return [*argv, "--init-scheme", key.scheme, "--warmup-updates", "0"]
+    # the paper's data-dependent factors also on this from-scratch model (where `--init-scheme dt-fixup`
+    # alone now applies T-Fixup): the scheme under study
+    paper = ["--dt-fixup-from-scratch", "dt-fixup"] if key.scheme == "dt-fixup" else []
+    return [*argv, "--init-scheme", key.scheme, *paper, "--warmup-updates", "0"]
 
 
 EVAL_RE = re.compile(

@@ -16,7 +16,14 @@ separate the candidate causes, each a real ``fairseq-train`` run differing from 
   does the size of the scaled weights decide the plateau?
 * *DT-Fixup, no √d* (``--no-scale-embedding``): μ made smaller by shrinking the token embeddings (the
   positions then dominate the input) — is it the embeddings' scale?
-* *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch reference).
+* *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch reference), and *T-Fixup +
+  warm-up* (the warm-up of the standard recipe kept);
+* *only --init-scheme dt-fixup*: the standard command with that flag added and nothing else changed — on this
+  from-scratch model the flag now applies T-Fixup (``--dt-fixup-from-scratch``; ``dt_fixup_user_flag.py``
+  runs it at every depth).
+
+*DT-Fixup* and its variants pass ``--dt-fixup-from-scratch dt-fixup`` (the paper's factors on this
+from-scratch model); rows measured before that flag existed ran without it, which then meant the same.
 
 Rows go to ``OUT_DIR/results.jsonl`` as runs finish (a rerun resumes); ``--results`` writes the results
 file the docs' table is rendered from (``render``).
@@ -45,6 +52,9 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "DT-Fixup, μ := 1": ("dt-fixup", ("--dt-fixup-mu", "1")),
     "DT-Fixup, no √d": ("dt-fixup", ("--no-scale-embedding",)),
     "T-Fixup": ("t-fixup", ()),
+    "T-Fixup + warm-up": ("t-fixup", ("--warmup-updates", "{warmup}")),
+    # the standard command with nothing but the flag added (warm-up kept): what a user gets
+    "only --init-scheme dt-fixup": ("standard", ("--init-scheme", "dt-fixup")),
 }
 
 

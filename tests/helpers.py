@@ -27,6 +27,9 @@ TINY = [
 ]  # fmt: skip
 
 #: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
+#: the paper's DT-Fixup (data-dependent factors, μ measured) also on a model with no pre-trained part, where
+#: ``--init-scheme dt-fixup`` alone applies T-Fixup
+DT_FIXUP = ("--init-scheme", "dt-fixup", "--dt-fixup-from-scratch", "dt-fixup")
 TINY_TASK = SymbolTask({"train": 400, "valid": 30, "test": 30}, vocab=30, max_words=8, prefixes=("w", "v"))
 
 

@@ -16,6 +16,8 @@ logger = logging.getLogger(__name__)
 
 SCHEMES = ("default", "dt-fixup", "t-fixup")
 NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup")
+#: what ``--init-scheme dt-fixup`` does to a model with no pre-trained part (``--dt-fixup-from-scratch``)
+FROM_SCRATCH_CHOICES = ("t-fixup", "dt-fixup")
 DEFAULT_PRETRAINED_LR_MULTIPLIER = 8e-3  # DT-Fixup paper / BorealisAI bert_lr_factor
 
 
@@ -31,6 +33,15 @@ class FixupConfig(FairseqDataclass):
     dt_fixup_mu: Optional[float] = field(  # noqa: UP045
         default=None,
         metadata={"help": "use this μ (max input-vector norm) for every new stack instead of estimating it"},
+    )
+    dt_fixup_from_scratch: ChoiceEnum(FROM_SCRATCH_CHOICES) = field(  # type: ignore[valid-type]
+        default="t-fixup",
+        metadata={
+            "help": "what --init-scheme dt-fixup does to a model with no pre-trained part (no "
+            "--pretrained-encoder): t-fixup (default; its stacks read only their own from-scratch "
+            "embeddings, the case T-Fixup is derived for, and it trained better at every depth, "
+            "docs/dt_fixup.md 4.2) or dt-fixup (the data-dependent factors, μ measured on the embeddings)"
+        },
     )
     dt_fixup_split: Optional[str] = field(  # noqa: UP045
         default=None, metadata={"help": "split μ is estimated on (default: --train-subset)"}
@@ -90,6 +101,18 @@ def check_fixup_args(args: Any) -> None:
         raise ValueError(f"--init-scheme {scheme!r}: choose from {SCHEMES}")
     if args.dt_fixup_mu is not None and scheme != "dt-fixup":
         raise ValueError("--dt-fixup-mu only applies with --init-scheme dt-fixup")
+    if args.dt_fixup_from_scratch not in FROM_SCRATCH_CHOICES:
+        raise ValueError(
+            f"--dt-fixup-from-scratch {args.dt_fixup_from_scratch!r}: choose from {FROM_SCRATCH_CHOICES}"
+        )
+    if args.dt_fixup_from_scratch == "dt-fixup" and scheme != "dt-fixup":
+        raise ValueError("--dt-fixup-from-scratch dt-fixup only applies with --init-scheme dt-fixup")
+    if args.dt_fixup_mu is not None and resolved_init_scheme(args) == "t-fixup":
+        raise ValueError(
+            "--dt-fixup-mu: this model has no pre-trained part (no --pretrained-encoder), so --init-scheme "
+            "dt-fixup applies T-Fixup, which has no μ; add --dt-fixup-from-scratch dt-fixup for DT-Fixup's "
+            "data-dependent factors"
+        )
     if args.new_encoder_layers is not None and not args.pretrained_encoder:
         raise ValueError("--new-encoder-layers only applies with --pretrained-encoder")
     if scheme not in NORM_FREE_SCHEMES:
@@ -102,6 +125,22 @@ def check_fixup_args(args: Any) -> None:
             scheme,
             warmup,
         )
+
+
+def resolved_init_scheme(args: Any) -> str:
+    """The scheme the new layers get: ``--init-scheme``, except that ``dt-fixup`` on a model with no
+    pre-trained part (no ``--pretrained-encoder``) is T-Fixup unless ``--dt-fixup-from-scratch dt-fixup``.
+
+    DT-Fixup's factor N^-½/(2μ) bounds the update for inputs it does not control, of norm ≤ μ (a pre-trained
+    encoder's output, paper §3). When every stack reads only the model's own new embeddings, their scale is
+    part of the initialisation, which is T-Fixup's derivation (embeddings × (9N)^-¼); on that case the
+    data-dependent factor (μ ≈ 12 at d = 64 with √d-scaled embeddings) left DT-Fixup on the unigram plateau
+    at the rates post-LN is tuned for, where T-Fixup was better than post-LN at every depth
+    (docs/dt_fixup.md §4.2)."""
+    scheme = args.init_scheme
+    if scheme == "dt-fixup" and not args.pretrained_encoder and args.dt_fixup_from_scratch == "t-fixup":
+        return "t-fixup"
+    return scheme
 
 
 def prepare_fixup_args(args: Any) -> None:

@@ -143,7 +143,8 @@ def test_the_commands_of_the_three_schemes() -> None:
     standard = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("standard", 4, 3e-3, 1))
     dt = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("dt-fixup", 4, 3e-3, 1))
     assert standard[-2:] == ["--warmup-updates", "120"] and "--init-scheme" not in standard
-    assert dt[-4:] == ["--init-scheme", "dt-fixup", "--warmup-updates", "0"]
+    paper = ["--dt-fixup-from-scratch", "dt-fixup"]  # the paper's factors on this from-scratch model
+    assert dt[-6:] == ["--init-scheme", "dt-fixup", *paper, "--warmup-updates", "0"]
     for argv in (standard, dt):
         assert (
             argv[argv.index("--lr") + 1] == "0.003" and argv[argv.index("--valid-subset") + 1] == "valid,test"

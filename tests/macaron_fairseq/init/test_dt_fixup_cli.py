@@ -10,7 +10,7 @@ import pytest
 import torch
 from fairseq import checkpoint_utils
 from fairseq.optim.adam import FairseqAdamConfig
-from helpers import REPO, TINY, build_model, run_cli
+from helpers import DT_FIXUP, REPO, TINY, build_model, run_cli
 from omegaconf import OmegaConf
 
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
@@ -56,7 +56,7 @@ def logged(log: str, name: str) -> float:
 def test_dt_fixup_trains_from_the_cli(
     tiny_data_bin: Path, tmp_path: Path, arch: str, extra: list[str]
 ) -> None:
-    log = train(tiny_data_bin, tmp_path, arch, "--init-scheme", "dt-fixup", *extra)
+    log = train(tiny_data_bin, tmp_path, arch, *DT_FIXUP, *extra)
     assert "DT-Fixup μ pass (encoder)" in log and "DT-Fixup μ pass (decoder)" in log
     assert "num_updates 4" in log
     losses = [float(x) for x in re.findall(r"\| loss ([0-9.]+)", log)]
@@ -79,10 +79,10 @@ def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Pa
 
 
 def test_resume_neither_re_estimates_nor_re_scales(tiny_data_bin: Path, tmp_path: Path) -> None:
-    first = train(tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup", max_update=3)
+    first = train(tiny_data_bin, tmp_path, "macaron_small", *DT_FIXUP, max_update=3)
     assert "DT-Fixup μ pass" in first
     before = record_of(tmp_path)
-    second = train(tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup", max_update=6)
+    second = train(tiny_data_bin, tmp_path, "macaron_small", *DT_FIXUP, max_update=6)
     assert "Loaded checkpoint" in second
     assert "already applied (restored from checkpoint)" in second
     assert "μ pass" not in second and "DT-Fixup applied" not in second
@@ -100,7 +100,7 @@ def pretrained_checkpoint(tiny_data_bin: Path, tmp_path_factory: pytest.TempPath
 
 def test_mixed_setup_from_the_cli(tiny_data_bin: Path, tmp_path: Path, pretrained_checkpoint: Path) -> None:
     log = train(
-        tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "dt-fixup",
+        tiny_data_bin, tmp_path, "macaron_small", *DT_FIXUP,
         "--pretrained-encoder", str(pretrained_checkpoint), "--new-encoder-layers", "2",
         "--optimizer", "adam_lr_groups", "--pretrained-lr-multiplier", "0.008",
     )  # fmt: skip
@@ -114,7 +114,7 @@ def test_mixed_setup_from_the_cli(tiny_data_bin: Path, tmp_path: Path, pretraine
 def test_mixed_setup_scales_only_the_new_layers(tiny_data_bin: Path, pretrained_checkpoint: Path) -> None:
     torch.manual_seed(0)
     extra = [
-        *TINY, "--init-scheme", "dt-fixup", "--batch-size", "16",
+        *TINY, *DT_FIXUP, "--batch-size", "16",
         "--pretrained-encoder", str(pretrained_checkpoint), "--new-encoder-layers", "2",
     ]  # fmt: skip
     model, task = build_model(tiny_data_bin, "macaron_small", extra)
@@ -206,7 +206,7 @@ def test_the_mu_pass_reads_what_training_reads(tiny_data_bin: Path, tmp_path: Pa
     second.symlink_to(tiny_data_bin, target_is_directory=True)
     limits = ["--max-source-positions", "6", "--max-target-positions", "6"]
     data = Path(f"{tiny_data_bin}:{second}")
-    log = train(data, tmp_path / "save", "macaron_small", "--init-scheme", "dt-fixup", *limits)
+    log = train(data, tmp_path / "save", "macaron_small", *DT_FIXUP, *limits)
     assert "have invalid sizes and will be skipped" in log and "DT-Fixup μ pass (encoder)" in log
     assert f"DT-Fixup μ is estimated on the first of 2 epoch shards ({tiny_data_bin})" in log
     assert "num_updates 4" in log and record_of(tmp_path / "save")["applied"] == 1.0

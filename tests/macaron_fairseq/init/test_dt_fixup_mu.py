@@ -11,12 +11,12 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from fairseq.data import ListDataset
-from helpers import TINY, build_model
+from helpers import DT_FIXUP, TINY, build_model
 
 from macaron_fairseq.init import EmptyTrainingSplitError, NonFiniteInputError, estimate_max_norms
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 
-ARGS = [*TINY, "--init-scheme", "dt-fixup", "--batch-size", "16"]
+ARGS = [*TINY, *DT_FIXUP, "--batch-size", "16"]
 
 
 def independent_max_norms(model, task) -> tuple[float, float, float]:

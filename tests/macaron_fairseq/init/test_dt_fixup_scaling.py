@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from helpers import TINY, build_model
+from helpers import DT_FIXUP, TINY, build_model
 from torch import nn
 
 from macaron_fairseq.init import (
@@ -55,7 +55,7 @@ def snapshot(layers: list[nn.Module]) -> list[dict[str, torch.Tensor]]:
 def test_scaled_weight_norms_match_the_formulas(dict_dir, arch: str, rel: str) -> None:
     torch.manual_seed(0)
     model, _ = build_model(
-        dict_dir, arch, [*TINY, "--init-scheme", "dt-fixup", "--max-relative-positions", rel]
+        dict_dir, arch, [*TINY, *DT_FIXUP, "--max-relative-positions", rel]
     )
     layers = model.encoder.new_layers()
     before = snapshot(layers)
@@ -81,7 +81,7 @@ def test_scaled_weight_norms_match_the_formulas(dict_dir, arch: str, rel: str) -
 
 
 def test_dt_fixup_xavier_init_of_new_layers_has_zero_biases(dict_dir) -> None:
-    model, _ = build_model(dict_dir, "macaron_small", [*TINY, "--init-scheme", "dt-fixup"])
+    model, _ = build_model(dict_dir, "macaron_small", [*TINY, *DT_FIXUP])
     for layer in model.new_layers():
         for name, p in layer.named_parameters():
             if name.endswith("bias"):
@@ -90,7 +90,7 @@ def test_dt_fixup_xavier_init_of_new_layers_has_zero_biases(dict_dir) -> None:
 
 def test_decoder_factor_uses_the_cross_attention_bound(dict_dir) -> None:
     torch.manual_seed(0)
-    model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*TINY, "--init-scheme", "dt-fixup"])
+    model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*TINY, *DT_FIXUP])
     layers = model.decoder.new_layers()
     assert [b.kind for b in residual_blocks(layers[0])] == ["self_attention", "cross_attention", "ffn"]
     v_before = layers[0].encoder_attn.v_proj.weight.clone()

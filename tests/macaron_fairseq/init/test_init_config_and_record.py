@@ -6,10 +6,17 @@ import argparse
 
 import pytest
 import torch
-from helpers import TINY, build_model
+from helpers import DT_FIXUP, TINY, build_model
 from torch import nn
 
-from macaron_fairseq.init.config import add_fixup_args, fill_fixup_defaults, fixup_fields, prepare_fixup_args
+from macaron_fairseq.init.config import (
+    add_fixup_args,
+    fill_fixup_defaults,
+    fixup_fields,
+    prepare_fixup_args,
+    resolved_init_scheme,
+)
+from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.init.record import InitRecord
 from macaron_fairseq.init.stacks import NewStack, dt_fixup_stacks, initialise_new_layers, t_fixup_stacks
 from macaron_fairseq.modules import MacaronEncoderLayer
@@ -21,7 +28,7 @@ def test_flags_and_filled_defaults_come_from_the_dataclass() -> None:
     parsed = vars(parser.parse_args([]))
     filled = argparse.Namespace()
     fill_fixup_defaults(filled)
-    assert len(fixup_fields()) == 8
+    assert len(fixup_fields()) == 9
     for fld in fixup_fields():
         assert parsed[fld.name] == getattr(filled, fld.name) == fld.default, fld.name
     args = parser.parse_args(["--init-scheme", "dt-fixup", "--dt-fixup-mu", "2.5", "--norm-free"])
@@ -40,6 +47,45 @@ def test_contradictory_options_are_refused() -> None:
         prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_mu=1.0))
     with pytest.raises(ValueError, match="--new-encoder-layers only applies with --pretrained-encoder"):
         prepare_fixup_args(args(new_encoder_layers=2))
+    with pytest.raises(ValueError, match="--dt-fixup-from-scratch dt-fixup only applies with"):
+        prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_from_scratch="dt-fixup"))
+    with pytest.raises(ValueError, match=r"no pre-trained part .* add --dt-fixup-from-scratch dt-fixup"):
+        prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0))
+    prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0, dt_fixup_from_scratch="dt-fixup"))
+    prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0, pretrained_encoder="enc.pt"))
+
+
+def test_dt_fixup_is_t_fixup_on_a_model_with_no_pre_trained_part_unless_asked() -> None:
+    def resolved(**kw: object) -> str:
+        ns = argparse.Namespace(**kw)
+        fill_fixup_defaults(ns)
+        return resolved_init_scheme(ns)
+
+    assert resolved(init_scheme="dt-fixup") == "t-fixup"
+    assert resolved(init_scheme="dt-fixup", dt_fixup_from_scratch="dt-fixup") == "dt-fixup"
+    assert resolved(init_scheme="dt-fixup", pretrained_encoder="enc.pt") == "dt-fixup"  # the paper's case
+    assert resolved(init_scheme="t-fixup") == "t-fixup" and resolved(init_scheme="default") == "default"
+
+
+@pytest.mark.parametrize("arch", ["macaron_small", "fixup_transformer_iwslt_de_en"])
+def test_only_adding_dt_fixup_to_a_from_scratch_model_initialises_it_as_t_fixup(dict_dir, arch: str) -> None:
+    """What a user gets who only adds ``--init-scheme dt-fixup`` to a from-scratch model: every weight and
+    embedding exactly as ``--init-scheme t-fixup`` makes them (same seed), and a record that says T-Fixup."""
+    models = {}
+    for flags in (["--init-scheme", "dt-fixup"], ["--init-scheme", "t-fixup"],
+                  [*DT_FIXUP, "--dt-fixup-mu", "3"]):  # fmt: skip
+        torch.manual_seed(0)
+        model, task = build_model(dict_dir, arch, [*TINY, *flags])
+        run_init_scheme(model, task)
+        models[" ".join(flags)] = model
+    only, t_fixup, paper = models.values()
+    assert only.init_record.scheme_name == "t-fixup" and paper.init_record.scheme_name == "dt-fixup"
+    weights = {k: v for k, v in t_fixup.state_dict().items() if not k.startswith("init_record")}
+    assert weights.keys() <= only.state_dict().keys()
+    for name, value in weights.items():
+        assert torch.equal(only.state_dict()[name], value), name
+    v = "encoder.layers.0.self_attn.v_proj.weight"
+    assert not torch.equal(paper.state_dict()[v], t_fixup.state_dict()[v])  # the flag does change the init
 
 
 def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> None:

@@ -13,7 +13,7 @@ from fairseq import options, tasks
 from fairseq.dataclass.utils import convert_namespace_to_omegaconf
 from fairseq.optim import FP16Optimizer
 from fairseq.trainer import Trainer
-from helpers import TINY, build_model, save_model_checkpoint
+from helpers import DT_FIXUP, TINY, build_model, save_model_checkpoint
 from torch import Tensor, nn
 
 from macaron_fairseq.repairs.bf16_without_tpu import bf16_on_own_device
@@ -77,7 +77,8 @@ def test_the_master_weights_each_wrapper_steps_are_the_rescaled_ones(
     flags, wrapper_class = WRAPPERS[wrapper]
     scheme = "t-fixup" if wrapper in ("bf16", "memory-efficient-fp16") else "dt-fixup"
     torch.manual_seed(0)
-    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, "--init-scheme", scheme])
+    paper = ["--dt-fixup-from-scratch", "dt-fixup"] if scheme == "dt-fixup" else []
+    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, "--init-scheme", scheme, *paper])
     model = trainer.get_model()
     fc1, q = model.encoder.layers[0].fc1.weight, model.encoder.layers[0].self_attn.q_proj.weight
     fc1_before, q_before = fc1.detach().clone(), q.detach().clone()  # cast, not yet scaled
@@ -110,7 +111,7 @@ def test_the_pretrained_lr_multiplier_reaches_the_optimizer_through_every_wrappe
 ) -> None:
     flags = [] if wrapper == "none" else WRAPPERS[wrapper][0]
     mixed = [MIXED[0], str(pretrained_encoder), *MIXED[1:], "--pretrained-lr-multiplier", "0.01"]
-    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, *mixed, "--init-scheme", "dt-fixup"])
+    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, *mixed, *DT_FIXUP])
     model = trainer.get_model()
     pretrained = {id(p) for layer in model.encoder.layers[:2] for p in layer.parameters()}
     pretrained.add(id(model.encoder.embed_tokens.weight))
@@ -127,7 +128,7 @@ def test_the_pretrained_lr_multiplier_reaches_the_optimizer_through_every_wrappe
 def test_the_multiplier_under_the_flat_fp16_copy_is_refused_with_the_ways_out(
     tiny_data_bin: Path, pretrained_encoder: Path
 ) -> None:
-    mixed = [*TINY, MIXED[0], str(pretrained_encoder), *MIXED[1:], "--init-scheme", "dt-fixup"]
+    mixed = [*TINY, MIXED[0], str(pretrained_encoder), *MIXED[1:], *DT_FIXUP]
     with pytest.raises(ValueError, match="one flat fp32 copy") as error:
         build_model(tiny_data_bin, "macaron_small", [*mixed, "--fp16"])
     assert "Add --fp16-no-flatten-grads, or use --memory-efficient-fp16, --amp or --bf16" in str(error.value)

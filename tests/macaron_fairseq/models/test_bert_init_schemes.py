@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from helpers import DT_FIXUP
 
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.init.formulas import dt_fixup_scale, vanilla_scale
@@ -37,7 +38,7 @@ def batch(task, bsz: int = 3, length: int = 10) -> dict:
 @pytest.mark.parametrize("arch", ["vanilla_bert_tiny", "macaron_bert_tiny"])
 def test_dt_fixup_bert_is_norm_free_and_scaled_by_the_formula(dict_dir: Path, arch: str) -> None:
     mu = 1.5
-    model, _ = build_bert_model(dict_dir, arch, ["--init-scheme", "dt-fixup", "--dt-fixup-mu", str(mu)])
+    model, _ = build_bert_model(dict_dir, arch, [*DT_FIXUP, "--dt-fixup-mu", str(mu)])
     names = [name for name, _ in model.named_parameters()]
     assert not [n for n in names if n.startswith("encoder.") and "norm" in n], names
     assert "lm_head.layer_norm.weight" in names  # BERT's MLM head keeps its LayerNorm
@@ -60,7 +61,7 @@ def test_dt_fixup_bert_is_norm_free_and_scaled_by_the_formula(dict_dir: Path, ar
 
 
 def test_mu_probe_reads_what_enters_the_first_layer_segments_included(dict_dir: Path) -> None:
-    model, task = build_bert_model(dict_dir, "macaron_bert_tiny", ["--init-scheme", "dt-fixup"])
+    model, task = build_bert_model(dict_dir, "macaron_bert_tiny", [*DT_FIXUP])
     model.eval()
     sample = batch(task)
     seen = []

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_module
+from helpers import DT_FIXUP, REPO, run_module
 
 from preprocess.sources.synthetic_wiki import write_dump
 
@@ -110,7 +110,7 @@ def test_bf16_zero0_accumulation_dt_fixup_and_activation_checkpointing(corpus: P
     path = tmp_path / "bf16.json"
     path.write_text(json.dumps(config))
     run = tmp_path / "run"
-    flags = ("--max-update", "20", "--init-scheme", "dt-fixup", "--checkpoint-activations")
+    flags = ("--max-update", "20", *DT_FIXUP, "--checkpoint-activations")
     flags += ("--log-interval", "10")
     proc = pretrain(corpus, run, *flags, config=path)
     assert "DT-Fixup μ pass (encoder)" in proc.stderr  # before the engine: its bf16 copy is the rescaled one
@@ -155,7 +155,7 @@ def test_the_engines_fp32_master_weights_are_the_rescaled_ones(corpus: Path, tmp
     argv = [
         str(corpus), "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
         "--arch", "macaron_bert_tiny", "--deepspeed-config", str(path), "--save-dir", str(tmp_path / "run"),
-        "--seed", "3", "--init-scheme", "dt-fixup", "--dt-fixup-mu", "40",  # μ given: a small factor, no pass
+        "--seed", "3", *DT_FIXUP, "--dt-fixup-mu", "40",  # μ given: a small factor, no pass
     ]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1")
@@ -218,7 +218,7 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
 
     # K new DT-Fixup layers on the exported encoder (DT-Fixup's mixed setting)
     mixed = ("--max-update", "2", "--pretrained-encoder", str(out), "--new-encoder-layers", "1",
-             "--init-scheme", "dt-fixup")  # fmt: skip
+             *DT_FIXUP)  # fmt: skip
     refused = pretrain(corpus, tmp_path / "mixed", *mixed, check=False)
     assert refused.returncode != 0 and "pass --pretrained-lr-multiplier 1" in refused.stderr
     proc = pretrain(corpus, tmp_path / "mixed", *mixed, "--pretrained-lr-multiplier", "1")

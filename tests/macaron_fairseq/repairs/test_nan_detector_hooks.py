@@ -8,7 +8,7 @@ import logging
 import pytest
 import torch
 from fairseq.nan_detector import NanDetector
-from helpers import TINY, build_model
+from helpers import DT_FIXUP, TINY, build_model
 
 from macaron_fairseq.repairs import nan_detector_hooks
 
@@ -49,7 +49,7 @@ def test_unrepaired_fairseq_crashes_on_that_model(monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_first_nan_module_of_a_real_translation_model(dict_dir, caplog: pytest.LogCaptureFixture) -> None:
-    model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*TINY, "--init-scheme", "dt-fixup"])
+    model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*TINY, *DT_FIXUP])
     with torch.no_grad():
         model.encoder.layers[1].fc2.weight[0, 0] = float("nan")
     tokens = torch.tensor([[5, 6, 7, 2], [8, 9, 10, 2]])
