@@ -43,6 +43,7 @@ BUDGET = "render_budget"
 MIXED = "dt_fixup_mixed"
 CURVES = "render_curves"
 PLATEAU = "dt_fixup_plateau"
+USER_FLAG = "dt_fixup_user_flag"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
@@ -53,6 +54,9 @@ BLOCKS = (
     DocBlock("dt-fixup-mixed-budget", "docs/dt_fixup.md", "dt_fixup_mixed_budget.json", MIXED, CURVES),
     DocBlock("dt-fixup-plateau", "docs/dt_fixup.md", "dt_fixup_plateau.json", PLATEAU),
     DocBlock("dt-fixup-plateau-rates", "docs/dt_fixup.md", "dt_fixup_plateau_rates.json", PLATEAU),
+    DocBlock("dt-fixup-user-flag", "docs/dt_fixup.md", "dt_fixup_user_flag.json", USER_FLAG),
+    DocBlock("dt-fixup-user-flag", "README.md", "dt_fixup_user_flag.json", USER_FLAG),
+    DocBlock("dt-fixup-user-flag-mu1", "docs/dt_fixup.md", "dt_fixup_user_flag_mu1.json", USER_FLAG),
     DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
     DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),

@@ -9,6 +9,9 @@ added and nothing else changed — the warm-up kept — for the ablation's seeds
 standard's own runs at that rate, read from the ablation's results file (the same commands without the
 flag). On this from-scratch model the flag applies T-Fixup (``--dt-fixup-from-scratch``, default
 ``t-fixup``); each row's command and log are kept in ``OUT_DIR/results.jsonl``.
+
+``--variant`` runs another variant of ``dt_fixup_plateau.py`` at the same rates instead (e.g.
+``"DT-Fixup, μ := 1"``: would a larger DT-Fixup factor have done it?).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid
 from dt_fixup_ablation_report import best_lr, finished
-from dt_fixup_plateau import variant_argv
+from dt_fixup_plateau import VARIANTS, variant_argv
 from results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
 
 VARIANT = "only --init-scheme dt-fixup"
@@ -81,12 +84,22 @@ def verdict(entry: dict) -> str:
     return f"{f - s:+.2f}"
 
 
+def variant_text(variant: str) -> str:
+    """How the variant's command differs: from the standard one (the user's flag) or from its scheme's."""
+    scheme, flags = VARIANTS[variant]
+    base = "the standard command" if scheme == "standard" else f"the ablation's {scheme} command"
+    return f"{base} + `{' '.join(flags)}`" if flags else base
+
+
 def render(payload: dict) -> str:
     """The docs block: per depth, standard's rate, both test nll (every seed), the difference, accuracies."""
     r = payload["results"]
+    variant = r.get("variant", VARIANT)
+    name = "standard + `--init-scheme dt-fixup`" if variant == VARIANT else variant
+    warmed = "both columns" if VARIANTS[variant][0] == "standard" else "standard only"
     lines = [
-        "| encoder depth | η (standard's choice) | standard: test nll (bits) | standard + `--init-scheme "
-        "dt-fixup`: test nll (bits) | difference (bits) | standard: test acc. (%) | + flag: test acc. (%) |",
+        f"| encoder depth | η (standard's choice) | standard: test nll (bits) | {name}: test nll (bits) | "
+        f"difference (bits) | standard: test acc. (%) | {name}: test acc. (%) |",
         "|---|---|---|---|---|---|---|",
     ]
     for e in r["summary"]:
@@ -99,12 +112,13 @@ def render(payload: dict) -> str:
     p = r["protocol"]
     return (
         "\n".join(lines)
-        + f"\n\nη·(1 − t/T)^½ after a linear warm-up of {p['warmup']} updates in both columns, "
-        f"{p['updates']} updates of {p['batch_size']} sentences, d = {p['dim']}, FFN {p['ffn']}, "
+        + f"\n\n{name}: {variant_text(variant)}. η·(1 − t/T)^½ after a linear warm-up of {p['warmup']} "
+        f"updates ({warmed}), {p['updates']} updates of {p['batch_size']} sentences, d = {p['dim']}, "
+        f"FFN {p['ffn']}, "
         f"{p['decoder_layers']} decoder layers, seeds {', '.join(map(str, r['seeds']))} "
         "(test nll per seed in brackets); "
-        f"standard's runs and rates: `{r['ablation_results']}`; difference: flag − standard (negative: the "
-        "flag is better)."
+        f"standard's runs and rates: `{r['ablation_results']}`; difference: {name} − standard (negative: "
+        "better than standard)."
         f"\n\nMeasured by {provenance(payload)}."
     )
 
@@ -114,6 +128,8 @@ def main() -> None:
     ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_plateau")
     ap.add_argument("--ablation", type=Path, default=RESULTS_DIR / "dt_fixup_ablation.json",
                     help="the depth ablation's results file (standard's rates and runs)")  # fmt: skip
+    ap.add_argument("--variant", choices=list(VARIANTS), default=VARIANT,
+                    help=f"the variant of dt_fixup_plateau.py to run (default: {VARIANT!r})")  # fmt: skip
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--results", type=Path, help="write the results file (docs/results/...)")
     a = ap.parse_args()
@@ -125,14 +141,15 @@ def main() -> None:
     machine = machine_info()
     data = prepare_out_dir(a.out_dir, protocol)
     results = a.out_dir / "results.jsonl"
-    wanted = [RunKey(VARIANT, depth, lr, seed) for depth, lr in rates.items() for seed in seeds]
+    wanted = [RunKey(a.variant, depth, lr, seed) for depth, lr in rates.items() for seed in seeds]
     start = time.perf_counter()
     run_grid(data, protocol, wanted, results, a.jobs, variant_argv)
     keys = set(wanted)
     flag_rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in keys]
     standard_rows = [r for r in ablation["rows"] if r["scheme"] == "standard" and r["seed"] in seeds]
     payload = {
-        "protocol": asdict(protocol), "seeds": seeds, "rates": {str(d): lr for d, lr in rates.items()},
+        "variant": a.variant, "protocol": asdict(protocol), "seeds": seeds,
+        "rates": {str(d): lr for d, lr in rates.items()},
         "ablation_results": str(a.ablation.resolve().relative_to(REPO)),
         "summary": summary(rates, standard_rows, flag_rows), "rows": flag_rows,
         "wall_seconds_this_call": round(time.perf_counter() - start, 1),

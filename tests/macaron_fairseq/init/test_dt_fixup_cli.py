@@ -68,13 +68,18 @@ def test_dt_fixup_trains_from_the_cli(
     assert record["n_encoder"] == record["n_decoder"] == 2
 
 
-def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["t-fixup", "dt-fixup"])
+def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Path, scheme: str) -> None:
+    """``--init-scheme dt-fixup`` alone on this from-scratch model is T-Fixup, and says so."""
     log = train(
-        tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", "t-fixup",
+        tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", scheme,
         schedule=["--lr-scheduler", "inverse_sqrt", "--warmup-updates", "2"],
     )  # fmt: skip
     assert "T-Fixup applied to encoder" in log and "T-Fixup applied to decoder" in log
     assert "meant to train without learning-rate warm-up" in log
+    assert "init scheme t-fixup applied" in log and "μ pass" not in log
+    resolved = "--init-scheme dt-fixup on a model with no pre-trained part" in log
+    assert resolved == (scheme == "dt-fixup")
     assert record_of(tmp_path)["factor_encoder"] == pytest.approx(0.67 * 2**-0.25)
 
 
