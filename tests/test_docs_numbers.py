@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, TINY, run_cli
+from helpers import DT_FIXUP, REPO, TINY, run_cli
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 import doc_tables
@@ -44,7 +44,7 @@ def _train_argv(data: Path, save_dir: Path) -> list[str]:
     return [
         "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
         "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
-        "--init-scheme", "dt-fixup", "--optimizer", "adam", "--lr", "1e-3", "--max-update", "1",
+        *DT_FIXUP, "--optimizer", "adam", "--lr", "1e-3", "--max-update", "1",
         "--batch-size", "16", "--criterion", "cross_entropy", "--save-dir", str(save_dir), "--no-save",
         "--cpu", "--num-workers", "0", "--disable-validation", "--seed", "1", "--log-format", "simple",
     ]  # fmt: skip
