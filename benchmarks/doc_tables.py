@@ -49,6 +49,7 @@ BLOCKS = (
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
     DocBlock("depth-ablation", "docs/dt_fixup.md", "dt_fixup_ablation.json", ABLATION),
     DocBlock("depth-ablation-summary", "README.md", "dt_fixup_ablation.json", ABLATION, "render_summary"),
+    DocBlock("depth-ablation-macaron", "docs/dt_fixup.md", "dt_fixup_ablation_macaron.json", ABLATION),
     DocBlock("ablation-budget", "docs/dt_fixup.md", "dt_fixup_ablation_budget.json", ABLATION, BUDGET),
     DocBlock("dt-fixup-mixed", "docs/dt_fixup.md", "dt_fixup_mixed.json", MIXED),
     DocBlock("dt-fixup-mixed-budget", "docs/dt_fixup.md", "dt_fixup_mixed_budget.json", MIXED, CURVES),
