@@ -69,6 +69,21 @@ def variant_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[s
     return [*argv, *flags]
 
 
+def seed_cell(rows: list[dict]) -> dict:
+    """One cell's runs: test nll per finished seed (bits, by seed), mean, std, mean test accuracy, the number
+    of runs and of those that did not finish (diverged or failed)."""
+    done = sorted((r for r in rows if finished(r)), key=lambda r: r["seed"])
+    nll = [r["test_nll"] for r in done]
+    return {
+        "test_nll": nll,
+        "mean": statistics.fmean(nll) if nll else None,
+        "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
+        "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
+        "runs": len(rows),
+        "failed": len(rows) - len(done),
+    }
+
+
 def summary(rows: list[dict], variants: list[str], depths: list[int]) -> list[dict]:
     """Per (variant, η) that has runs, per depth: the test nll (bits) of each finished seed, mean, std, test
     accuracy, the μ logged and the number of runs that did not finish (diverged or failed)."""
@@ -78,18 +93,9 @@ def summary(rows: list[dict], variants: list[str], depths: list[int]) -> list[di
             cells = {}
             for depth in depths:
                 cell = [r for r in rows if (r["scheme"], r["depth"], r["lr"]) == (label, depth, lr)]
-                done = sorted((r for r in cell if finished(r)), key=lambda r: r["seed"])
-                nll = [r["test_nll"] for r in done]
+                done = [r for r in cell if finished(r)]
                 mus = sorted({r["mu_encoder"] for r in done if r.get("mu_encoder") is not None})
-                cells[str(depth)] = {
-                    "test_nll": nll,
-                    "mean": statistics.fmean(nll) if nll else None,
-                    "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
-                    "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
-                    "mu": [mus[0], mus[-1]] if mus else None,
-                    "runs": len(cell),
-                    "failed": len(cell) - len(done),
-                }
+                cells[str(depth)] = {**seed_cell(cell), "mu": [mus[0], mus[-1]] if mus else None}
             out.append({"variant": label, "lr": lr, "cells": cells})
     return out
 

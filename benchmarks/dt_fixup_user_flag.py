@@ -17,7 +17,6 @@ flag). On this from-scratch model the flag applies T-Fixup (``--dt-fixup-from-sc
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from dataclasses import asdict
@@ -25,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid
-from dt_fixup_ablation_report import best_lr, finished
-from dt_fixup_plateau import VARIANTS, variant_argv
+from dt_fixup_ablation_report import best_lr
+from dt_fixup_plateau import VARIANTS, seed_cell, variant_argv
 from results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
 
 VARIANT = "only --init-scheme dt-fixup"
@@ -36,20 +35,6 @@ def standard_rates(ablation: dict) -> dict[int, float]:
     """Per depth: the rate standard chose on validation in the ablation's results."""
     chosen = best_lr(ablation["rows"], len(ablation["seeds"]))
     return {depth: lr for (scheme, depth), lr in sorted(chosen.items()) if scheme == "standard"}
-
-
-def cell(rows: list[dict]) -> dict:
-    """Test nll per finished seed (bits), mean, std, mean accuracy, runs and failures of one cell."""
-    done = sorted((r for r in rows if finished(r)), key=lambda r: r["seed"])
-    nll = [r["test_nll"] for r in done]
-    return {
-        "test_nll": nll,
-        "mean": statistics.fmean(nll) if nll else None,
-        "std": statistics.stdev(nll) if len(nll) > 1 else 0.0,
-        "accuracy": statistics.fmean(r["test_accuracy"] for r in done) if done else None,
-        "runs": len(rows),
-        "failed": len(rows) - len(done),
-    }
 
 
 def summary(rates: dict[int, float], standard_rows: list[dict], flag_rows: list[dict]) -> list[dict]:
@@ -62,8 +47,8 @@ def summary(rates: dict[int, float], standard_rows: list[dict], flag_rows: list[
         {
             "depth": depth,
             "lr": lr,
-            "standard": cell(at(standard_rows, depth, lr)),
-            "flag": cell(at(flag_rows, depth, lr)),
+            "standard": seed_cell(at(standard_rows, depth, lr)),
+            "flag": seed_cell(at(flag_rows, depth, lr)),
         }
         for depth, lr in sorted(rates.items())
     ]
