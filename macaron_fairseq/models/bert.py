@@ -58,6 +58,17 @@ BERT_SEGMENTS = 2
 NSP_CLASSES = 2  # 0: segment B follows A in its document ("IsNext"), 1: B is from another document
 
 
+FAIRSEQ_LAYERNORM_EPS = 1e-5  # fairseq's LayerNorm default; BERT (and HuggingFace's BertConfig) use 1e-12
+
+
+def set_layernorm_eps(model: nn.Module, eps: float) -> None:
+    """Give every LayerNorm of ``model`` (embeddings, layers, MLM head) the ε ``eps`` (``--layernorm-eps``;
+    fairseq builds them all with its default, 1e-5)."""
+    for module in model.modules():
+        if isinstance(module, nn.LayerNorm) or type(module).__name__ == "FusedLayerNorm":
+            module.eps = eps
+
+
 class BertPositionalEmbedding(nn.Embedding):
     """Learned absolute positions 0…T−1 as in BERT: exactly ``max_positions`` rows, independent of padding
     (the batches are right-padded). Called by fairseq's ``forward_embedding`` as ``embed_positions(tokens)``;
@@ -203,6 +214,12 @@ def add_bert_args(parser: argparse.ArgumentParser) -> None:
         metavar="P",
         help="dropout on the pooled vector before a classification head (default: --dropout; BERT: 0.1)",
     )
+    parser.add_argument(
+        "--layernorm-eps",
+        type=float,
+        metavar="EPS",
+        help="ε of every LayerNorm (default: fairseq's 1e-5; BERT's and HuggingFace's: 1e-12)",
+    )
     parser.add_argument("--max-positions", type=int, metavar="N", help="learned positions (BERT: 512)")
     parser.add_argument("--num-segments", type=int, metavar="N", help="segment embeddings (BERT: 2)")
     parser.add_argument(
@@ -268,6 +285,7 @@ class BertPretrainingBase(FairseqEncoderModel):
         )
         model = cls(args, encoder)
         model.apply(init_bert_params)
+        set_layernorm_eps(model, args.layernorm_eps)
         model.dictionary_file = getattr(task, "dictionary_file", None)
         return model
 
@@ -449,6 +467,7 @@ def bert_defaults(args: Any, layers: int = 12, dim: int = 768, heads: int = 12, 
     args.activation_fn = getattr(args, "activation_fn", "gelu")
     args.encoder_normalize_before = getattr(args, "encoder_normalize_before", False)
     args.pooler_dropout = getattr(args, "pooler_dropout", None)
+    args.layernorm_eps = getattr(args, "layernorm_eps", None) or FAIRSEQ_LAYERNORM_EPS
     args.max_positions = getattr(args, "max_positions", BERT_MAX_POSITIONS)
     args.num_segments = getattr(args, "num_segments", BERT_SEGMENTS)
     args.checkpoint_activations = getattr(args, "checkpoint_activations", False)
