@@ -2,14 +2,25 @@
 job, exit; the requeued job resumes from that checkpoint by itself.
 
 Shared by the DeepSpeed trainer (``python -m macaron_fairseq.pretrain``) and ``fairseq-train`` under
-:mod:`tools.train_preemptible` (translation, GLUE runs). Protocol (``slurm/*.sbatch``): the job asks Slurm for
-``--signal=B:SIG@SECONDS`` and ``--requeue``; the batch shell forwards the signal to the training tasks
-(``srun`` steps do not receive ``B:`` signals); each rank's handler only records it; after every optimizer
-step the ranks all-reduce the flag (one integer), so they agree on the step even when the signal reaches them
-at different moments, or reaches only some of them; then every rank saves (a DeepSpeed checkpoint is
-collective), rank 0 runs ``scontrol requeue $SLURM_JOB_ID``, and the process exits with
-:data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit message says to rerun the same
-command.
+:mod:`tools.train_preemptible` (translation, GLUE runs). Protocol (``slurm/*.sbatch``, docs/slurm.md):
+
+* **The warning signal** (``--preemption-signal``, default SIGHUP): the job asks Slurm for
+  ``--signal=B:SIG@SECONDS`` and ``--requeue``; the batch shell forwards the signal to the training tasks
+  (``srun`` steps do not receive ``B:`` signals). A cluster with ``PreemptParameters=send_user_signal``
+  sends it on preemption too.
+* **SIGTERM**: Slurm's own preemption (``PreemptMode=REQUEUE`` or ``CANCEL``) sends SIGCONT + SIGTERM to the
+  tasks and SIGKILL after the partition's ``GraceTime``; ``scancel`` and a time limit reached without a
+  warning send SIGTERM too. It is caught as well: the tasks save.
+
+Each rank's handler only records the signal; after every optimizer step the ranks all-reduce the flags (two
+integers), so they agree on the step even when the signal reaches them at different moments, or reaches only
+some of them; then every rank saves (a DeepSpeed checkpoint is collective), rank 0 requeues the job
+(:meth:`Preemption.requeue`: always after the warning signal; after SIGTERM only when Slurm is preempting the
+job, i.e. ``scontrol show job`` has a ``PreemptTime`` and the job still runs, since a job that ends by itself
+during the grace time is not requeued by Slurm, while requeueing after ``scancel`` would undo the cancel),
+then a barrier, so that no rank exits (and ``srun --kill-on-bad-exit`` ends the step) before rank 0 has
+requeued; the process exits with :data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit
+message says to rerun the same command.
 
 The default signal is SIGHUP: NCCL's proxy thread caught SIGUSR1 (NVIDIA/nccl#704, NCCL 2.12-2.13; later
 behind ``NCCL_PROXY_DUMP_SIGNAL``) and RCCL was made to catch SIGUSR2 (ROCm/rccl#584), which hid Slurm's
@@ -20,6 +31,7 @@ preemption notice from the training code; submitit moved to USR2, then to SIGHUP
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 from collections.abc import Callable
@@ -44,34 +56,92 @@ def signal_number(name: str) -> signal.Signals:
 
 
 class Preemption:
-    """The signal's handler (records only) and the collective decision to stop at a step boundary."""
+    """The handlers (they only record) and the collective decision to stop at a step boundary.
 
-    def __init__(self, name: str = DEFAULT_SIGNAL) -> None:
+    ``received``: this process got the warning signal; ``terminated``: it got SIGTERM (``terminate=False``
+    leaves SIGTERM's default action alone). After :meth:`should_stop`, ``any_received`` /
+    ``any_terminated`` say what any rank got (the same on every rank)."""
+
+    def __init__(self, name: str = DEFAULT_SIGNAL, *, terminate: bool = True) -> None:
         self.signal = signal_number(name)
         self.received = False
-        self._previous = signal.signal(self.signal, self._handle)
+        self.terminated = False
+        self.any_received = False
+        self.any_terminated = False
+        self._previous = {self.signal: signal.signal(self.signal, self._handle)}
+        if terminate and self.signal != signal.SIGTERM:
+            self._previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        self.received = True
+        if signum == self.signal:
+            self.received = True
+        else:
+            self.terminated = True
 
     def should_stop(self) -> bool:
-        """Whether any rank received the signal (the same answer on every rank)."""
+        """Whether any rank received the signal or SIGTERM (the same answer on every rank)."""
         import torch
         import torch.distributed as dist
 
-        flag = torch.tensor([int(self.received)], dtype=torch.int32)
+        flags = torch.tensor([int(self.received), int(self.terminated)], dtype=torch.int32)
         if dist.is_available() and dist.is_initialized():
             if dist.get_backend() == "nccl":
-                flag = flag.cuda()
-            dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-        return bool(flag.item())
+                flags = flags.cuda()
+            dist.all_reduce(flags, op=dist.ReduceOp.MAX)
+        self.any_received, self.any_terminated = (bool(v) for v in flags.tolist())
+        return self.any_received or self.any_terminated
+
+    @property
+    def reason(self) -> str:
+        """The signal the ranks stopped on (``SIGHUP``, ``SIGTERM``)."""
+        return self.signal.name if self.any_received or not self.any_terminated else signal.SIGTERM.name
+
+    def requeue(self, log: Callable[[str], None]) -> bool:
+        """Rank 0, after the checkpoint: requeue the Slurm job when the warning signal came, or when SIGTERM
+        came and Slurm is preempting the job; whether the job was requeued."""
+        job = slurm_job()
+        if job is None:
+            return False
+        if self.any_received:
+            return requeue(log)
+        preempting = slurm_preempting(job)
+        if preempting is False:
+            log(f"SIGTERM without a preemption (scancel, or a time limit without --signal): Slurm job {job} "
+                "is not requeued")  # fmt: skip
+            return False
+        if preempting is None:
+            log(f"warning: could not ask Slurm whether job {job} is being preempted; requeueing it")
+        return requeue(log)
 
     def restore(self) -> None:
-        signal.signal(self.signal, self._previous)
+        for number, previous in self._previous.items():
+            signal.signal(number, previous)
 
 
 def slurm_job() -> str | None:
     return os.environ.get("SLURM_JOB_ID")
+
+
+def job_fields(job: str) -> dict[str, str] | None:
+    """``scontrol show job -o JOB`` as ``{key: value}`` (None when scontrol fails)."""
+    try:
+        result = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True,
+                                check=False, timeout=60)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0 or not result.stdout.startswith("JobId="):
+        return None
+    first = result.stdout.splitlines()[0]
+    return dict(m.groups() for m in re.finditer(r"(?:^|\s)([A-Za-z_:]+)=(\S*)", first))
+
+
+def slurm_preempting(job: str) -> bool | None:
+    """Whether Slurm is preempting the running job (its ``PreemptTime`` is set during the grace time; a
+    cancelled job is no longer ``RUNNING``); None when Slurm cannot be asked."""
+    fields = job_fields(job)
+    if fields is None:
+        return None
+    return fields.get("JobState") == "RUNNING" and fields.get("PreemptTime", "None") not in ("None", "")
 
 
 def requeue(log: Callable[[str], None]) -> bool:
@@ -79,7 +149,12 @@ def requeue(log: Callable[[str], None]) -> bool:
     job = slurm_job()
     if job is None:
         return False
-    result = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True, check=False)
+    try:
+        result = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True, check=False,
+                                timeout=120)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as err:
+        log(f"warning: scontrol requeue {job} failed ({err}); resubmit the job to resume")
+        return False
     if result.returncode == 0:
         log(f"requeued Slurm job {job}: it restarts from this checkpoint")
         return True

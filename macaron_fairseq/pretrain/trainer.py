@@ -35,7 +35,7 @@ from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
 from macaron_fairseq.pretrain.progress import PretrainProgress
 from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
-from workflow.preemption import PREEMPTED_EXIT, Preemption, requeue
+from workflow.preemption import PREEMPTED_EXIT, Preemption
 
 CLIENT_STATE_VERSION = 1
 RUN_RECORD = "run.json"
@@ -384,12 +384,16 @@ class Pretrainer:
         return records
 
     def _preempted(self, step: int) -> None:
-        """After the checkpoint of this step: requeue the Slurm job, exit (every rank: the decision was
-        collective)."""
-        self._log(f"{self.preemption.signal.name} received: checkpoint saved at step {step}")
+        """After the checkpoint of this step: rank 0 requeues the Slurm job (workflow.preemption: after the
+        warning signal, or SIGTERM of a preemption), then a barrier, then every rank exits. The barrier comes
+        after the requeue: a rank that exited earlier would make ``srun --kill-on-bad-exit`` kill rank 0
+        before it requeued."""
+        self._log(f"{self.preemption.reason} received: checkpoint saved at step {step}")
         self.progress.close()
-        if self.where.rank == 0 and not requeue(self._log):
+        if self.where.rank == 0 and not self.preemption.requeue(self._log):
             self._log(f"stopped at step {step}; rerun the same command to resume from {self.save_dir}")
+        if dist.is_initialized():
+            dist.barrier()
         raise SystemExit(PREEMPTED_EXIT)
 
     def _to_device(self, sample: dict[str, Any]) -> dict[str, Any]:
