@@ -27,9 +27,8 @@ TINY = [
 ]  # fmt: skip
 
 #: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
-#: the paper's DT-Fixup (data-dependent factors, μ measured) also on a model with no pre-trained part, where
-#: ``--init-scheme dt-fixup`` alone applies T-Fixup
-DT_FIXUP = ("--init-scheme", "dt-fixup", "--dt-fixup-from-scratch", "dt-fixup")
+#: the paper's DT-Fixup (data-dependent factors, μ measured), what ``--init-scheme dt-fixup`` means on every model
+DT_FIXUP = ("--init-scheme", "dt-fixup")
 TINY_TASK = SymbolTask({"train": 400, "valid": 30, "test": 30}, vocab=30, max_words=8, prefixes=("w", "v"))
 
 
@@ -108,4 +107,28 @@ def save_model_checkpoint(path: Path, data_dir: Path, arch: str, extra: Sequence
         "last_optimizer_state": None,
     }  # fmt: skip
     torch.save(state, path)
+    return Path(path)
+
+
+class RunsCode:
+    """What a malicious checkpoint pickles: unpickling it calls ``os.system`` (creating ``marker``)."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, (f"touch {self.marker}",))
+
+
+def write_malicious_checkpoint(path: Path, marker: Path, **state: object) -> Path:
+    """A checkpoint whose unpickling would create ``marker``: a fairseq-looking state (``state`` overrides
+    its keys) whose model config is an object that calls ``os.system``. Loaders must refuse it."""
+    import torch
+
+    content: dict[str, object] = {
+        "model": {"encoder.embed_tokens.weight": torch.zeros(4, 2)},
+        "cfg": {"model": RunsCode(marker), "task": {"data": str(path.parent)}},
+    }
+    content.update(state)
+    torch.save(content, path)
     return Path(path)

@@ -14,10 +14,14 @@ from __future__ import annotations
 import functools
 import importlib
 import pickle
+import re
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import torch
+
+from workflow.errors import UserError
 
 #: ``module:qualname`` of the non-tensor classes fairseq checkpoints pickle. fairseq stores its hydra
 #: config with ``OmegaConf.to_container(..., enum_to_str=True)`` (plain dicts/lists/str, which torch
@@ -60,8 +64,8 @@ FAIRSEQ_CHECKPOINT_GLOBALS: tuple[str, ...] = (
 _installed = False
 
 
-class UnsafeCheckpointError(pickle.UnpicklingError):
-    """A checkpoint pickles an object that is not on the fairseq allow-list."""
+class UnsafeCheckpointError(UserError, pickle.UnpicklingError):
+    """A checkpoint pickles an object that is not on the fairseq allow-list (a user error: exit 2)."""
 
 
 def _resolve(spec: str) -> Any | None:
@@ -94,23 +98,57 @@ def allowed_globals() -> list[Any]:
     return [*found, *_numpy_dtype_classes()]
 
 
-def _explain(path: Any, err: pickle.UnpicklingError) -> UnsafeCheckpointError:
-    return UnsafeCheckpointError(
-        f"refusing to load checkpoint {path!s}: it pickles an object outside the allow-list of fairseq "
-        "checkpoint classes (macaron_fairseq.repairs.checkpoint_safety), so loading it could run arbitrary "
-        "code.\n"
-        f"torch said: {str(err).strip().splitlines()[0] if str(err).strip() else err!r}\n"
-        f"{_offending_global(str(err))}"
-        "Load it only if you trust its origin, e.g. with torch.load(path, weights_only=False) and re-save "
-        "the state you need."
+#: how torch names the refused global ("Unsupported global: GLOBAL posix.system ...")
+_GLOBAL = re.compile(r"GLOBAL\s+([\w.]+)")
+#: how torch names an opcode its restricted unpickler does not run
+_OPERAND = re.compile(r"Unsupported operand\s+(\S+)")
+
+
+def is_refusal(err: BaseException) -> bool:
+    """Whether ``err`` is torch's restricted unpickler refusing something (not a corrupt file)."""
+    return isinstance(err, pickle.UnpicklingError) and "Weights only load failed" in str(err)
+
+
+def refused_object(message: str) -> str | None:
+    """The global torch's restricted unpickler refused (``posix.system``), from its error message."""
+    found = _GLOBAL.search(message)
+    return found.group(1) if found else None
+
+
+def refusal_reason(message: str) -> str:
+    """Why torch refused the file, as a clause of one line."""
+    if (name := refused_object(message)) is not None:
+        return (
+            f"it pickles {name}, which is not on the allow-list of fairseq checkpoint classes "
+            "(macaron_fairseq.repairs.checkpoint_safety)"
+        )
+    if found := _OPERAND.search(message):
+        return f"it uses pickle opcode {found.group(1)}, which torch's restricted unpickler refuses"
+    return "torch's restricted unpickler refused it"
+
+
+def conversion_hint(path: Any) -> str:
+    """The one-liner a user runs on a file they trust: keep the weights and the configuration only."""
+    out = f"{Path(str(path)).with_suffix('')}.safe.pt"
+    return (
+        'if you trust the file, convert it yourself with python -c "import torch; '
+        f"s = torch.load('{path}', weights_only=False); "
+        f"torch.save({{k: s[k] for k in ('model', 'cfg', 'args') if k in s}}, '{out}')\" and use {out}"
     )
 
 
-def _offending_global(message: str) -> str:
-    for line in message.splitlines():
-        if "Unsupported global" in line or "GLOBAL" in line:
-            return f"offending global: {line.strip()}\n"
-    return ""
+def unsafe_checkpoint(path: Any, err: BaseException, flag: str | None = None) -> UnsafeCheckpointError:
+    """torch's refusal of ``path`` as one line: which object, which file, and how to convert a trusted file;
+    ``flag`` (``"--checkpoint"``) names the option the file came from."""
+    where = f"{flag} {path!s}" if flag else str(path)
+    return UnsafeCheckpointError(
+        f"refusing to load checkpoint {where}: {refusal_reason(str(err))}, so loading it could run "
+        f"arbitrary code; {conversion_hint(path)}"
+    )
+
+
+def _explain(path: Any, err: pickle.UnpicklingError) -> UnsafeCheckpointError:
+    return unsafe_checkpoint(path, err)
 
 
 def _guarded(load: Callable[..., Any]) -> Callable[..., Any]:
@@ -121,6 +159,8 @@ def _guarded(load: Callable[..., Any]) -> Callable[..., Any]:
         except UnsafeCheckpointError:
             raise
         except pickle.UnpicklingError as err:
+            if not is_refusal(err):
+                raise
             raise _explain(path, err) from err
 
     load_checkpoint_to_cpu.__macaron_guarded__ = True  # type: ignore[attr-defined]
@@ -140,4 +180,10 @@ def install() -> None:
     _installed = True
 
 
-__all__ = ["FAIRSEQ_CHECKPOINT_GLOBALS", "UnsafeCheckpointError", "allowed_globals", "install"]
+__all__ = [
+    "FAIRSEQ_CHECKPOINT_GLOBALS",
+    "UnsafeCheckpointError",
+    "allowed_globals",
+    "install",
+    "unsafe_checkpoint",
+]
