@@ -31,7 +31,7 @@ from typing import Any
 from pipelines.commands import USER_DIR, Console, PipelineError, Preempted, run_command
 from tools import plot_curves, score_bleu, train_progress
 from tools.average_checkpoints import AveragingError, last_checkpoints
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, slurm_port
 from workflow.stages import StageReport, StageRunner
 
 STOP_AND_SAVE_OPTIONS = ("--max-update", "--max-epoch", "--save-interval-updates", "--keep-interval-updates")
@@ -81,7 +81,7 @@ def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> l
     if job is None or tasks is None:
         raise PipelineError("--slurm: not inside a Slurm job with tasks (no SLURM_JOB_ID/SLURM_NTASKS): "
                             "submit slurm/translate.sbatch with sbatch")  # fmt: skip
-    port = 20000 + int(job) % 20000
+    port = slurm_port(job)
     return [
         "srun", "--kill-on-bad-exit=1", sys.executable, "-m", "tools.train_preemptible",
         "--preemption-signal", signal_name, *command[1:],

@@ -12,13 +12,17 @@ Jobs: ``pretrain`` and ``translate`` are one job of N nodes × G GPUs, one task 
 job array with one task per source (dump parts, then ``BOOKS``) and the merge after it
 (``--dependency=afterok``); ``glue`` is the preparation job, the grid as an array with one run per task
 (its size from ``python -m pipelines.glue --step count``) and the collection job, chained by
-``afterok``. ``--max-parallel`` is the arrays' ``%`` throttle.
+``afterok``; every job that waits for another is submitted with ``--kill-on-invalid-dep=yes``, so Slurm
+cancels it when what it waits for failed, instead of leaving it pending forever. ``--max-parallel`` is the
+arrays' ``%`` throttle.
 
 Checks the request before anything is submitted (a node count ≥ 1, one task per GPU, a time limit Slurm
-reads, a preemption warning shorter than the time limit, the dump parts exist, the environment a job
-needs), prints each ``sbatch`` command, then runs it (``--dry-run``: print only, later job ids shown as
-``$PREP``/``$ARRAY``). Every ``.sbatch`` also works with plain ``sbatch`` (its header shows how); this helper
-spares writing the options and catches inconsistent ones early.
+reads, a preemption warning shorter than the time limit, a signal name, the dump parts exist, a grid with
+cells, the environment a job needs, ``sbatch`` on the PATH), prints each ``sbatch`` command, then runs it
+(``--dry-run``: print only, later job ids shown as ``$PREP``/``$ARRAY``). A chain is all or nothing: when a
+later ``sbatch`` fails, the jobs already submitted are cancelled. Errors are one line, exit status 2. Every
+``.sbatch`` also works with plain ``sbatch`` (its header shows how); this helper spares writing the options
+and catches inconsistent ones early.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -34,6 +39,7 @@ from pathlib import Path
 
 from workflow.cli import run_cli
 from workflow.errors import UserError
+from workflow.preemption import signal_number
 
 SLURM_DIR = Path(__file__).resolve().parent
 REPO = SLURM_DIR.parent
@@ -56,14 +62,22 @@ JOBS = {
 }
 
 _TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
+#: what Slurm reads as "no time limit" (besides 0): ``sbatch --time=UNLIMITED``
+NO_LIMIT = ("UNLIMITED", "INFINITE", "-1")
 
 
-def time_limit_seconds(text: str) -> int:
-    """Slurm's time formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``."""
+def time_limit_seconds(text: str) -> int | None:
+    """Slurm's time formats: ``M``, ``M:S``, ``H:M:S``, ``D-H``, ``D-H:M``, ``D-H:M:S``; None for no limit
+    (``UNLIMITED``, ``INFINITE``, ``-1`` or ``0``: the partition's MaxTime applies)."""
+    if text.strip().upper() in NO_LIMIT:
+        return None
     match = _TIME.match(text.strip())
     if match is None:
-        raise UserError(f"--time {text!r}: not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS)")
+        raise UserError(f"--time {text!r}: not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS, "
+                        "UNLIMITED)")  # fmt: skip
     days, a, b, c = (int(g) if g is not None else None for g in match.groups())
+    if not any((days, a, b, c)):
+        return None
     if days is None:
         if b is None:  # minutes
             return a * 60
@@ -73,6 +87,15 @@ def time_limit_seconds(text: str) -> int:
 
 def environment(args: argparse.Namespace) -> dict[str, str]:
     return dict(item.split("=", 1) for item in args.env)
+
+
+def slurm_signal(text: str) -> str:
+    """``--signal``: a signal name as Slurm's ``--signal=B:NAME@...`` and the trainers read it (``HUP``,
+    ``SIGUSR2``, ``10``) -> ``HUP``/``USR2``/``USR1``."""
+    try:
+        return signal_number(text).name.removeprefix("SIG")
+    except ValueError as err:
+        raise UserError(f"--signal {text!r}: not a signal name (e.g. HUP, USR2, TERM)") from err
 
 
 def check_request(args: argparse.Namespace, job: Job) -> None:
@@ -96,8 +119,11 @@ def check_request(args: argparse.Namespace, job: Job) -> None:
             raise UserError("--gpus-per-node: corpus preprocessing uses no GPU (give 0)")
     if args.max_parallel < 1:
         raise UserError(f"--max-parallel {args.max_parallel}: at least 1")
+    args.signal = slurm_signal(args.signal)
+    if args.signal_seconds < 0:
+        raise UserError(f"--signal-seconds {args.signal_seconds}: at least 0")
     limit = time_limit_seconds(args.time)
-    if job.preemptible and args.signal_seconds >= limit:
+    if job.preemptible and limit is not None and args.signal_seconds >= limit:
         raise UserError(
             f"--signal-seconds {args.signal_seconds} is not shorter than --time {args.time} ({limit} s): the "
             "preemption warning would come before the job starts"
@@ -143,8 +169,9 @@ def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) ->
     options = common_options(args, job, 0)
     return [
         ["sbatch", "--parsable", f"--array=0-{sources - 1}%{args.max_parallel}", *options, *script],
-        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", *options, *script],
-    ]
+        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", "--kill-on-invalid-dep=yes", *options,
+         *script],
+    ]  # fmt: skip
 
 
 def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -153,7 +180,11 @@ def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
     proc = subprocess.run(count, cwd=REPO, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise UserError(f"{shlex.join(count)} failed: {proc.stderr.strip()}")
-    return int(proc.stdout.split()[-1])
+    cells = int(proc.stdout.split()[-1])
+    if cells < 1:
+        raise UserError(f"the GLUE grid has no cells ({shlex.join(count[3:])}): give at least one task, "
+                        "seed and configuration")  # fmt: skip
+    return cells
 
 
 def glue_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[list[str]]:
@@ -163,25 +194,51 @@ def glue_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> l
     no_gpu, gpu = common_options(args, job, 0), common_options(args, job, args.gpus_per_node)
     return [
         ["sbatch", "--parsable", *no_gpu, script, "prepare", *extra],
-        ["sbatch", "--parsable", "--dependency=afterok:$PREP", f"--array=0-{cells - 1}%{args.max_parallel}",
-         *gpu, script, "cell", *extra],
-        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", *no_gpu, script, "collect", *extra],
+        ["sbatch", "--parsable", "--dependency=afterok:$PREP", "--kill-on-invalid-dep=yes",
+         f"--array=0-{cells - 1}%{args.max_parallel}", *gpu, script, "cell", *extra],
+        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", "--kill-on-invalid-dep=yes", *no_gpu, script,
+         "collect", *extra],
     ]  # fmt: skip
 
 
 def submit_chain(commands: Sequence[list[str]], names: Sequence[str], dry_run: bool) -> None:
-    """Run the ``sbatch`` commands in order, each later one's ``$NAME`` replaced by an earlier job id."""
+    """Run the ``sbatch`` commands in order, each later one's ``$NAME`` replaced by an earlier job id; all or
+    nothing: when one fails, the jobs already submitted are cancelled (``scancel``) before the error."""
+    if not dry_run and shutil.which("sbatch") is None:
+        raise UserError("sbatch: not found on the PATH (run this on a Slurm login node, or use --dry-run to "
+                        "print the commands)")  # fmt: skip
     ids: dict[str, str] = {}
     for command, name in zip(commands, names, strict=True):
         resolved = [_substitute(arg, ids) for arg in command]
         print(shlex.join(resolved), flush=True)
         if dry_run:
             continue
-        proc = subprocess.run(resolved, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise UserError(f"sbatch failed with exit status {proc.returncode}: {proc.stderr.strip()}")
-        ids[name] = proc.stdout.strip().split(";")[0]
+        try:
+            proc = subprocess.run(resolved, capture_output=True, text=True, check=False)
+        except OSError as err:
+            proc = subprocess.CompletedProcess(resolved, 127, "", str(err))
+        job_id = proc.stdout.strip().split(";")[0] if proc.returncode == 0 else ""
+        if not job_id.isdigit():
+            problem = (proc.stderr.strip() or proc.stdout.strip() or "no job id").replace("\n", "; ")
+            raise UserError(f"sbatch of the {name.lower()} job failed (exit status {proc.returncode}: "
+                            f"{problem}){_cancel(ids)}")  # fmt: skip
+        ids[name] = job_id
         print(f"submitted {name.lower()} job {ids[name]}", flush=True)
+
+
+def _cancel(ids: dict[str, str]) -> str:
+    """``scancel`` the jobs of a chain that failed half-way; what happened, for the error message."""
+    if not ids:
+        return ""
+    jobs = list(ids.values())
+    try:
+        proc = subprocess.run(["scancel", *jobs], capture_output=True, text=True, check=False, timeout=120)
+        ok, why = proc.returncode == 0, proc.stderr.strip()
+    except (OSError, subprocess.TimeoutExpired) as err:
+        ok, why = False, str(err)
+    if ok:
+        return f"; cancelled the jobs already submitted: {' '.join(jobs)}"
+    return f"; cancelling the jobs already submitted failed ({why}): scancel {' '.join(jobs)}"
 
 
 def _substitute(arg: str, ids: dict[str, str]) -> str:

@@ -8,13 +8,14 @@ Everything but ``--preemption-signal`` is passed to fairseq's own ``fairseq_cli.
 no signal handling of its own, so this adds three hooks to its training loop, the protocol of
 :mod:`workflow.preemption`:
 
-* the signal's handler only records it (forked data-loader workers inherit the handler, so a signal sent
-  to the whole Slurm step does not kill them);
-* after every update (fairseq's ``validate_and_save``) the ranks all-reduce the flag; when it is set, every
+* the handlers of the signal and of SIGTERM (Slurm's own preemption) only record it (forked data-loader
+  workers inherit the handlers, so a signal sent to the whole Slurm step does not kill them);
+* after every update (fairseq's ``validate_and_save``) the ranks all-reduce the flags; when one is set, every
   rank calls fairseq's ``save_checkpoint`` (rank 0 writes ``checkpoint_last.pt`` atomically, with the
-  iterator's position inside the epoch), rank 0 runs ``scontrol requeue``, a barrier makes sure the file is
-  complete before any rank exits, and training stops; the process exits with
-  :data:`workflow.preemption.PREEMPTED_EXIT` (3);
+  iterator's position inside the epoch), rank 0 requeues the job (after SIGTERM only when Slurm is
+  preempting it, :meth:`workflow.preemption.Preemption.requeue`), a barrier keeps every rank until then
+  (``srun --kill-on-bad-exit`` would otherwise end the step before the requeue), and training stops; the
+  process exits with :data:`workflow.preemption.PREEMPTED_EXIT` (3);
 * the checkpoint load says where training resumes from (``resumed from SAVE_DIR/checkpoint_last.pt at update
   U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh.
 
@@ -32,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
+from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
 
 logger = logging.getLogger("tools.train_preemptible")
 SIGNAL_OPTION = "--preemption-signal"
@@ -124,11 +125,11 @@ class PreemptibleTraining:
         import torch.distributed as dist
 
         self.preempted = True
-        name = self.preemption.signal.name
+        name = self.preemption.reason
         logger.info(f"{name} received: checkpoint saved at update {trainer.get_num_updates()} "
                     f"(epoch {epoch_itr.epoch}); stopping")  # fmt: skip
         if is_rank_zero():
-            requeue(logger.info)
+            self.preemption.requeue(logger.info)
         if dist.is_available() and dist.is_initialized():
             dist.barrier()  # rank 0 has written the checkpoint and asked for the requeue before anyone exits
 

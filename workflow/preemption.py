@@ -122,6 +122,13 @@ def slurm_job() -> str | None:
     return os.environ.get("SLURM_JOB_ID")
 
 
+def slurm_port(job_id: int | str) -> int:
+    """The rendezvous port of a Slurm job (the same after a requeue): ``10000 + JOB_ID % 20000``, i.e.
+    10000-29999, below Linux's ephemeral range (32768-60999, ``net.ipv4.ip_local_port_range``), from which
+    any process's outgoing connections take their ports; ``slurm/*.sbatch`` compute the same number."""
+    return 10000 + int(job_id) % 20000
+
+
 def job_fields(job: str) -> dict[str, str] | None:
     """``scontrol show job -o JOB`` as ``{key: value}`` (None when scontrol fails)."""
     try:
