@@ -26,5 +26,10 @@ setup(
     # release does not import on Python 3.11 and the working fork declares torchaudio, which would
     # replace torch; scripts/install.sh installs ve-fairseq==0.12.3 with --no-deps.
     install_requires=["torch>=2.1", *read_requirements("requirements.txt")],
-    extras_require={"dev": read_requirements("requirements-dev.txt")},
+    # hf: python -m macaron_fairseq.hf (HuggingFace import/export) and GLUE with an imported WordPiece model;
+    # transformers 5 declares no torch requirement, so it never replaces the installed torch
+    extras_require={
+        "dev": read_requirements("requirements-dev.txt"),
+        "hf": ["transformers>=5.0", "safetensors", "tokenizers"],
+    },
 )

@@ -1,0 +1,51 @@
+"""``python -m macaron_fairseq.hf import HF_DIR --out model.pt`` | ``export model.pt --out HF_DIR``."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from workflow.cli import run_cli
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.hf", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    imp = commands.add_parser("import", help="a HuggingFace BERT directory → a vanilla_bert_* checkpoint")
+    imp.add_argument(
+        "hf_dir",
+        type=Path,
+        help="directory written by save_pretrained (config.json, weights, vocab.txt / tokenizer files)",
+    )
+    imp.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the fairseq checkpoint to write (its dictionary and tokenizer go to OUT with the suffix .data)",
+    )
+    exp = commands.add_parser("export", help="a plugin BERT checkpoint → a HuggingFace directory")
+    exp.add_argument("checkpoint", type=Path, help="vanilla_bert_* or macaron_bert_* fairseq checkpoint")
+    exp.add_argument(
+        "--out", type=Path, required=True, help="the directory to write (must not exist or be empty)"
+    )
+    exp.add_argument("--data", type=Path, help="the data directory with dict.txt (default: the checkpoint's)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    if args.command == "import":
+        from macaron_fairseq.hf.importer import data_dir_for, import_hf
+
+        out = import_hf(args.hf_dir, args.out)
+        print(f"wrote {out} (dictionary and tokenizer: {data_dir_for(out)})")
+    else:
+        from macaron_fairseq.hf.exporter import export_hf
+
+        out = export_hf(args.checkpoint, args.out, args.data)
+        print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    run_cli(main)

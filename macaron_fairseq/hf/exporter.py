@@ -1,0 +1,229 @@
+"""``python -m macaron_fairseq.hf export model.pt --out HF_DIR``: a plugin BERT checkpoint → a HuggingFace
+directory.
+
+* ``vanilla_bert_*`` (post-LN, with its LayerNorms, absolute positions): a native ``BertForPreTraining``
+  directory (``BertForPreTraining.from_pretrained(HF_DIR)``, ``AutoModel…``), config and weights only.
+* ``macaron_bert_*`` (and vanilla models BERT's class cannot express: pre-LN, norm-free layers): a
+  directory with its own config and modeling file (:mod:`macaron_fairseq.hf.modeling_macaron_bert`) in
+  ``auto_map``: ``AutoModelForPreTraining`` / ``AutoModel`` / ``AutoModelForSequenceClassification``
+  ``.from_pretrained(HF_DIR, trust_remote_code=True)``.
+
+Before anything is written the exported model is run beside the fairseq one on a random batch (padding,
+two segments): MLM and NSP logits must agree within 1e-4, otherwise the export stops.
+
+The tokenizer travels (:mod:`macaron_fairseq.hf.tokenizer_export`): an imported WordPiece model gets its own
+tokenizer files back (and its rows their original ids); a model pre-trained on this project's Moses +
+sentencepiece data gets ``tokenization_macaron.py`` (sentencepiece model + fairseq dictionary → our ids).
+Relation-aware attention (``--max-relative-positions``) has no HuggingFace form here and is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
+from workflow.errors import UserError
+
+MODELING_FILE = "modeling_macaron_bert.py"
+TOLERANCE = 1e-4
+#: fairseq --activation-fn → HF hidden_act (BertConfig) of the same function
+HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh",
+                  "linear": "linear"}  # fmt: skip
+
+
+def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, dict[str, Any]]:
+    """The fairseq model (eval mode) and task of ``checkpoint``, the data directory it reads, its model
+    config (as a dict)."""
+    from fairseq import checkpoint_utils
+
+    import macaron_fairseq  # noqa: F401  (registers the models; installs the checkpoint allow-list)
+
+    if not checkpoint.is_file():
+        raise UserError(f"{checkpoint}: no such checkpoint")
+    state = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))
+    cfg = state.get("cfg") or {}
+    recorded = (cfg.get("task") or {}).get("data") if hasattr(cfg, "get") else None
+    data_dir = Path(data) if data else Path(str(recorded).split(":")[0]) if recorded else None
+    if data_dir is None or not (data_dir / "dict.txt").is_file():
+        raise UserError(f"{checkpoint}: its dictionary {data_dir}/dict.txt is not there; give --data DIR "
+                        "(the pre-training data-bin)")  # fmt: skip
+    task_name = (cfg.get("task") or {}).get("_name")
+    if task_name != "macaron_bert_pretraining":
+        raise UserError(f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
+                        "(macaron_bert_pretraining: an export of the pre-trainer or an import)")  # fmt: skip
+    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
+        [str(checkpoint)], arg_overrides={"data": str(data_dir)}, state=state
+    )
+    model_cfg = cfg["model"]
+    model_cfg = dict(model_cfg if hasattr(model_cfg, "items") else vars(model_cfg))
+    return models[0].eval(), task, data_dir, model_cfg
+
+
+def model_settings(model: Any, model_cfg: dict[str, Any]) -> dict[str, Any]:
+    """What the HF config must say, read from the built fairseq model (not from flags)."""
+    from macaron_fairseq.models.bert import BertPretrainingBase
+    from macaron_fairseq.modules.macaron_layer import MacaronEncoderLayer
+
+    if not isinstance(model, BertPretrainingBase) or not getattr(model, "pretraining_heads", False):
+        raise UserError(f"not a pre-training BERT model of this plugin ({type(model).__name__})")
+    encoder = model.encoder
+    layers = list(encoder.layers)
+    if any(getattr(layer.self_attn, "max_relative_positions", 0) for layer in layers):
+        raise UserError("relation-aware self-attention (--max-relative-positions) has no HuggingFace export")
+    macaron = all(isinstance(layer, MacaronEncoderLayer) for layer in layers)
+    if not macaron and any(isinstance(layer, MacaronEncoderLayer) for layer in layers):
+        raise UserError("a model mixing Macaron and vanilla layers has no HuggingFace export")
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.LayerNorm)]
+    eps = {m.eps for m in norms} or {1e-5}
+    if len(eps) != 1:
+        raise UserError(f"LayerNorms with different ε {sorted(eps)}: not expressible in one config")
+    norm_free = [
+        i for i, layer in enumerate(layers) if not isinstance(layer.self_attn_layer_norm, torch.nn.LayerNorm)
+    ]
+    activation = model_cfg.get("activation_fn")
+    first = layers[0]
+    return {
+        "macaron": macaron,
+        "layers": len(layers),
+        "hidden": encoder.embed_tokens.embedding_dim,
+        "heads": first.self_attn.num_heads,
+        "ffn": first.fc1.out_features,
+        "activation": activation,
+        "eps": eps.pop(),
+        "normalize_before": bool(first.normalize_before),
+        "norm_free_layers": norm_free,
+        "embedding_layer_norm": isinstance(encoder.layernorm_embedding, torch.nn.LayerNorm),
+        "positions": encoder.embed_positions.max_positions,
+        "segments": encoder.embed_segments.num_embeddings if encoder.embed_segments is not None else 0,
+        "step": float(getattr(first, "ffn_step", 1.0)) if macaron else 1.0,
+        "dropout": float(first.dropout_module.p),
+        "attention_dropout": float(first.self_attn.dropout_module.p),
+        "activation_dropout": float(first.activation_dropout_module.p),
+    }
+
+
+def hf_state(model: Any, macaron: bool, rows_to_hf: Any) -> dict[str, torch.Tensor]:
+    """The HF state dict (BertForPreTraining names) of the fairseq model."""
+    own = model.state_dict()
+    state = {}
+    for ours, theirs in name_pairs(len(model.encoder.layers), macaron):
+        if ours in own:
+            state[theirs] = own[ours]
+    for ours, theirs in (EMBED_TOKENS, OUTPUT_BIAS):
+        state[theirs] = rows_to_hf(own[ours])
+    return {k: v.detach().float().contiguous() for k, v in state.items()}
+
+
+def native(settings: dict[str, Any]) -> bool:
+    """Whether ``BertForPreTraining`` computes this model."""
+    return (not settings["macaron"] and not settings["normalize_before"] and not settings["norm_free_layers"]
+            and settings["embedding_layer_norm"] and settings["segments"] > 0)  # fmt: skip
+
+
+def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
+    common = {
+        "vocab_size": vocab_size, "hidden_size": settings["hidden"], "num_hidden_layers": settings["layers"],
+        "num_attention_heads": settings["heads"], "intermediate_size": settings["ffn"],
+        "hidden_dropout_prob": settings["dropout"],
+        "attention_probs_dropout_prob": settings["attention_dropout"],
+        "max_position_embeddings": settings["positions"], "type_vocab_size": settings["segments"],
+        "layer_norm_eps": settings["eps"], "pad_token_id": pad,
+    }  # fmt: skip
+    if settings["activation"] not in HF_ACTIVATIONS:
+        raise UserError(f"--activation-fn {settings['activation']!r} has no HuggingFace equivalent")
+    if native(settings):
+        from transformers import BertConfig, BertForPreTraining
+
+        if settings["activation_dropout"]:
+            raise UserError("BertForPreTraining has no dropout inside the FFN (--activation-dropout > 0)")
+        config = BertConfig(hidden_act=HF_ACTIVATIONS[settings["activation"]], **common)
+        config.architectures = ["BertForPreTraining"]
+        return BertForPreTraining(config)
+    from macaron_fairseq.hf.modeling_macaron_bert import MacaronBertConfig, MacaronBertForPreTraining
+
+    stem = MODELING_FILE.removesuffix(".py")
+    config = MacaronBertConfig(
+        hidden_act=settings["activation"], activation_dropout=settings["activation_dropout"],
+        macaron=settings["macaron"], macaron_ffn_step=settings["step"],
+        normalize_before=settings["normalize_before"], norm_free_layers=settings["norm_free_layers"],
+        embedding_layer_norm=settings["embedding_layer_norm"], **common,
+    )  # fmt: skip
+    config.architectures = ["MacaronBertForPreTraining"]
+    config.auto_map = {
+        "AutoConfig": f"{stem}.MacaronBertConfig",
+        "AutoModel": f"{stem}.MacaronBertModel",
+        "AutoModelForPreTraining": f"{stem}.MacaronBertForPreTraining",
+        "AutoModelForSequenceClassification": f"{stem}.MacaronBertForSequenceClassification",
+    }
+    return MacaronBertForPreTraining(config)
+
+
+def check_logits(model: Any, exported: Any, to_hf_ids: torch.Tensor, fairseq_pad: int, hf_pad: int) -> float:
+    """Max |Δ| of MLM (non-pad positions) and NSP logits on a random batch; raises above the tolerance."""
+    vocab = len(to_hf_ids)
+    generator = torch.Generator().manual_seed(0)
+    ours = torch.randint(4, vocab, (3, 16), generator=generator)
+    ours[:, 0] = 0  # <s> / [CLS]
+    ours[1, 11:] = fairseq_pad
+    segments = torch.zeros_like(ours)
+    segments[:, 8:] = 1
+    if exported.config.type_vocab_size == 0:
+        segments.zero_()
+    theirs = to_hf_ids[ours]
+    attention = ours.ne(fairseq_pad).long()
+    segments = segments * attention
+    with torch.no_grad():
+        mlm, nsp = model(ours, segment_labels=segments if model.encoder.embed_segments is not None else None)
+        out = exported(input_ids=theirs, attention_mask=attention, token_type_ids=segments)
+    mlm_hf = torch.empty_like(mlm)
+    mlm_hf[..., to_hf_ids] = mlm
+    keep = attention.bool()
+    diff = max(
+        (mlm_hf - out.prediction_logits)[keep].abs().max().item(),
+        (nsp - out.seq_relationship_logits).abs().max().item(),
+    )
+    if not diff <= TOLERANCE:
+        raise UserError(f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
+                        f"(> {TOLERANCE:g}): not written")  # fmt: skip
+    return diff
+
+
+def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
+    from macaron_fairseq.hf.tokenizer_export import tokenizer_for
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"--out {out}: exists and is not an empty directory")
+    model, task, data_dir, model_cfg = load_fairseq(checkpoint, data)
+    settings = model_settings(model, model_cfg)
+    tokenizer = tokenizer_for(data_dir, task.source_dictionary)
+    exported = hf_model(settings, len(task.source_dictionary), tokenizer.hf_pad)
+    state = hf_state(model, settings["macaron"], tokenizer.to_hf_rows)
+    missing, unexpected = exported.load_state_dict(state, strict=False)
+    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "bert.embeddings.position_ids",
+            "bert.embeddings.token_type_ids"}  # fmt: skip
+    if set(missing) - tied or unexpected:
+        raise UserError(f"internal: HF model does not match: missing {sorted(set(missing) - tied)}, "
+                        f"unexpected {unexpected}")  # fmt: skip
+    exported.eval()
+    diff = check_logits(model, exported, tokenizer.to_hf_ids, task.source_dictionary.pad(), tokenizer.hf_pad)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+        staging = Path(tmp) / "hf"
+        exported.save_pretrained(str(staging))
+        if not native(settings):
+            shutil.copyfile(Path(__file__).with_name(MODELING_FILE), staging / MODELING_FILE)
+        tokenizer.save(staging)
+        (staging / "fairseq_export.json").write_text(json.dumps({
+            "checkpoint": str(checkpoint), "arch": model_cfg.get("arch"), "max_abs_logit_difference": diff,
+            "tokenizer": tokenizer.kind,
+        }, indent=1) + "\n", encoding="utf-8")  # fmt: skip
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    return out

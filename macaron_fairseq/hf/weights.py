@@ -1,0 +1,92 @@
+"""Reading a HuggingFace model directory's weights without running code from it.
+
+``save_pretrained`` writes ``model.safetensors`` (or shards listed in ``model.safetensors.index.json``);
+older directories, such as bert-base-uncased's original upload, hold ``pytorch_model.bin`` (a pickle, or
+shards in ``pytorch_model.bin.index.json``). safetensors files hold tensors only and are read with the
+safetensors library; a ``.bin`` is read with ``torch.load(weights_only=True)``, torch's restricted unpickler
+(plus the plugin's allow-list of fairseq checkpoint classes, which holds no callable): a file pickling
+anything else is refused and nothing of it runs. Legacy LayerNorm names (``gamma``/``beta``) become
+``weight``/``bias``, as transformers renames them on load.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import torch
+
+from workflow.errors import UserError
+
+SAFETENSORS = "model.safetensors"
+PYTORCH_BIN = "pytorch_model.bin"
+
+
+def _shards(index: Path) -> list[Path]:
+    try:
+        weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+    except (json.JSONDecodeError, KeyError, TypeError, UnicodeDecodeError) as err:
+        raise UserError(f"{index}: not a weights index (no weight_map): {err}") from err
+    names = sorted(set(weight_map.values()))
+    for name in names:
+        if Path(name).name != name:
+            raise UserError(f"{index}: shard {name!r} is not a file of this directory")
+    return [index.parent / name for name in names]
+
+
+def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    try:
+        return load_file(str(path), device="cpu")
+    except (SafetensorError, OSError, ValueError) as err:
+        raise UserError(f"{path}: not a readable safetensors file ({err})") from err
+
+
+def _read_bin(path: Path) -> dict[str, torch.Tensor]:
+    try:
+        state = torch.load(str(path), map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
+        raise UserError(
+            f"refusing to load {path}: it pickles an object that is not a tensor ({first}), so loading it "
+            "could run arbitrary code; if you trust the file, re-save its tensors as safetensors "
+            "(transformers' save_pretrained does)"
+        ) from err
+    except (RuntimeError, OSError, EOFError) as err:
+        raise UserError(f"{path}: not a PyTorch weights file ({err})") from err
+    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise UserError(f"{path}: not a state dict of tensors")
+    return state
+
+
+def weight_files(hf_dir: Path) -> list[Path]:
+    """The weight files of ``hf_dir``: safetensors first, as transformers prefers them."""
+    for single in (SAFETENSORS, PYTORCH_BIN):
+        if (hf_dir / single).is_file():
+            return [hf_dir / single]
+        if (hf_dir / f"{single}.index.json").is_file():
+            return _shards(hf_dir / f"{single}.index.json")
+    raise UserError(f"{hf_dir}: no {SAFETENSORS} or {PYTORCH_BIN} (nor a sharded index): not a directory "
+                    "written by save_pretrained")  # fmt: skip
+
+
+def read_weights(hf_dir: Path) -> dict[str, torch.Tensor]:
+    """Every tensor of the model in ``hf_dir``, legacy names normalised."""
+    state: dict[str, torch.Tensor] = {}
+    for path in weight_files(hf_dir):
+        if not path.is_file():
+            raise UserError(f"{path}: listed in the weights index but missing")
+        part = _read_safetensors(path) if path.suffix == ".safetensors" else _read_bin(path)
+        state.update(part)
+    return {_modern_name(k): v for k, v in state.items()}
+
+
+def _modern_name(key: str) -> str:
+    if key.endswith(".gamma"):
+        return key[: -len("gamma")] + "weight"
+    if key.endswith(".beta"):
+        return key[: -len("beta")] + "bias"
+    return key
