@@ -188,10 +188,24 @@ def save_tokenizer(hf_dir: Path, dest: Path, vocab: WordPieceVocabulary) -> dict
     return {"do_lower_case": config.get("do_lower_case")}
 
 
-def import_hf(hf_dir: Path, out: Path) -> Path:
-    """Convert ``hf_dir``; write ``out`` and its data directory (atomically: both appear at the end)."""
+def save_checkpoint(path: Path, cfg: dict[str, Any], model_state: dict[str, torch.Tensor]) -> Path:
+    """A fairseq checkpoint of a pre-training BERT without optimizer state (what the pre-trainer's export
+    writes)."""
     from fairseq import checkpoint_utils
 
+    checkpoint = {
+        "args": None, "cfg": cfg, "model": model_state,
+        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "none",
+                               "lr_scheduler_state": {}, "num_updates": 0}],
+        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
+        "last_optimizer_state": None,
+    }  # fmt: skip
+    checkpoint_utils.torch_persistent_save(checkpoint, str(path))
+    return path
+
+
+def import_hf(hf_dir: Path, out: Path) -> Path:
+    """Convert ``hf_dir``; write ``out`` and its data directory (atomically: both appear at the end)."""
     if not hf_dir.is_dir():
         raise UserError(f"{hf_dir}: no such directory")
     config = read_config(hf_dir)
@@ -221,15 +235,7 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
                   "hf_config": config, "fresh_parameters": fresh}  # fmt: skip
         (staging / VOCABULARY_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
         cfg["task"]["data"] = str(data_dir.resolve())
-        checkpoint = {
-            "args": None, "cfg": cfg, "model": model.state_dict(),
-            "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "none",
-                                   "lr_scheduler_state": {}, "num_updates": 0}],
-            "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
-            "last_optimizer_state": None,
-        }  # fmt: skip
-        temp_checkpoint = Path(tmp) / "model.pt"
-        checkpoint_utils.torch_persistent_save(checkpoint, str(temp_checkpoint))
+        temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict())
         if data_dir.exists():
             shutil.rmtree(data_dir)
         staging.rename(data_dir)
