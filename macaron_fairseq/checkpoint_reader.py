@@ -18,7 +18,8 @@ Use::
     state = load_checkpoint(path)           # the whole state only
 
 Code we do not own that calls ``torch.load(..., weights_only=False)`` itself (DeepSpeed's ``zero_to_fp32``)
-runs inside :func:`restricted_loads`.
+runs inside :func:`restricted_loads` (with ``checkpoint_safety.deepspeed_globals()`` for a DeepSpeed save
+directory).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import argparse
 import functools
 import os
 import pickle
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,9 +199,10 @@ def describe(path: str | Path, flag: str | None = None) -> CheckpointInfo:
 
 
 @contextmanager
-def restricted_loads() -> Iterator[None]:
+def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
     """Inside: every ``torch.load`` — also one of code we do not own that asks for ``weights_only=False``
-    (DeepSpeed's ``zero_to_fp32``) — is the allow-listed restricted load; a refusal names the file."""
+    (DeepSpeed's ``zero_to_fp32``) — is the allow-listed restricted load; a refusal names the file.
+    ``extra_globals`` are allowed too, inside only (e.g. ``checkpoint_safety.deepspeed_globals()``)."""
     checkpoint_safety.install()
     original = torch.load
 
@@ -217,7 +219,8 @@ def restricted_loads() -> Iterator[None]:
 
     torch.load = load
     try:
-        yield
+        with torch.serialization.safe_globals(list(extra_globals)):
+            yield
     finally:
         torch.load = original
 

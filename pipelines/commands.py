@@ -2,7 +2,8 @@
 
 :class:`Console` prints the pipeline's stamped progress lines (and the stage runner's); :func:`run_command`
 runs one command from the repository root, optionally capturing its stdout into a file, and turns a
-failure into a :class:`PipelineError` that names the command and its log.
+failure into a :class:`PipelineError` that names the command and its log. :func:`report_errors` ends a
+pipeline by the project's one error rule (:mod:`workflow.errors`, docs/architecture.md "Errors").
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from workflow.cli import run_cli
+from workflow.errors import FAILURE_EXIT, USAGE_EXIT, ReportedError, UserError
+from workflow.preemption import PREEMPTED_EXIT
+
 REPO = Path(__file__).resolve().parents[1]
 USER_DIR = REPO / "macaron_fairseq"
 """The plugin, passed to every fairseq command as ``--user-dir``."""
@@ -24,13 +29,22 @@ FAILURE_TAIL_LINES = 30
 """How many lines of a failed command's log are shown."""
 
 
-class PipelineError(RuntimeError):
-    """A stage failed; the message names the command and where its full output is."""
+class PipelineError(ReportedError):
+    """A stage failed (exit 1); the message names the command and where its full output is. A command that
+    itself ended with a usage or input error (exit 2, its one-line message above) makes the pipeline end
+    with 2 as well."""
+
+
+class PipelineUsageError(UserError, PipelineError):
+    """A usage or input error found by a pipeline (exit 2): a bad option, a missing or unusable input."""
 
 
 class Preempted(PipelineError):
     """Training stopped on the preemption signal after saving (:mod:`workflow.preemption`): the pipeline
     exits with that protocol's status, and the requeued job (or a rerun) resumes."""
+
+    exit_status = PREEMPTED_EXIT
+    label = "preempted"
 
 
 @dataclass
@@ -94,25 +108,14 @@ def run_command(
             tail = stderr_log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILURE_TAIL_LINES:]
             print("\n".join(tail), file=sys.stderr)
     if code != 0:
-        raise PipelineError(f"{argv[0]} failed with exit status {code} ({where}): {shlex.join(argv)}")
+        error = PipelineError(f"{argv[0]} failed with exit status {code} ({where}): {shlex.join(argv)}")
+        error.exit_status = USAGE_EXIT if code == USAGE_EXIT else FAILURE_EXIT
+        raise error
 
 
-def report_errors(prog: str, main: Callable[[], None], exit_status: int) -> None:
-    """Run ``main``: a :class:`PipelineError` becomes ``PROG: error: ...`` and ``exit_status``; Ctrl-C
-    exits 130 with a hint that a rerun resumes."""
-    try:
-        main()
-    except Preempted as err:
-        from workflow.preemption import PREEMPTED_EXIT
-
-        print(f"{prog}: {err}", file=sys.stderr)
-        sys.exit(PREEMPTED_EXIT)
-    except PipelineError as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        sys.exit(exit_status)
-    except KeyboardInterrupt:
-        print(
-            f"\n{prog}: interrupted: finished stages are kept, rerun the same command to resume",
-            file=sys.stderr,
-        )
-        sys.exit(130)
+def report_errors(prog: str, main: Callable[[], None]) -> None:
+    """Run a pipeline's ``main`` by the one error rule (:func:`workflow.cli.run_cli`): every error one line
+    ``PROG: error: ...``, exit 2 for usage and input errors (any :class:`~workflow.errors.UserError`, e.g.
+    ``GlueDataError``), 1 for a failed stage, the preemption status after a preempted training saved, 130
+    on Ctrl-C (finished stages are kept)."""
+    run_cli(main, prog)

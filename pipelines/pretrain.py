@@ -251,15 +251,15 @@ def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, da
 
 # ------------------------------------------------------------------------------------------------ export
 def newest_checkpoint(save_dir: Path) -> tuple[str, list[Path]]:
-    """The tag DeepSpeed's ``latest`` names and the files of that checkpoint (the export's inputs)."""
-    latest = save_dir / "latest"
-    if not latest.exists():
-        raise PipelineError(f"{save_dir} holds no DeepSpeed checkpoint (no 'latest' file)")
-    tag = latest.read_text(encoding="utf-8").strip()
+    """The newest complete checkpoint's tag and files (the export's inputs; see
+    :mod:`macaron_fairseq.pretrain.checkpoints`)."""
+    from macaron_fairseq.pretrain import checkpoints
+
+    tag = checkpoints.choose(save_dir).tag
+    if tag is None:
+        raise PipelineError(f"{save_dir} holds no complete DeepSpeed checkpoint")
     files = sorted(path for path in (save_dir / tag).rglob("*") if path.is_file())
-    if not files:
-        raise PipelineError(f"{save_dir}: 'latest' names {tag}, which holds no files")
-    return tag, [latest, *files]
+    return tag, files
 
 
 def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> None:
@@ -514,7 +514,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    report_errors("pipeline", lambda: run_pipeline(args), exit_status=1)
+    report_errors("pipeline", lambda: run_pipeline(args))
 
 
 if __name__ == "__main__":

@@ -593,7 +593,7 @@ def run_quickstart(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    report_errors(PROG, lambda: run_quickstart(args), exit_status=2)
+    report_errors(PROG, lambda: run_quickstart(args))
 
 
 if __name__ == "__main__":

@@ -294,7 +294,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
-    report_errors("pipeline", lambda: run_pipeline(args), exit_status=1)
+    report_errors("pipeline", lambda: run_pipeline(args))
 
 
 if __name__ == "__main__":

@@ -72,42 +72,51 @@ def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
     return vocab
 
 
-def load_checkpoint(path: Path) -> dict[str, Any]:
-    import torch
+def describe_checkpoint(path: Path) -> Any:
+    """What the checkpoint says about itself (:func:`macaron_fairseq.checkpoint_reader.describe`: read once,
+    memory-mapped, through the plugin's allow-list; a refused or unreadable file is a one-line error)."""
+    from macaron_fairseq.checkpoint_reader import describe
 
-    if not path.is_file():
-        raise UserError(f"--checkpoint {path}: no such file")
-    try:
-        return torch.load(path, map_location="cpu", weights_only=False)
-    except Exception as err:
-        raise UserError(f"--checkpoint {path}: not a PyTorch checkpoint ({err})") from err
+    return describe(path, "--checkpoint")
 
 
 def checkpoint_data_bin(path: Path) -> Path:
     """The data directory the checkpoint's model was trained on (its task's ``data``)."""
-    cfg = load_checkpoint(path).get("cfg") or {}
-    data = (cfg.get("task") or {}).get("data") if isinstance(cfg, Mapping) else None
-    if not data:
+    data = describe_checkpoint(path).data
+    if data is None:
         raise UserError(f"--checkpoint {path}: no task data directory recorded; give --data-bin")
-    return Path(str(data).split(":")[0])
+    return data
 
 
 def check_dictionary_fits(checkpoint: Path, dictionary: Path) -> int:
     """The checkpoint's vocabulary size; an error unless ``dictionary`` (+ ``<mask>``) has that size."""
     from fairseq.data import Dictionary
 
-    state = load_checkpoint(checkpoint)
-    weights = (state.get("model") or {}).get("encoder.embed_tokens.weight")
-    if weights is None:
+    rows = describe_checkpoint(checkpoint).embedding_rows
+    if rows is None:
         raise UserError(f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin "
                         "(no encoder.embed_tokens.weight)")  # fmt: skip
     symbols = len(Dictionary.load(str(dictionary))) + MASK_SYMBOLS
-    if symbols != weights.shape[0]:
+    if symbols != rows:
         raise UserError(
-            f"{dictionary} gives {symbols} symbols (with <mask>) but {checkpoint} has {weights.shape[0]} "
+            f"{dictionary} gives {symbols} symbols (with <mask>) but {checkpoint} has {rows} "
             "embeddings: the dictionary is not the one the model was pre-trained with"
         )
     return symbols
+
+
+def check_glue_dir(args: argparse.Namespace, wanted: Sequence[str]) -> None:
+    """Without ``--download`` the GLUE directory is only read: a missing directory or task folder is an
+    error naming it and how to download it, before anything is written."""
+    if args.download:
+        return
+    how = f"(--glue-dir is only read); download with --download (into {args.glue_dir})"
+    if not args.glue_dir.is_dir():
+        raise UserError(f"--glue-dir {args.glue_dir}: no such directory {how}")
+    missing = [t for t in wanted if not (args.glue_dir / TASKS[t].directory).is_dir()]
+    if missing:
+        folders = ", ".join(f"{TASKS[t].directory}/ ({t})" for t in missing)
+        raise UserError(f"--glue-dir {args.glue_dir}: missing {folders} {how}")
 
 
 def majority_label(examples: Sequence[GlueExample]) -> str | None:
@@ -230,8 +239,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     vocab = vocabulary_from(args)
     if args.checkpoint:
         check_dictionary_fits(args.checkpoint, vocab.dictionary)
+    wanted = [*args.tasks, *(["AX"] if "MNLI" in args.tasks and "AX" not in args.skip else [])]
+    check_glue_dir(args, wanted)
     if args.download:
-        wanted = [*args.tasks, *(["AX"] if "MNLI" in args.tasks and "AX" not in args.skip else [])]
         download_glue(args.glue_dir, [t for t in wanted if not (args.glue_dir / TASKS[t].directory).is_dir()])
     args.dest.mkdir(parents=True, exist_ok=True)
     runner = StageRunner(args.dest / ".stages", force=args.force)

@@ -1,4 +1,5 @@
-"""What every preprocessing CLI shares: option types, ``--workers``/``--force``, and error handling."""
+"""What every command shares: option types, ``--workers``/``--force`` (preprocessing), and the one wrapper
+that ends every CLI, pipeline and tool by the error rule of :mod:`workflow.errors` (:func:`run_cli`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,15 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
+from typing import NoReturn
 
-from workflow.errors import OUTPUT_SIDE_ADVICE, UserError, cannot_write
+from workflow.errors import (
+    INTERRUPTED_EXIT,
+    OUTPUT_SIDE_ADVICE,
+    USAGE_EXIT,
+    ReportedError,
+    cannot_write,
+)
 
 
 def available_cores() -> int:
@@ -40,21 +48,41 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run_cli(main: Callable[[], None]) -> None:
-    """Run ``main``: user errors become ``error: ...`` (exit 2), and so do errors only writing can cause
-    (disk full, file-size limit, read-only file system) wherever they happen; Ctrl-C exits 130 with a
-    resume hint. Any other exception is a bug and keeps its traceback."""
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose usage errors follow the error rule: one line ``PROG: error: ... (see
+    --help)`` and exit 2 (argparse itself prints the whole usage first)."""
+
+    def error(self, message: str) -> NoReturn:
+        report(self.prog, "error", f"{message} (see --help)")
+        sys.exit(USAGE_EXIT)
+
+
+def report(prog: str | None, label: str, message: object) -> None:
+    """``PROG: label: message`` on stderr, as one line (a message's own line breaks become ``; ``)."""
+    text = "; ".join(line.strip() for line in str(message).strip().splitlines() if line.strip())
+    print(f"{prog}: {label}: {text}" if prog else f"{label}: {text}", file=sys.stderr)
+
+
+def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
+    """Run ``main`` by the error rule (:mod:`workflow.errors`): a :class:`ReportedError` is one line
+    ``PROG: error: ...`` and its exit status (2 for a :class:`UserError`, 1 for an internal failure), and so
+    are errors only writing can cause (disk full, file-size limit, read-only file system: exit 2) wherever
+    they happen; Ctrl-C exits 130 with a resume hint. Any other exception is a bug and keeps its traceback
+    (exit 1). ``main`` returning an int exits with it (0 or None: success)."""
     try:
-        main()
-    except UserError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+        status = main()
+    except ReportedError as exc:
+        report(prog, exc.label, exc)
+        sys.exit(exc.exit_status)
     except OSError as exc:
         if exc.errno not in OUTPUT_SIDE_ADVICE:
             raise
         where = exc.filename or "an output file"
-        print(f"error: {cannot_write(where, exc)} (completed stages are kept)", file=sys.stderr)
-        sys.exit(2)
+        report(prog, "error", f"{cannot_write(where, exc)} (completed stages are kept)")
+        sys.exit(USAGE_EXIT)
     except KeyboardInterrupt:
-        print("\ninterrupted: completed stages are kept, rerun the same command to resume", file=sys.stderr)
-        sys.exit(130)
+        print(file=sys.stderr)
+        report(prog, "interrupted", "completed stages are kept, rerun the same command to resume")
+        sys.exit(INTERRUPTED_EXIT)
+    if isinstance(status, int) and not isinstance(status, bool) and status:
+        sys.exit(status)

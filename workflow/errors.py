@@ -1,5 +1,17 @@
-"""The one exception type the preprocessing CLIs turn into a clean ``error: ...`` message, and the wording
-of the operating-system errors they report (which side failed, which file, which errno)."""
+"""How every command of the project fails (the rule of docs/architecture.md, "Errors"), and the wording of
+the operating-system errors it reports (which side failed, which file, which errno).
+
+One rule for every CLI, pipeline, tool, the pre-trainer and ``slurm.submit``, applied by one wrapper
+(:func:`workflow.cli.run_cli`): an error is ONE line on stderr, ``PROG: error: message``, never a traceback,
+and the exit status says whose it is —
+
+* :data:`USAGE_EXIT` (2): a usage or input error the user can fix (:class:`UserError`: a bad option, a
+  missing or malformed input file, a refused checkpoint, an unusable destination);
+* :data:`FAILURE_EXIT` (1): an internal failure (:class:`ReportedError`: a stage or external command
+  failed; an unexpected exception keeps its traceback, and Python exits 1 for it too);
+* 130 on Ctrl-C (completed stages are kept), and the preemption protocol's own status
+  (:data:`workflow.preemption.PREEMPTED_EXIT`) after a preempted training saved.
+"""
 
 from __future__ import annotations
 
@@ -15,12 +27,33 @@ OUTPUT_SIDE_ADVICE = {
 }
 
 
-class UserError(Exception):
+#: exit status of a usage or input error (what the user can fix)
+USAGE_EXIT = 2
+#: exit status of an internal failure (a stage or an external command failed; a bug)
+FAILURE_EXIT = 1
+#: exit status after Ctrl-C
+INTERRUPTED_EXIT = 130
+
+
+class ReportedError(Exception):
+    """A failure reported as one line without a traceback, ending the command with :attr:`exit_status`.
+
+    Raised as is, it is an internal failure (exit 1): a stage or an external command failed and the
+    message says which and where its log is."""
+
+    exit_status: int = FAILURE_EXIT
+    #: the word before the message (``PROG: error: ...``)
+    label: str = "error"
+
+
+class UserError(ReportedError):
     """Bad input, a failed check or an unusable destination.
 
     The message is meant for the user: it names the files, line numbers and values involved. The CLIs
     print it without a traceback and exit with status 2.
     """
+
+    exit_status = USAGE_EXIT
 
 
 class OutputError(UserError):

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from fairseq import checkpoint_utils
 from torch import Tensor, nn
 
+from macaron_fairseq.checkpoint_reader import read_checkpoint
 from macaron_fairseq.init.config import DEFAULT_PRETRAINED_LR_MULTIPLIER
 
 logger = logging.getLogger(__name__)
@@ -46,8 +46,12 @@ class PretrainedEncoder:
 
     @classmethod
     def read(cls, path: str) -> PretrainedEncoder:
-        ckpt = checkpoint_utils.load_checkpoint_to_cpu(path)
-        model_cfg = ckpt["cfg"]["model"] if ckpt.get("cfg") is not None else ckpt["args"]
+        ckpt, info = read_checkpoint(path, "--pretrained-encoder")  # allow-listed, memory-mapped
+        model_cfg = info.model_config
+        if model_cfg is None or not isinstance(ckpt.get("model"), dict):
+            raise ValueError(
+                f"--pretrained-encoder {path}: not a fairseq checkpoint (no model config or weights)"
+            )
         state = {k[len("encoder.") :]: v for k, v in ckpt["model"].items() if k.startswith("encoder.")}
         layer_ids = {int(k.split(".")[1]) for k in state if k.startswith("layers.")}
         if not layer_ids:

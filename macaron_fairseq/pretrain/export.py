@@ -17,6 +17,9 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads
+from macaron_fairseq.pretrain import checkpoints
+from macaron_fairseq.repairs.checkpoint_safety import deepspeed_globals
 from workflow.cli import run_cli
 from workflow.errors import UserError
 
@@ -37,7 +40,7 @@ def read_client_state(save_dir: Path, tag: str) -> dict[str, Any]:
     states = save_dir / tag / "mp_rank_00_model_states.pt"
     if not states.exists():
         raise UserError(f"{save_dir}: no DeepSpeed checkpoint {tag!r} (missing {states})")
-    return torch.load(states, map_location="cpu", weights_only=False)
+    return load_checkpoint(states)  # the allow-listed reader: a save directory is untrusted input
 
 
 def rebuild_model(cfg_dict: dict[str, Any]) -> tuple[Any, Any, Any]:
@@ -58,11 +61,10 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
     from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
     from fairseq import checkpoint_utils
 
-    latest = save_dir / "latest"
     if tag is None:
-        if not latest.exists():
-            raise UserError(f"{save_dir} holds no DeepSpeed checkpoint (no 'latest' file)")
-        tag = latest.read_text(encoding="utf-8").strip()
+        tag = checkpoints.choose(save_dir).tag
+        if tag is None:
+            raise UserError(f"{save_dir} holds no complete DeepSpeed checkpoint")
     client = read_client_state(save_dir, tag)
     if "fairseq_cfg" not in client:
         raise UserError(
@@ -70,7 +72,8 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
         )
     cfg_dict = client["fairseq_cfg"]
     cfg, _, model = rebuild_model(cfg_dict)
-    weights = get_fp32_state_dict_from_zero_checkpoint(str(save_dir), tag=tag)
+    with restricted_loads(deepspeed_globals()):  # DeepSpeed asks torch.load for weights_only=False
+        weights = get_fp32_state_dict_from_zero_checkpoint(str(save_dir), tag=tag)
     missing, unexpected = model.load_state_dict(weights, strict=False)
     untied = sorted(set(missing) - tied_names(model))
     if untied or unexpected:
@@ -101,7 +104,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.pretrain.export", description=__doc__)
     parser.add_argument("save_dir", type=Path, help="--save-dir of the pre-training run")
     parser.add_argument("--out", type=Path, required=True, help="fairseq checkpoint to write")
-    parser.add_argument("--tag", help="checkpoint tag (default: the newest, from SAVE_DIR/latest)")
+    parser.add_argument("--tag", help="checkpoint tag (default: the newest complete one)")
     args = parser.parse_args()
     path = export(args.save_dir, args.out, args.tag)
     print(f"wrote {path}")

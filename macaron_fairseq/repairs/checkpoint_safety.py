@@ -61,6 +61,16 @@ FAIRSEQ_CHECKPOINT_GLOBALS: tuple[str, ...] = (
     "builtins:int",
 )
 
+#: what DeepSpeed's own checkpoint files pickle besides tensors and containers (its ZeRO optimizer states:
+#: the loss scaler, the ZeRO stage enum, the fragment addresses of the flat fp32 groups); allowed only while
+#: reading a DeepSpeed save directory (:func:`deepspeed_globals`, ``pretrain/export.py``), never globally
+DEEPSPEED_CHECKPOINT_GLOBALS: tuple[str, ...] = (
+    "deepspeed.runtime.fp16.loss_scaler:LossScaler",
+    "deepspeed.runtime.fp16.loss_scaler:DynamicLossScaler",
+    "deepspeed.runtime.zero.config:ZeroStageEnum",
+    "deepspeed.utils.tensor_fragment:fragment_address",
+)
+
 _installed = False
 
 
@@ -96,6 +106,11 @@ def _numpy_dtype_classes() -> Iterator[type]:
 def allowed_globals() -> list[Any]:
     found = [obj for spec in FAIRSEQ_CHECKPOINT_GLOBALS if (obj := _resolve(spec)) is not None]
     return [*found, *_numpy_dtype_classes()]
+
+
+def deepspeed_globals() -> list[Any]:
+    """:data:`DEEPSPEED_CHECKPOINT_GLOBALS` that the installed DeepSpeed has (imports DeepSpeed)."""
+    return [obj for spec in DEEPSPEED_CHECKPOINT_GLOBALS if (obj := _resolve(spec)) is not None]
 
 
 #: how torch names the refused global ("Unsupported global: GLOBAL posix.system ...")
@@ -181,9 +196,11 @@ def install() -> None:
 
 
 __all__ = [
+    "DEEPSPEED_CHECKPOINT_GLOBALS",
     "FAIRSEQ_CHECKPOINT_GLOBALS",
     "UnsafeCheckpointError",
     "allowed_globals",
+    "deepspeed_globals",
     "install",
     "unsafe_checkpoint",
 ]

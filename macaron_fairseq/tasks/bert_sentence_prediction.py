@@ -51,6 +51,7 @@ from fairseq.tasks import register_task
 from fairseq.tasks.sentence_prediction import SentencePredictionConfig, SentencePredictionTask
 from omegaconf import OmegaConf, open_dict
 
+from macaron_fairseq.checkpoint_reader import describe
 from macaron_fairseq.models.bert import BertPretrainingBase, check_vocabulary
 
 logger = logging.getLogger(__name__)
@@ -346,10 +347,6 @@ def check_label_count(labels: Dictionary, num_classes: int, where: str) -> None:
 
 
 def checkpoint_vocabulary(path: str) -> int | None:
-    """Rows of a fairseq checkpoint's token embedding (memory-mapped: the weights are not read)."""
-    try:
-        state = torch.load(path, map_location="cpu", mmap=True, weights_only=False)
-    except RuntimeError:  # not a zip checkpoint: the encoder's own load reports a mismatch
-        return None
-    weight = state.get("model", {}).get("encoder.embed_tokens.weight")
-    return None if weight is None else int(weight.shape[0])
+    """Rows of a fairseq checkpoint's token embedding (the plugin's checkpoint reader: allow-listed,
+    memory-mapped, so the weights are not read; a refused or unreadable file is a one-line error)."""
+    return describe(path, "--pretrained-encoder").embedding_rows

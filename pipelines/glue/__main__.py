@@ -6,8 +6,10 @@
 Stages (finished ones are skipped on a rerun; an interrupted grid continues where it stopped):
 
   pretrain    with --small and no --checkpoint only: ``python -m pipelines.pretrain --small`` → a tiny model
-  glue-data   GLUE_DIR as ``download_glue_data.py`` unpacks it: downloaded when absent (with --small: a
-              generated, learnable GLUE in the real layout, offline)
+  glue-data   GLUE_DIR as ``download_glue_data.py`` unpacks it: a given --glue-dir is only read (a missing
+              task is an error, downloaded into it with --download); without one, downloaded into
+              DIR/glue/glue-data when absent (with --small: a generated, learnable GLUE in the real
+              layout, offline)
   preprocess  ``python -m preprocess.glue``: the pre-training corpus's text processing, sentencepiece model
               and dictionary (found from the checkpoint) → DIR/glue/data/TASK/
   grid        every task × configuration × seed (BERT's space: batch 16/32, lr 5e-5/3e-5, 3/4/5 epochs,
@@ -44,6 +46,7 @@ from typing import Any
 from pipelines.commands import (
     Console,
     PipelineError,
+    PipelineUsageError,
     Preempted,
     parse_with_passthrough,
     report_errors,
@@ -74,26 +77,25 @@ SMALL_PRETRAINED = "macaron_bert_tiny"
 
 
 def checkpoint_arch(checkpoint: Path) -> str:
-    """The architecture the checkpoint was trained as (its ``cfg.model``)."""
-    import torch
+    """The architecture the checkpoint was trained as (its ``cfg.model``), read through the plugin's
+    allow-listed checkpoint reader (a refused or unreadable file is a one-line user error)."""
+    from macaron_fairseq.checkpoint_reader import describe
 
-    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
-    model = (state.get("cfg") or {}).get("model")
-    arch = getattr(model, "arch", None) or getattr(model, "_name", None)
-    if arch is None and isinstance(model, dict):
-        arch = model.get("arch") or model.get("_name")
-    if not arch or "encoder.embed_tokens.weight" not in state.get("model", {}):
-        raise PipelineError(f"{checkpoint}: not a pre-trained BERT encoder of this plugin (no model/arch)")
-    return str(arch)
+    info = describe(checkpoint, "--checkpoint")
+    if not info.is_bert_encoder:
+        raise PipelineUsageError(
+            f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin (no model/arch)"
+        )
+    return str(info.arch)
 
 
 def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
     if args.checkpoint is not None:
         if not args.checkpoint.is_file():
-            raise PipelineError(f"--checkpoint {args.checkpoint}: no such file")
+            raise PipelineUsageError(f"--checkpoint {args.checkpoint}: no such file")
         return args.checkpoint
     if not args.small:
-        raise PipelineError(
+        raise PipelineUsageError(
             "give --checkpoint (CHECKPOINT=...), an export of python -m macaron_fairseq.pretrain"
         )
     workdir = args.workdir / "pretrain"
@@ -102,13 +104,48 @@ def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
     return workdir / SMALL_PRETRAINED / "model.pt"
 
 
+def wanted_glue_tasks(args: argparse.Namespace) -> list[str]:
+    """The GLUE folders the run reads: its tasks, WNLI always (the submission gives it the majority class of
+    its training set when it is not run), AX (``diagnostic/``) with MNLI."""
+    return sorted({*args.tasks, "WNLI", *(["AX"] if "MNLI" in args.tasks else [])})
+
+
+def default_glue_dir(args: argparse.Namespace) -> Path:
+    return args.workdir / "glue" / ("synthetic-glue" if args.small else "glue-data")
+
+
+def check_glue_dir(args: argparse.Namespace) -> None:
+    """A GLUE directory given explicitly (``--glue-dir``, ``GLUE_DIR``) is only read: a missing directory
+    or task is an error naming it and how to download it, checked before anything is written. With
+    ``--download`` the missing tasks are downloaded into it."""
+    glue_dir = args.glue_dir
+    if glue_dir is None or args.download:
+        return
+
+    def how(them: str) -> str:
+        return (
+            f"(a given GLUE directory is only read); download {them} with --download (into {glue_dir}), or "
+            f"leave out --glue-dir (unset GLUE_DIR) to download GLUE into {default_glue_dir(args)}"
+        )
+
+    if not glue_dir.is_dir():
+        what = "not a directory" if glue_dir.exists() else "no such directory"
+        raise PipelineUsageError(f"--glue-dir {glue_dir}: {what} {how('it')}")
+    missing = [task for task in wanted_glue_tasks(args) if not (glue_dir / TASKS[task].directory).is_dir()]
+    if missing:
+        folders = ", ".join(f"{TASKS[task].directory}/ ({task})" for task in missing)
+        raise PipelineUsageError(f"--glue-dir {glue_dir}: missing {folders} {how('them')}")
+
+
 def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
+    """The GLUE directory: the given one (checked by :func:`check_glue_dir`; written only with
+    ``--download``), or the run's own under WORKDIR, downloaded (with --small: generated) when absent."""
     from preprocess.sources.glue import download_glue
     from preprocess.sources.synthetic_glue import write_synthetic_glue
 
-    glue_dir = args.glue_dir or args.workdir / "glue" / ("synthetic-glue" if args.small else "glue-data")
-    # WNLI always: the submission gives it the majority class of its training set when it is not run
-    wanted = sorted({*args.tasks, "WNLI", *(["AX"] if "MNLI" in args.tasks else [])})
+    check_glue_dir(args)
+    glue_dir = args.glue_dir or default_glue_dir(args)
+    wanted = wanted_glue_tasks(args)
     missing = [task for task in wanted if not (glue_dir / TASKS[task].directory).is_dir()]
     if missing and args.small and args.glue_dir is None:
         console.say(f"generating a small learnable GLUE (real layout) in {glue_dir}")
@@ -117,6 +154,19 @@ def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
         console.say(f"downloading GLUE tasks {', '.join(missing)} into {glue_dir}")
         download_glue(glue_dir, missing)
     return glue_dir
+
+
+def check_inputs(args: argparse.Namespace) -> None:
+    """Every input given on the command line, checked before anything is written or downloaded."""
+    if args.checkpoint is None and not args.small:
+        raise PipelineUsageError(
+            "give --checkpoint (CHECKPOINT=...), an export of python -m macaron_fairseq.pretrain"
+        )
+    if args.checkpoint is not None:
+        if not args.checkpoint.is_file():
+            raise PipelineUsageError(f"--checkpoint {args.checkpoint}: no such file")
+        checkpoint_arch(args.checkpoint)  # a refused, unreadable or foreign checkpoint is an error now
+    check_glue_dir(args)
 
 
 def setup_name(arch: str, checkpoint: Path, new_layers: NewLayers, extra_flags: Sequence[str]) -> str:
@@ -234,7 +284,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--checkpoint", type=Path, help="the exported pre-trained model (with --small: optional)"
     )
-    parser.add_argument("--glue-dir", type=Path, help="the unpacked GLUE distribution (default: downloaded)")
+    parser.add_argument("--glue-dir", type=Path,
+                        help="the unpacked GLUE distribution, only read (default: downloaded into "
+                             "WORKDIR/glue/glue-data)")  # fmt: skip
+    parser.add_argument("--download", action="store_true",
+                        help="download the tasks missing from --glue-dir into it")  # fmt: skip
     parser.add_argument(
         "--tasks",
         type=lambda t: [x.strip() for x in t.replace(",", " ").split()],
@@ -269,7 +323,7 @@ def settle(args: argparse.Namespace) -> None:
     """Defaults that depend on --small; the seeds; the task names checked."""
     unknown = [t for t in args.tasks if t not in TASKS or t == "AX"]
     if unknown:
-        raise PipelineError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
+        raise PipelineUsageError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
     defaults = SMALL if args.small else {"batch_sizes": list(BATCH_SIZES), "lrs": list(LEARNING_RATES),
                                          "epochs": list(EPOCHS), "seeds": list(SEEDS)}  # fmt: skip
     for key, value in defaults.items():
@@ -295,7 +349,7 @@ def existing_checkpoint(args: argparse.Namespace) -> Path:
     """The checkpoint of the steps after ``prepare`` (which never pre-train)."""
     checkpoint = args.checkpoint or args.workdir / "pretrain" / SMALL_PRETRAINED / "model.pt"
     if not checkpoint.is_file():
-        raise PipelineError(f"{checkpoint}: no such checkpoint (run --step prepare first)")
+        raise PipelineUsageError(f"{checkpoint}: no such checkpoint (run --step prepare first)")
     return checkpoint
 
 
@@ -304,7 +358,7 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
     and requeues the job (or, if the signal came before the trainer could, this process requeues it)."""
     index = args.cell if args.cell is not None else int(os.environ.get("SLURM_ARRAY_TASK_ID", "-1"))
     if not 0 <= index < len(specs):
-        raise PipelineError(f"--cell {index}: the grid has {len(specs)} runs, cells 0-{len(specs) - 1} "
+        raise PipelineUsageError(f"--cell {index}: the grid has {len(specs)} runs, cells 0-{len(specs) - 1} "
                             f"(submit the array with --array=0-{len(specs) - 1})")  # fmt: skip
     spec = specs[index]
     if is_finished(spec):
@@ -332,7 +386,7 @@ def collected_records(specs: Sequence[RunSpec]) -> dict[str, dict[str, Any]]:
     records = {spec.name: run_record(spec.run_dir) for spec in specs}
     missing = [name for name, record in records.items() if record is None]
     if missing:
-        raise PipelineError(f"{len(missing)} of {len(specs)} runs have no run.json (e.g. {missing[0]}): "
+        raise PipelineUsageError(f"{len(missing)} of {len(specs)} runs have no run.json (e.g. {missing[0]}): "
                             "run their cells first (a resubmitted array skips finished cells)")  # fmt: skip
     return {name: record for name, record in records.items() if record is not None}
 
@@ -344,6 +398,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(grid_size(args))
         return
     console = Console("glue")
+    if args.step in ("all", "prepare"):
+        check_inputs(args)
     args.workdir.mkdir(parents=True, exist_ok=True)
     data_root = args.workdir / "glue" / "data"
     if args.step in ("all", "prepare"):
@@ -375,4 +431,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    report_errors("pipelines.glue", main, 1)
+    report_errors("pipelines.glue", main)

@@ -120,4 +120,5 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
     assert foreign.returncode == 2 and "not a pre-trained BERT encoder of this plugin" in foreign.stderr
     missing = run_module("preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest", str(dest),
                          "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
-    assert missing.returncode == 2 and "nowhere/RTE is missing" in missing.stderr
+    assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
+    assert "--download" in missing.stderr and not (setup["root"] / "nowhere").exists()  # read, never written
