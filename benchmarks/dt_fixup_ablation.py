@@ -7,9 +7,12 @@ Three schemes, each a real ``fairseq-train`` run on a generated translation task
 (:class:`preprocess.sources.toy_bitext.SymbolTask`: 8 000 training / 500 validation / 500 test pairs):
 
 * *standard*: fairseq's post-LN layers and default init, ``--warmup-updates W`` (linear warm-up);
-* *DT-Fixup*: ``--init-scheme dt-fixup --dt-fixup-from-scratch dt-fixup --warmup-updates 0`` (no LayerNorm,
-  no warm-up; the paper's data-dependent factors, which ``--init-scheme dt-fixup`` alone no longer applies to
-  a model with no pre-trained part; rows measured before that change ran without the flag, then the same);
+* *standard + clip*: the same with gradient clipping, ``--clip-norm 1.0`` (every other scheme runs with
+  ``--clip-norm 0``, no clipping);
+* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (no LayerNorm, no warm-up; the paper's
+  data-dependent factors, μ measured on the embeddings; rows measured while ``--init-scheme dt-fixup`` on a
+  from-scratch model applied T-Fixup unless ``--dt-fixup-from-scratch dt-fixup`` carry that flag in their
+  command: the same initialisation);
 * *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch norm-free reference).
 
 All use Adam (β = 0.9, 0.98), peak learning rate η and the paper's η·(1 − t/T)^½ decay, at encoder depths
@@ -22,7 +25,8 @@ Each finished run is one line of ``OUT_DIR/results.jsonl`` (written as it finish
 finished runs and retries the failed ones, so an interrupted grid resumes). ``--results`` writes the
 rows with the protocol, command and machine as one results file; the docs' tables are rendered from it.
 One run alone: ``--schemes dt-fixup --depths 2 --seeds 1 --lrs dt-fixup=6e-3``; every row also keeps its
-``fairseq-train`` command line (data directory as ``DATA``).
+``fairseq-train`` command line (data directory as ``DATA``). ``--extra-lrs standard@16,32=3e-5,1e-4`` adds
+rates to a scheme's grid at some depths only (there its best rate was at the grid's edge).
 """
 
 from __future__ import annotations
@@ -47,13 +51,15 @@ from results_file import REPO, machine_info, write_results
 
 from preprocess.sources.toy_bitext import SymbolTask
 
-SCHEMES = ("standard", "dt-fixup", "t-fixup")
+SCHEMES = ("standard", "standard-clip", "dt-fixup", "t-fixup")
 DEFAULT_LRS = {
     "standard": (1e-3, 3e-3, 6e-3),
+    "standard-clip": (3e-4, 1e-3, 3e-3),
     "dt-fixup": (3e-3, 6e-3, 1e-2),
     "t-fixup": (3e-3, 6e-3, 1e-2),
 }
 SPLITS = {"train": 8000, "valid": 500, "test": 500}
+CLIP_NORM = 1.0  # of the standard-clip scheme (BERT's and bing_bert's value)
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,8 @@ def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str
         "--encoder-attention-heads", str(p.heads), "--decoder-attention-heads", str(p.heads),
         "--encoder-layers", str(key.depth), "--decoder-layers", str(p.decoder_layers),
         "--share-all-embeddings", "--dropout", str(p.dropout),
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", repr(key.lr), "--clip-norm", "0",
+        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", repr(key.lr),
+        "--clip-norm", str(CLIP_NORM) if key.scheme == "standard-clip" else "0",
         "--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", str(p.updates),
         "--max-update", str(p.updates), "--batch-size", str(p.batch_size),
         "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0", "--report-accuracy",
@@ -102,12 +109,9 @@ def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str
         "--valid-subset", "valid,test", "--validate-interval-updates", str(p.eval_every),
         "--max-epoch", "1000",
     ]  # fmt: skip
-    if key.scheme == "standard":
+    if key.scheme in ("standard", "standard-clip"):
         return [*argv, "--warmup-updates", str(p.warmup)]
-    # the paper's data-dependent factors also on this from-scratch model (where `--init-scheme dt-fixup`
-    # alone now applies T-Fixup): the scheme under study
-    paper = ["--dt-fixup-from-scratch", "dt-fixup"] if key.scheme == "dt-fixup" else []
-    return [*argv, "--init-scheme", key.scheme, *paper, "--warmup-updates", "0"]
+    return [*argv, "--init-scheme", key.scheme, "--warmup-updates", "0"]
 
 
 EVAL_RE = re.compile(
@@ -178,6 +182,25 @@ def parse_lrs(items: list[str]) -> dict[str, tuple[float, ...]]:
         except ValueError:
             raise SystemExit(f"--lrs: not a list of numbers in {item!r}") from None
     return grid
+
+
+def parse_extra_lrs(items: list[str]) -> dict[tuple[str, int], tuple[float, ...]]:
+    """``SCHEME@D1,D2=η1,η2`` items: rates tried at those depths only, on top of the scheme's grid."""
+    extra: dict[tuple[str, int], tuple[float, ...]] = {}
+    for item in items:
+        head, sep, values = item.partition("=")
+        scheme, at, depths = head.partition("@")
+        if not sep or not at or scheme not in SCHEMES:
+            raise SystemExit(
+                f"--extra-lrs: expected SCHEME@D1,D2=η1,η2 with SCHEME in {SCHEMES}, got {item!r}"
+            )
+        try:
+            rates = tuple(float(v) for v in values.split(","))
+            for depth in (int(d) for d in depths.split(",")):
+                extra[(scheme, depth)] = extra.get((scheme, depth), ()) + rates
+        except ValueError:
+            raise SystemExit(f"--extra-lrs: not a list of numbers in {item!r}") from None
+    return extra
 
 
 def read_rows(path: Path) -> list[dict]:
@@ -257,6 +280,13 @@ def main() -> None:
     ap.add_argument("--lrs", nargs="*", default=[], metavar="SCHEME=η1,η2",
                     help="a scheme's learning-rate grid (defaults: " + "; ".join(
                         f"{s}={','.join(map(repr, v))}" for s, v in DEFAULT_LRS.items()) + ")")  # fmt: skip
+    ap.add_argument(
+        "--extra-lrs",
+        nargs="*",
+        default=[],
+        metavar="SCHEME@D1,D2=η1,η2",
+        help="rates added to a scheme's grid at these depths only",
+    )
     ap.add_argument("--updates", type=int, default=Protocol.updates)
     ap.add_argument("--warmup", type=int, default=Protocol.warmup, help="warm-up updates of 'standard'")
     ap.add_argument("--eval-every", type=int, default=Protocol.eval_every)
@@ -273,17 +303,20 @@ def main() -> None:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
     protocol = Protocol(arch=a.arch, dim=a.dim, ffn=a.ffn, decoder_layers=a.decoder_layers, updates=a.updates,
                         warmup=a.warmup, batch_size=a.batch_size, eval_every=a.eval_every)  # fmt: skip
-    grid = parse_lrs(a.lrs)
+    grid, extra = parse_lrs(a.lrs), parse_extra_lrs(a.extra_lrs)
     machine = machine_info()
     data = prepare_out_dir(a.out_dir, protocol)
     results = a.out_dir / "results.jsonl"
     wanted = [
-        RunKey(s, d, lr, seed) for s in a.schemes for d in a.depths for lr in grid[s] for seed in a.seeds
-    ]
+        RunKey(s, d, lr, seed)
+        for s in a.schemes for d in a.depths for lr in (*grid[s], *extra.get((s, d), ())) for seed in a.seeds
+    ]  # fmt: skip
     start = time.perf_counter()
     run_grid(data, protocol, wanted, results, a.jobs)
     rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
-    payload = {"protocol": asdict(protocol), "grid": {s: list(grid[s]) for s in a.schemes},
+    payload = {"protocol": asdict(protocol),
+               "grid": {s: sorted({k.lr for k in wanted if k.scheme == s}) for s in a.schemes},
+               "extra_lrs": {f"{s}@{d}": list(v) for (s, d), v in extra.items() if s in a.schemes},
                "seeds": a.seeds, "depths": a.depths, "rows": rows,
                "wall_seconds_this_call": round(time.perf_counter() - start, 1)}  # fmt: skip
     print(render_rows(payload))

@@ -20,13 +20,19 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import provenance
 
-NAMES = {"standard": "standard", "dt-fixup": "DT-Fixup", "t-fixup": "T-Fixup"}
+NAMES = {
+    "standard": "standard",
+    "standard-clip": "standard + clip",
+    "dt-fixup": "DT-Fixup",
+    "t-fixup": "T-Fixup",
+}
 LONG_NAMES = {
     "standard": "standard (post-LN + warm-up)",
+    "standard-clip": "standard + gradient clipping 1.0",
     "dt-fixup": "DT-Fixup (no LN, no warm-up)",
     "t-fixup": "T-Fixup (no LN, no warm-up)",
 }
-COLORS = {"standard": "C0", "dt-fixup": "C1", "t-fixup": "C3"}
+COLORS = {"standard": "C0", "standard-clip": "C2", "dt-fixup": "C1", "t-fixup": "C3"}
 Cell = tuple[str, int, float]  # scheme, depth, lr
 
 
@@ -99,6 +105,12 @@ def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
     return {key: min(options)[1] for key, options in candidates.items()}
 
 
+def tried_rates(rows: list[dict], scheme: str, depth: int) -> list[float]:
+    """The rates the rows hold for (scheme, depth): the grid at that depth (``--extra-lrs`` adds rates at
+    some depths only), whose edges the † marks."""
+    return sorted({r["lr"] for r in rows if r["scheme"] == scheme and r["depth"] == depth})
+
+
 def _fmt_lr(lr: float) -> str:
     return f"{lr:g}"
 
@@ -126,7 +138,8 @@ def selected_table(payload: dict) -> str:
                 acc_cells.append("–")
                 continue
             m, s = mean_std(nll[(scheme, depth, lr)])
-            edge = "†" if lr in (min(payload["grid"][scheme]), max(payload["grid"][scheme])) else ""
+            tried = tried_rates(rows, scheme, depth) or payload["grid"][scheme]
+            edge = "†" if lr in (min(tried), max(tried)) else ""
             nll_cells.append(f"{m:.3f} ± {s:.3f} @ {_fmt_lr(lr)}{edge}")
             m, s = mean_std(acc[(scheme, depth, lr)])
             acc_cells.append(f"{m:.1f} ± {s:.1f}")
@@ -186,7 +199,7 @@ def render_rows(payload: dict) -> str:
     )
     return (
         "**Each scheme at its own learning rate** (chosen per depth on the validation nll; test set; "
-        "† = the chosen rate is at the edge of the scheme's grid)\n\n"
+        "† = the chosen rate is at the edge of the rates the scheme tried at that depth)\n\n"
         + selected_table(payload)
         + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
         + grid_table(payload)
@@ -268,7 +281,7 @@ def plot(payload: dict, path: Path) -> None:
     for ax, metric, label in ((axes[0], "test_nll", "test nll (bits/token)"),
                               (axes[1], "test_accuracy", "test token accuracy (%)")):  # fmt: skip
         values = cell_values(rows, metric)
-        for scheme, marker in zip(payload["grid"], "osd", strict=False):
+        for scheme, marker in zip(payload["grid"], "o^sd", strict=False):
             for at_standard in (False, True):
                 if at_standard and scheme == "standard":
                     continue

@@ -18,12 +18,12 @@ separate the candidate causes, each a real ``fairseq-train`` run differing from 
   positions then dominate the input) — is it the embeddings' scale?
 * *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch reference), and *T-Fixup +
   warm-up* (the warm-up of the standard recipe kept);
-* *only --init-scheme dt-fixup*: the standard command with that flag added and nothing else changed — on this
-  from-scratch model the flag now applies T-Fixup (``--dt-fixup-from-scratch``; ``dt_fixup_user_flag.py``
-  runs it at every depth).
+* *only --init-scheme auto*: the standard command with that flag added and nothing else changed — on this
+  from-scratch model ``auto`` applies T-Fixup (``dt_fixup_user_flag.py`` runs it at every depth).
 
-*DT-Fixup* and its variants pass ``--dt-fixup-from-scratch dt-fixup`` (the paper's factors on this
-from-scratch model); rows measured before that flag existed ran without it, which then meant the same.
+``--init-scheme dt-fixup`` is the paper's data-dependent factors on every model. (From commit ea06d3f to
+issue #29 it applied T-Fixup to a from-scratch model unless ``--dt-fixup-from-scratch dt-fixup`` was given;
+rows of that time carry the flag in their command, the same initialisation as the flag alone now.)
 
 Rows go to ``OUT_DIR/results.jsonl`` as runs finish (a rerun resumes); ``--results`` writes the results
 file the docs' table is rendered from (``render``).
@@ -54,7 +54,7 @@ VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "T-Fixup": ("t-fixup", ()),
     "T-Fixup + warm-up": ("t-fixup", ("--warmup-updates", "{warmup}")),
     # the standard command with nothing but the flag added (warm-up kept): what a user gets
-    "only --init-scheme dt-fixup": ("standard", ("--init-scheme", "dt-fixup")),
+    "only --init-scheme auto": ("standard", ("--init-scheme", "auto")),
 }
 
 

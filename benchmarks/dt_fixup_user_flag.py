@@ -1,14 +1,15 @@
-"""What a user gets who only adds ``--init-scheme dt-fixup`` to the standard recipe, at every depth.
+"""What a user gets who only adds ``--init-scheme auto`` to the standard recipe, at every depth.
 
     python benchmarks/dt_fixup_user_flag.py --out-dir runs/dt_fixup_plateau --jobs 2 \\
         --results docs/results/dt_fixup_user_flag.json
 
 At each depth of the depth ablation (``dt_fixup_ablation.py``, same task and model) this runs the standard
-command (post-LN + warm-up) at the rate *standard* chose there on validation, with ``--init-scheme dt-fixup``
+command (post-LN + warm-up) at the rate *standard* chose there on validation, with ``--init-scheme auto``
 added and nothing else changed — the warm-up kept — for the ablation's seeds; and compares it with
 standard's own runs at that rate, read from the ablation's results file (the same commands without the
-flag). On this from-scratch model the flag applies T-Fixup (``--dt-fixup-from-scratch``, default
-``t-fixup``); each row's command and log are kept in ``OUT_DIR/results.jsonl``.
+flag). On this from-scratch model ``auto`` applies T-Fixup; each row's command and log are kept in
+``OUT_DIR/results.jsonl``. (The stored rows were measured as ``--init-scheme dt-fixup`` while that flag
+applied T-Fixup to a from-scratch model, commit ea06d3f; docs/dt_fixup.md §4.2 reruns a cell with ``auto``.)
 
 ``--variant`` runs another variant of ``dt_fixup_plateau.py`` at the same rates instead (e.g.
 ``"DT-Fixup, μ := 1"``: would a larger DT-Fixup factor have done it?).
@@ -28,7 +29,7 @@ from dt_fixup_ablation_report import best_lr
 from dt_fixup_plateau import VARIANTS, seed_cell, variant_argv
 from results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
 
-VARIANT = "only --init-scheme dt-fixup"
+VARIANT = "only --init-scheme auto"
 
 
 def standard_rates(ablation: dict) -> dict[int, float]:
@@ -80,7 +81,7 @@ def render(payload: dict) -> str:
     """The docs block: per depth, standard's rate, both test nll (every seed), the difference, accuracies."""
     r = payload["results"]
     variant = r.get("variant", VARIANT)
-    name = "standard + `--init-scheme dt-fixup`" if variant == VARIANT else variant
+    name = "standard + `--init-scheme auto`" if variant == VARIANT else variant
     warmed = "both columns" if VARIANTS[variant][0] == "standard" else "standard only"
     lines = [
         f"| encoder depth | η (standard's choice) | standard: test nll (bits) | {name}: test nll (bits) | "

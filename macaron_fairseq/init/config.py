@@ -14,10 +14,11 @@ from fairseq.dataclass.utils import gen_parser_from_dataclass
 
 logger = logging.getLogger(__name__)
 
-SCHEMES = ("default", "dt-fixup", "t-fixup")
-NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup")
-#: what ``--init-scheme dt-fixup`` does to a model with no pre-trained part (``--dt-fixup-from-scratch``)
-FROM_SCRATCH_CHOICES = ("t-fixup", "dt-fixup")
+#: the choices of ``--init-scheme`` (the record stores an index into this tuple: append only)
+SCHEMES = ("default", "dt-fixup", "t-fixup", "auto")
+NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup", "auto")
+#: where the measurement behind ``auto``'s from-scratch choice is documented
+MEASUREMENT = "docs/dt_fixup.md §4.2 ('Which scheme from scratch')"
 DEFAULT_PRETRAINED_LR_MULTIPLIER = 8e-3  # DT-Fixup paper / BorealisAI bert_lr_factor
 
 
@@ -26,22 +27,16 @@ class FixupConfig(FairseqDataclass):
     init_scheme: ChoiceEnum(SCHEMES) = field(  # type: ignore[valid-type]
         default="default",
         metadata={
-            "help": "dt-fixup (Xu et al. 2021) or t-fixup (Huang et al. 2020): norm-free new layers, "
-            "rescaled before the first update (no warm-up needed); default: fairseq's initialisation"
+            "help": "dt-fixup (Xu et al. 2021: data-dependent factors, μ measured on the stack's inputs) or "
+            "t-fixup (Huang et al. 2020): norm-free new layers, rescaled before the first update (no warm-up "
+            "needed); auto: DT-Fixup where the model has a pre-trained part (--pretrained-encoder) or "
+            "relation-aware layers (--max-relative-positions), T-Fixup otherwise; default: fairseq's "
+            "initialisation"
         },
     )
     dt_fixup_mu: Optional[float] = field(  # noqa: UP045
         default=None,
         metadata={"help": "use this μ (max input-vector norm) for every new stack instead of estimating it"},
-    )
-    dt_fixup_from_scratch: ChoiceEnum(FROM_SCRATCH_CHOICES) = field(  # type: ignore[valid-type]
-        default="t-fixup",
-        metadata={
-            "help": "what --init-scheme dt-fixup does to a model with no pre-trained part (no "
-            "--pretrained-encoder): t-fixup (default; its stacks read only their own from-scratch "
-            "embeddings, the case T-Fixup is derived for, and it trained better at every depth, "
-            "docs/dt_fixup.md 4.2) or dt-fixup (the data-dependent factors, μ measured on the embeddings)"
-        },
     )
     dt_fixup_split: Optional[str] = field(  # noqa: UP045
         default=None, metadata={"help": "split μ is estimated on (default: --train-subset)"}
@@ -99,22 +94,21 @@ def check_fixup_args(args: Any) -> None:
     scheme = args.init_scheme
     if scheme not in SCHEMES:
         raise ValueError(f"--init-scheme {scheme!r}: choose from {SCHEMES}")
-    if args.dt_fixup_mu is not None and scheme != "dt-fixup":
-        raise ValueError("--dt-fixup-mu only applies with --init-scheme dt-fixup")
-    if args.dt_fixup_from_scratch not in FROM_SCRATCH_CHOICES:
-        raise ValueError(
-            f"--dt-fixup-from-scratch {args.dt_fixup_from_scratch!r}: choose from {FROM_SCRATCH_CHOICES}"
-        )
-    if args.dt_fixup_from_scratch == "dt-fixup" and scheme != "dt-fixup":
-        raise ValueError("--dt-fixup-from-scratch dt-fixup only applies with --init-scheme dt-fixup")
-    if args.dt_fixup_mu is not None and resolved_init_scheme(args) == "t-fixup":
-        raise ValueError(
-            "--dt-fixup-mu: this model has no pre-trained part (no --pretrained-encoder), so --init-scheme "
-            "dt-fixup applies T-Fixup, which has no μ; add --dt-fixup-from-scratch dt-fixup for DT-Fixup's "
-            "data-dependent factors"
-        )
     if args.new_encoder_layers is not None and not args.pretrained_encoder:
         raise ValueError("--new-encoder-layers only applies with --pretrained-encoder")
+    applied, _ = resolve_init_scheme(args)
+    if args.dt_fixup_mu is not None and applied != "dt-fixup":
+        raise ValueError(
+            "--dt-fixup-mu only applies when DT-Fixup is applied (--init-scheme dt-fixup, or auto on a "
+            "model with a pre-trained part or relation-aware layers); "
+            f"--init-scheme {scheme} applies {applied} here"
+        )
+    if applied == "t-fixup" and relation_aware(args):
+        raise ValueError(
+            f"--init-scheme t-fixup with --max-relative-positions {args.max_relative_positions}: T-Fixup's "
+            "derivation (Huang et al. 2020) does not cover the relation-value embeddings rᵛ, the case "
+            "DT-Fixup was derived for (Xu et al. 2021 §3.3); use --init-scheme dt-fixup (or auto)"
+        )
     if scheme not in NORM_FREE_SCHEMES:
         return
     warmup = getattr(args, "warmup_updates", 0) or 0
@@ -127,20 +121,51 @@ def check_fixup_args(args: Any) -> None:
         )
 
 
-def resolved_init_scheme(args: Any) -> str:
-    """The scheme the new layers get: ``--init-scheme``, except that ``dt-fixup`` on a model with no
-    pre-trained part (no ``--pretrained-encoder``) is T-Fixup unless ``--dt-fixup-from-scratch dt-fixup``.
+def relation_aware(args: Any) -> bool:
+    return int(getattr(args, "max_relative_positions", 0) or 0) > 0
 
-    DT-Fixup's factor N^-½/(2μ) bounds the update for inputs it does not control, of norm ≤ μ (a pre-trained
-    encoder's output, paper §3). When every stack reads only the model's own new embeddings, their scale is
-    part of the initialisation, which is T-Fixup's derivation (embeddings × (9N)^-¼); on that case the
-    data-dependent factor (μ ≈ 12 at d = 64 with √d-scaled embeddings) left DT-Fixup on the unigram plateau
-    at the rates post-LN is tuned for, where T-Fixup was better than post-LN at every depth
-    (docs/dt_fixup.md §4.2)."""
+
+def resolve_init_scheme(args: Any) -> tuple[str, str]:
+    """(the scheme the new layers get, why). ``dt-fixup``, ``t-fixup`` and ``default`` are what they name;
+    ``auto`` is DT-Fixup where the model has a pre-trained part (``--pretrained-encoder``: inputs the scheme
+    cannot initialise, bounded by μ — DT-Fixup's case, paper §3) or relation-aware layers
+    (``--max-relative-positions``: rᵛ, which T-Fixup's derivation does not cover, paper §3.3), and T-Fixup
+    otherwise (a from-scratch model of vanilla or Macaron layers: T-Fixup trained better than DT-Fixup at
+    every depth and rate measured, docs/dt_fixup.md §4.2)."""
     scheme = args.init_scheme
-    if scheme == "dt-fixup" and not args.pretrained_encoder and args.dt_fixup_from_scratch == "t-fixup":
-        return "t-fixup"
-    return scheme
+    if scheme != "auto":
+        return scheme, f"--init-scheme {scheme}"
+    if args.pretrained_encoder:
+        return "dt-fixup", (
+            "the model has a pre-trained part (--pretrained-encoder): its output enters the new layers and "
+            "cannot be initialised, DT-Fixup bounds it by the measured μ"
+        )
+    if relation_aware(args):
+        return "dt-fixup", (
+            f"the new layers are relation-aware (--max-relative-positions {args.max_relative_positions}): "
+            "T-Fixup's derivation does not cover rᵛ, DT-Fixup's does"
+        )
+    return "t-fixup", (
+        "the model has no pre-trained part and no relation-aware layers: its new stacks read only their own "
+        f"from-scratch embeddings, where T-Fixup trained better than DT-Fixup ({MEASUREMENT})"
+    )
+
+
+def log_init_scheme(args: Any) -> str:
+    """Resolve ``--init-scheme`` at build time and say so: ``auto``'s choice and its reason at WARNING;
+    ``dt-fixup`` on a model where ``auto`` would choose T-Fixup at WARNING too, pointing to the measurement.
+    Returns the applied scheme."""
+    applied, reason = resolve_init_scheme(args)
+    if args.init_scheme == "auto":
+        logger.warning("--init-scheme auto applies %s: %s", applied, reason)
+    elif args.init_scheme == "dt-fixup" and not args.pretrained_encoder and not relation_aware(args):
+        logger.warning(
+            "--init-scheme dt-fixup on a model with no pre-trained part and no relation-aware layers: the "
+            "paper's data-dependent factors, μ measured on the from-scratch embeddings; on such models "
+            "T-Fixup (--init-scheme t-fixup, or auto) trained better at every depth measured (%s)",
+            MEASUREMENT,
+        )
+    return applied
 
 
 def prepare_fixup_args(args: Any) -> None:

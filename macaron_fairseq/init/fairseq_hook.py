@@ -114,9 +114,11 @@ def unwrap(model: nn.Module) -> nn.Module:
     return model
 
 
-def attach_init_scheme(model: Any, scheme: str, task: Any) -> None:
+def attach_init_scheme(model: Any, scheme: str, task: Any, requested: str | None = None) -> None:
     """At ``build_model`` time: the scheme's initialisation of the new layers, the model's
     :class:`InitRecord`, and the hook that applies the data-dependent part before the first update.
+    ``scheme`` is the applied scheme (``dt-fixup``, ``t-fixup`` or ``default``), ``requested`` what
+    ``--init-scheme`` said (``auto`` resolves to one of them; default: ``scheme``); the record keeps both.
     ``model.new_stacks()`` says what the new layers are (any model: encoder-decoder, encoder only, a
     classifier with extra layers)."""
     if scheme == "default":
@@ -124,7 +126,10 @@ def attach_init_scheme(model: Any, scheme: str, task: Any) -> None:
     stacks = model.new_stacks()
     initialise_new_layers(stacks, scheme)
     model.init_record = InitRecord(
-        scheme, [s.name for s in stacks if s.layers], [s.name for s in stacks if s.layers and s.cross_probe]
+        scheme,
+        [s.name for s in stacks if s.layers],
+        [s.name for s in stacks if s.layers and s.cross_probe],
+        requested=requested,
     )
     install_init_hook(task)
     install_optimizer_hook()

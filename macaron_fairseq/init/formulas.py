@@ -102,5 +102,9 @@ def t_fixup_embedding_scale(n_layers: int) -> float:
     return (9.0 * n_layers) ** -0.25
 
 
-#: T-Fixup multiplies v_proj by √2 on top of the layer factor, undoing fairseq's 1/√2 xavier gain
-T_FIXUP_VALUE_GAIN = math.sqrt(2.0)
+#: the Xavier gain of q, k and v before T-Fixup: fairseq's ``MultiheadAttention.reset_parameters`` (q, k, v of
+#: the same size), what the reference's layers start from; ``out_proj`` and the FFN linears have gain 1
+T_FIXUP_QKV_GAIN = 1.0 / math.sqrt(2.0)
+#: T-Fixup multiplies v_proj by √2 on top of the layer factor, undoing that 1/√2 gain: v then has the
+#: Xavier scale of gain 1, as T-Fixup's analysis assumes (its step 1: Xavier for every weight)
+T_FIXUP_VALUE_GAIN = 1.0 / T_FIXUP_QKV_GAIN

@@ -19,7 +19,8 @@ from torch import Tensor, nn
 from macaron_fairseq.init.config import SCHEMES
 from macaron_fairseq.init.stacks import StackResult
 
-RUN_FIELDS = ("applied", "scheme")
+RUN_FIELDS = ("applied", "scheme", "requested_scheme")
+APPLIED_SCHEMES = ("dt-fixup", "t-fixup")  # what a record's ``scheme`` can be (``auto`` resolves to one)
 PASS_FIELDS = ("sentences", "tokens", "seconds")  # of the μ pass
 
 
@@ -28,18 +29,29 @@ def stack_fields(name: str, cross: bool) -> tuple[str, ...]:
 
 
 class InitRecord(nn.Module):
-    """Scheme, applied flag, and per stack μ (input, cross input), N and factor; the μ pass's size/time."""
+    """Applied scheme, requested scheme (``--init-scheme``: ``auto`` or the applied one), applied flag, and
+    per stack μ (input, cross input), N and factor; the μ pass's size/time."""
 
-    def __init__(self, scheme: str, stacks: Sequence[str], cross_stacks: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        scheme: str,
+        stacks: Sequence[str],
+        cross_stacks: Sequence[str] = (),
+        requested: str | None = None,
+    ) -> None:
         super().__init__()
-        if scheme not in SCHEMES:
-            raise ValueError(f"unknown init scheme {scheme!r}; choose from {SCHEMES}")
+        requested = scheme if requested is None else requested
+        if scheme not in APPLIED_SCHEMES:
+            raise ValueError(f"init scheme {scheme!r} cannot be applied; one of {APPLIED_SCHEMES}")
+        if requested not in SCHEMES:
+            raise ValueError(f"unknown init scheme {requested!r}; choose from {SCHEMES}")
         per_stack = [f for s in stacks for f in stack_fields(s, s in cross_stacks)]
         self.fields: tuple[str, ...] = (*RUN_FIELDS, *per_stack, *PASS_FIELDS)
         for name in self.fields:
             self.register_buffer(name, torch.tensor(float("nan"), dtype=torch.float64))
         self.applied.fill_(0.0)
         self.scheme.fill_(float(SCHEMES.index(scheme)))
+        self.requested_scheme.fill_(float(SCHEMES.index(requested)))
 
     def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> InitRecord:
         """``.to(device)``, ``.cuda()``, ``.cpu()`` move the record; ``.half()``, ``.to(torch.bfloat16)``,
@@ -65,10 +77,18 @@ class InitRecord(nn.Module):
 
     @property
     def scheme_name(self) -> str:
+        """The applied scheme."""
         return SCHEMES[int(self.get("scheme"))]
+
+    @property
+    def requested_scheme_name(self) -> str:
+        """What ``--init-scheme`` asked for (``auto``, or the applied scheme itself)."""
+        return SCHEMES[int(self.get("requested_scheme"))]
 
     def describe(self) -> str:
         parts = [f"scheme={self.scheme_name}"]
+        if self.requested_scheme_name != self.scheme_name:
+            parts.append(f"requested={self.requested_scheme_name}")
         for name in self.fields[len(RUN_FIELDS) :]:
             value = self.get(name)
             if not math.isnan(value):
@@ -76,10 +96,15 @@ class InitRecord(nn.Module):
         return ", ".join(parts)
 
     def upgrade_state_dict_named(self, state_dict: dict, name: str) -> None:
-        """Checkpoints written before per-stack cross fields called the decoder's ``mu_cross``."""
+        """Checkpoints written before per-stack cross fields called the decoder's ``mu_cross``; those written
+        before the record kept the requested scheme get their applied scheme as the requested one (what
+        ``--init-scheme`` said is not in them)."""
         old, new = f"{name}.mu_cross", f"{name}.mu_decoder_cross"
         if old in state_dict and new not in state_dict:
             state_dict[new] = state_dict.pop(old)
+        scheme, requested = f"{name}.scheme", f"{name}.requested_scheme"
+        if scheme in state_dict and requested not in state_dict:
+            state_dict[requested] = state_dict[scheme].clone()
 
     def store_results(self, results: Sequence[StackResult], with_pass: bool) -> None:
         """Record what a scheme did to each stack; ``with_pass``: also the μ pass's sentences, tokens and

@@ -15,6 +15,7 @@ from torch import nn
 
 from macaron_fairseq.init.errors import NoNewLayersError, ZeroMuError
 from macaron_fairseq.init.formulas import (
+    T_FIXUP_QKV_GAIN,
     T_FIXUP_VALUE_GAIN,
     dt_fixup_scale,
     t_fixup_decoder_scale,
@@ -22,6 +23,7 @@ from macaron_fairseq.init.formulas import (
     t_fixup_encoder_scale,
 )
 from macaron_fairseq.init.targets import (
+    attentions,
     dt_fixup_parameters,
     ffn_linears,
     has_cross_attention,
@@ -117,23 +119,51 @@ def apply_dt_fixup(
 
 
 @torch.no_grad()
-def t_fixup_init_(layers: Sequence[nn.Module]) -> None:
-    """T-Fixup's own initialisation before scaling: xavier-uniform FFN weights with zero biases (the
-    reference's ``Linear``); attention keeps fairseq's xavier init (gain 1/√2 on q, k, v)."""
+def t_fixup_init_(layers: Sequence[nn.Module], reset_attention: bool = False) -> None:
+    """T-Fixup's own initialisation before scaling (its step 1, Xavier; the reference's fairseq layers):
+    FFN linears Xavier-uniform with zero biases (the reference's ``Linear``). Attention: fairseq's
+    ``MultiheadAttention`` already holds the reference's init (q, k, v Xavier-uniform with gain 1/√2,
+    ``out_proj`` gain 1, its bias 0), which ``reset_attention`` re-draws for layers that were initialised
+    otherwise (BERT's ``init_bert_params``: N(0, 0.02)); q, k, v biases are then 0 (the analysis is
+    bias-free). The √2 :func:`apply_t_fixup` gives v presumes the 1/√2 gain (``T_FIXUP_VALUE_GAIN``)."""
     for layer in layers:
         for lin in ffn_linears(layer):
             nn.init.xavier_uniform_(lin.weight)
             if lin.bias is not None:
                 nn.init.zeros_(lin.bias)
+        if not reset_attention:
+            continue
+        for attn in attentions(layer):
+            for proj in (attn.q_proj, attn.k_proj, attn.v_proj):
+                nn.init.xavier_uniform_(proj.weight, gain=T_FIXUP_QKV_GAIN)
+                if proj.bias is not None:
+                    nn.init.zeros_(proj.bias)
+            nn.init.xavier_uniform_(attn.out_proj.weight)
+            if attn.out_proj.bias is not None:
+                nn.init.zeros_(attn.out_proj.bias)
+
+
+@torch.no_grad()
+def t_fixup_embedding_init_(embeddings: Sequence[nn.Embedding]) -> None:
+    """T-Fixup's input embeddings: N(0, d^-½) (its step 1; fairseq's ``Embedding``), the padding row 0."""
+    for emb in embeddings:
+        nn.init.normal_(emb.weight, mean=0.0, std=emb.embedding_dim**-0.5)
+        if emb.padding_idx is not None:
+            emb.weight[emb.padding_idx].zero_()
 
 
 @torch.no_grad()
 def apply_t_fixup(
-    layers: Sequence[nn.Module], side: str, embeddings: nn.Embedding | None = None, name: str = "stack"
+    layers: Sequence[nn.Module],
+    side: str,
+    embeddings: nn.Embedding | None = None,
+    name: str = "stack",
+    extra_embeddings: Sequence[nn.Embedding] = (),
 ) -> StackScaling:
     """T-Fixup (layer6ai-labs ``fixup_initialization``): encoder layers × 0.67·N^-¼, decoder layers
     × (9M)^-¼, v_proj additionally × √2; the embedding (if given, i.e. new and not shared with an
-    already-scaled encoder) × (9N)^-¼."""
+    already-scaled encoder) × (9N)^-¼, and so every other learned embedding summed into the stack's input
+    (``extra_embeddings``: BERT's positions and segments, see ``NewStack.extra_embeddings``)."""
     check_layers(layers, name)
     n = len(layers)
     if side == "encoder":
@@ -147,7 +177,7 @@ def apply_t_fixup(
         for _, p, is_value in t_fixup_parameters(layer):
             p.mul_(factor * T_FIXUP_VALUE_GAIN if is_value else factor)
             n_tensors += 1
-    if embeddings is not None:
-        embeddings.weight.mul_(t_fixup_embedding_scale(n))
+    for emb in ([embeddings] if embeddings is not None else []) + list(extra_embeddings):
+        emb.weight.mul_(t_fixup_embedding_scale(n))
         n_tensors += 1
     return StackScaling(name, n, float("nan"), None, factor, n_tensors)

@@ -25,6 +25,7 @@ from macaron_fairseq.init.scaling import (
     StackScaling,
     apply_dt_fixup,
     apply_t_fixup,
+    t_fixup_embedding_init_,
     t_fixup_init_,
     xavier_init_,
 )
@@ -44,6 +45,13 @@ class NewStack:
     cross_probe: Probe | None = None  # the vectors its cross-attentions attend to (μ_cross), if any
     t_fixup_side: Literal["encoder", "decoder"] = "encoder"  # which T-Fixup formula applies
     embeddings: nn.Embedding | None = None  # new token embeddings T-Fixup scales with this stack, if any
+    #: other new learned embeddings summed into the stack's input (BERT: positions, segments); T-Fixup
+    #: treats them as input embeddings too (same N(0, d^-½) and factor as the token embeddings)
+    extra_embeddings: Sequence[nn.Embedding] = ()
+    #: the layers (and embeddings) hold fairseq's initialisation, T-Fixup's starting point: Xavier attention
+    #: (q, k, v gain 1/√2), N(0, d^-½) embeddings. False for a model that initialised them otherwise (BERT's
+    #: N(0, 0.02)): T-Fixup then re-draws attention and embeddings before scaling
+    fairseq_init: bool = True
 
 
 @dataclass(frozen=True)
@@ -58,13 +66,17 @@ def check_stacks(stacks: Sequence[NewStack], scheme: str) -> None:
 
 
 def initialise_new_layers(stacks: Sequence[NewStack], scheme: str) -> None:
-    """The scheme's initialisation before any scaling: Xavier (DT-Fixup) or T-Fixup's own."""
+    """The scheme's initialisation before any scaling: Xavier (DT-Fixup) or T-Fixup's own (its step 1:
+    Xavier layers, N(0, d^-½) input embeddings; re-drawn where the model initialised them otherwise)."""
     check_stacks(stacks, scheme)
-    layers = [layer for stack in stacks for layer in stack.layers]
     if scheme == "dt-fixup":
-        xavier_init_(layers)
+        xavier_init_([layer for stack in stacks for layer in stack.layers])
     elif scheme == "t-fixup":
-        t_fixup_init_(layers)
+        for stack in stacks:
+            t_fixup_init_(stack.layers, reset_attention=not stack.fairseq_init)
+            if not stack.fairseq_init:
+                owned = [stack.embeddings] if stack.embeddings is not None else []
+                t_fixup_embedding_init_([*owned, *stack.extra_embeddings])
     else:
         raise ValueError(f"no initialisation for scheme {scheme!r}")
 
@@ -112,7 +124,9 @@ def t_fixup_stacks(stacks: Sequence[NewStack]) -> list[StackResult]:
     results = []
     for s in stacks:
         if s.layers:
-            scaling = apply_t_fixup(s.layers, s.t_fixup_side, embeddings=s.embeddings, name=s.name)
+            scaling = apply_t_fixup(
+                s.layers, s.t_fixup_side, s.embeddings, name=s.name, extra_embeddings=s.extra_embeddings
+            )
             logger.info("T-Fixup applied to %s", scaling.describe())
             results.append(StackResult(scaling, None))
     return results

@@ -42,6 +42,12 @@ def residual_blocks(layer: nn.Module) -> list[ResidualBlock]:
     return blocks
 
 
+def attentions(layer: nn.Module) -> list[nn.Module]:
+    """The layer's self-attention and, in decoder layers, its cross-attention."""
+    found = (getattr(layer, "self_attn", None), getattr(layer, "encoder_attn", None))
+    return [a for a in found if a is not None]
+
+
 def has_cross_attention(layer: nn.Module) -> bool:
     return getattr(layer, "encoder_attn", None) is not None
 

@@ -419,13 +419,19 @@ class BertPretrainingModel(FixupModelMixin, BertPretrainingBase):
             tokens, segments = sample["net_input"]["src_tokens"], sample["net_input"].get("segment_labels")
             return encoder.stack_input(tokens, segment_labels=segments)
 
+        from_scratch = encoder.first_new_layer == 0
+        # positions and segments are summed into the stack's input with the tokens: T-Fixup treats all three
+        # as its input embeddings; the layers hold init_bert_params' N(0, 0.02), not fairseq's init
+        inputs = [encoder.embed_positions, encoder.embed_segments] if from_scratch else []
         return [
             NewStack(
                 "encoder",
                 encoder.new_layers(),
                 stack_input,
                 t_fixup_side="encoder",
-                embeddings=encoder.embed_tokens if encoder.first_new_layer == 0 else None,
+                embeddings=encoder.embed_tokens if from_scratch else None,
+                extra_embeddings=[e for e in inputs if e is not None],
+                fairseq_init=False,
             )
         ]
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from torch import nn
 
-from macaron_fairseq.init.config import prepare_fixup_args, resolved_init_scheme
+from macaron_fairseq.init.config import log_init_scheme, prepare_fixup_args
 from macaron_fairseq.init.fairseq_hook import attach_init_scheme
 from macaron_fairseq.init.stacks import NewStack
 from macaron_fairseq.models.pretrained_encoder import prepare_pretrained_encoder
@@ -33,16 +33,8 @@ class FixupModelMixin:
         model.init_args = args
         if pretrained is not None:
             pretrained.load_into(model.encoder, args)
-        scheme = resolved_init_scheme(args)
-        if scheme != args.init_scheme:
-            logger.info(
-                "--init-scheme %s on a model with no pre-trained part (no --pretrained-encoder): its new "
-                "stacks read only their own from-scratch embeddings, so they get %s "
-                "(--dt-fixup-from-scratch dt-fixup applies DT-Fixup's data-dependent factors instead)",
-                args.init_scheme,
-                scheme,
-            )
-        attach_init_scheme(model, scheme, task)
+        scheme = log_init_scheme(args)  # `auto` resolved here, at build time (logged with its reason)
+        attach_init_scheme(model, scheme, task, requested=args.init_scheme)
         return model
 
     def new_stacks(self) -> list[NewStack]:

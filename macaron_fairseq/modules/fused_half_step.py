@@ -7,9 +7,12 @@ linear map, one more pass over the activations in the backward. This module comp
 fewer passes (``--macaron-ffn-impl``):
 
 * ``plain``: the sub-layer written with fairseq's modules (the reference).
-* ``fused`` (default): γ and dropout's 1/(1−p) are folded into one mask tensor ``m = γ·1[U ≥ p]/(1−p)``
-  with U ~ Uniform[0, 1) (a Bernoulli(1−p) keep mask: P(U ≥ p) = 1−p), and the residual sum is one
-  ``addcmul(x, FFN(x), m)``; its backward is one multiplication by ``m``. The uniform draw is cheaper
+* ``fused`` (default): γ and dropout's 1/(1−p) are folded into one scalar applied with the keep mask
+  ``k = 1[U ≥ p]``, U ~ Uniform[0, 1) (a Bernoulli(1−p) keep mask: P(U ≥ p) = 1−p): the residual sum is one
+  ``addcmul(x, FFN(x), k, value=γ/(1−p))``; its backward is one multiplication by ``k·γ/(1−p)``. The
+  scalar stays a float (PyTorch computes ``addcmul`` in float32 for half-precision tensors and rounds the sum
+  once), so the branch scale is exact in every precision — a mask tensor holding γ/(1−p) would round it in
+  bfloat16 (0.5/0.9 = 0.5556 → 0.5547, −0.16 %). The uniform draw is cheaper
   than ``F.dropout``'s Bernoulli sampler on the CPU (measured in ``docs/macaron_speed.md``).
 * ``compile``: the same function through ``torch.compile`` (Inductor fuses the mask, the residual sum and
   the LayerNorm into one loop per direction); if compilation fails the layer falls back to ``fused`` and
@@ -36,37 +39,55 @@ IMPLEMENTATIONS = ("fused", "compile", "plain")
 DEFAULT_IMPLEMENTATION = "fused"
 
 
-def scaled_keep_mask(like: Tensor, p: float, scale: float) -> Tensor:
-    """``scale · 1[U ≥ p]`` with U ~ Uniform[0, 1), shaped like ``like``: dropout's keep mask (keep
-    probability 1−p) times ``scale``. The uniform variates are drawn in float32 for half-precision inputs
-    (a bfloat16 uniform has 8 bits: P(U ≥ 0.1) would be 0.898)."""
-    wide = like.dtype if like.dtype in (torch.float32, torch.float64) else torch.float32
+WIDE = (torch.float32, torch.float64)
+
+
+def keep_mask(like: Tensor, p: float) -> Tensor:
+    """``1[U ≥ p]`` with U ~ Uniform[0, 1), shaped like ``like`` and in its dtype (0 and 1 are exact in every
+    dtype): dropout's keep mask, keep probability 1−p. The uniform variates are drawn in float32 for
+    half-precision inputs (a bfloat16 uniform has 8 bits: P(U ≥ 0.1) would be 0.898)."""
+    wide = like.dtype if like.dtype in WIDE else torch.float32
     u = torch.rand(like.shape, dtype=wide, device=like.device)
-    return u.ge_(p).mul_(scale).to(like.dtype)
+    return u.ge_(p).to(like.dtype)
+
+
+def scaled_keep_mask(like: Tensor, p: float, scale: float) -> Tensor:
+    """``scale · 1[U ≥ p]`` (U as in :func:`keep_mask`), in ``like``'s dtype if that is float32/float64 and
+    in float32 otherwise: a half-precision type would round the scale (bfloat16: 1/0.9 = 1.1111 → 1.1094)."""
+    wide = like.dtype if like.dtype in WIDE else torch.float32
+    return keep_mask(like, p).to(wide).mul_(scale)
 
 
 def half_step_residual(
     residual: Tensor, branch: Tensor, step: float, p: float, dropout_active: bool
 ) -> Tensor:
-    """``residual + step · dropout_p(branch)`` in one pass (one mask tensor, one ``addcmul``)."""
+    """``residual + step · dropout_p(branch)`` in one pass: one 0/1 mask tensor, one ``addcmul`` whose scalar
+    ``step/(1−p)`` is applied in float32 even for half-precision tensors (exact branch scale)."""
     if not dropout_active or p <= 0.0:
         return torch.add(residual, branch, alpha=step)
     if p >= 1.0:
         return residual + branch * 0.0
     with torch.no_grad():
-        mask = scaled_keep_mask(branch, p, step / (1.0 - p))
-    return torch.addcmul(residual, branch, mask)
+        keep = keep_mask(branch, p)
+    return torch.addcmul(residual, branch, keep, value=step / (1.0 - p))
 
 
 def dropout(x: Tensor, p: float, active: bool) -> Tensor:
-    """Dropout with the mask of :func:`scaled_keep_mask` (used for the activation dropout inside the FFN)."""
+    """Dropout with the mask of :func:`keep_mask` (used for the activation dropout inside the FFN); the
+    scale 1/(1−p) is exact in every precision (half precision: the 0/1 product, then the scalar in float32
+    with one rounding)."""
     if not active or p <= 0.0:
         return x
     if p >= 1.0:
         return x * 0.0
     with torch.no_grad():
-        mask = scaled_keep_mask(x, p, 1.0 / (1.0 - p))
-    return x * mask
+        if x.dtype in WIDE:
+            mask = scaled_keep_mask(x, p, 1.0 / (1.0 - p))
+        else:
+            keep = keep_mask(x, p)
+    if x.dtype in WIDE:
+        return x * mask
+    return torch.mul(x * keep, 1.0 / (1.0 - p))
 
 
 @dataclass(frozen=True)

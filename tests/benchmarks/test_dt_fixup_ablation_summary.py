@@ -138,13 +138,17 @@ def test_an_interrupted_results_file_resumes(tmp_path: Path, capsys: pytest.Capt
     assert f"{path}:2: not a JSON row" in capsys.readouterr().err
 
 
-def test_the_commands_of_the_three_schemes() -> None:
+def test_the_commands_of_the_schemes() -> None:
     p = ablation.Protocol()
     standard = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("standard", 4, 3e-3, 1))
+    clip = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("standard-clip", 4, 3e-3, 1))
     dt = ablation.train_argv(Path("d"), Path("s"), p, ablation.RunKey("dt-fixup", 4, 3e-3, 1))
     assert standard[-2:] == ["--warmup-updates", "120"] and "--init-scheme" not in standard
-    paper = ["--dt-fixup-from-scratch", "dt-fixup"]  # the paper's factors on this from-scratch model
-    assert dt[-6:] == ["--init-scheme", "dt-fixup", *paper, "--warmup-updates", "0"]
+    assert dt[-4:] == ["--init-scheme", "dt-fixup", "--warmup-updates", "0"]  # the flag alone: the paper's
+    # the clipping variant differs from standard only in --clip-norm
+    assert standard[standard.index("--clip-norm") + 1] == "0" and clip[clip.index("--clip-norm") + 1] == "1.0"
+    at = standard.index("--clip-norm") + 1
+    assert clip[:at] + clip[at + 1 :] == standard[:at] + standard[at + 1 :]
     for argv in (standard, dt):
         assert (
             argv[argv.index("--lr") + 1] == "0.003" and argv[argv.index("--valid-subset") + 1] == "valid,test"
@@ -152,6 +156,20 @@ def test_the_commands_of_the_three_schemes() -> None:
     assert ablation.parse_lrs(["t-fixup=1e-3,2e-3"])["t-fixup"] == (1e-3, 2e-3)
     with pytest.raises(SystemExit, match="SCHEME"):
         ablation.parse_lrs(["fixup=1e-3"])
+    extra = ablation.parse_extra_lrs(["standard@16,32=3e-5,1e-4"])
+    assert extra == {("standard", 16): (3e-5, 1e-4), ("standard", 32): (3e-5, 1e-4)}
+    with pytest.raises(SystemExit, match="SCHEME@"):
+        ablation.parse_extra_lrs(["standard=1e-4"])
+
+
+def test_the_grid_edge_mark_uses_the_rates_tried_at_that_depth() -> None:
+    """Rates added at some depths only (--extra-lrs): at 16 layers 3e-4 is inside the rates tried there,
+    at 2 layers it is the smallest tried (edge)."""
+    cells = ((2, 3e-4, 1.0), (2, 1e-3, 2.0), (16, 1e-4, 3.0), (16, 3e-4, 1.0), (16, 1e-3, 2.0))
+    rows = [row("standard", d, lr, s, v) for d, lr, v in cells for s in (1, 2)]
+    table = report.selected_table(payload(rows, {"standard": [1e-4, 3e-4, 1e-3]}))
+    lines = {line.split(" | ")[0].strip("| "): line for line in table.splitlines()[2:]}
+    assert "@ 0.0003†" in lines["2"] and "@ 0.0003 |" in lines["16"]
 
 
 @pytest.mark.slow

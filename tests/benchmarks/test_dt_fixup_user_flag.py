@@ -1,4 +1,4 @@
-"""The user-flag benchmark: standard's command with only ``--init-scheme dt-fixup`` added, at the rate
+"""The user-flag benchmark: standard's command with only ``--init-scheme auto`` added, at the rate
 standard chose per depth, compared cell by cell with standard's own runs; every seed shown, failures never
 averaged."""
 
@@ -20,7 +20,7 @@ def test_the_variant_is_the_standard_command_plus_the_flag_and_nothing_else() ->
     p = ablation.Protocol()
     key = ablation.RunKey(user_flag.VARIANT, 16, 3e-4, 2)
     standard = ablation.train_argv(Path("D"), Path("S"), p, ablation.RunKey("standard", 16, 3e-4, 2))
-    assert plateau.variant_argv(Path("D"), Path("S"), p, key) == [*standard, "--init-scheme", "dt-fixup"]
+    assert plateau.variant_argv(Path("D"), Path("S"), p, key) == [*standard, "--init-scheme", "auto"]
     assert standard[standard.index("--warmup-updates") + 1] == str(p.warmup)  # the warm-up is kept
 
 

@@ -13,6 +13,7 @@ from fairseq.optim.adam import FairseqAdamConfig
 from helpers import DT_FIXUP, REPO, TINY, build_model, run_cli
 from omegaconf import OmegaConf
 
+from macaron_fairseq.init.config import SCHEMES
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.modules import MacaronEncoderLayer, VanillaEncoderLayer
 from macaron_fairseq.modules.norm_free import is_layer_norm
@@ -58,6 +59,10 @@ def test_dt_fixup_trains_from_the_cli(
 ) -> None:
     log = train(tiny_data_bin, tmp_path, arch, *DT_FIXUP, *extra)
     assert "DT-Fixup μ pass (encoder)" in log and "DT-Fixup μ pass (decoder)" in log
+    # from scratch, no relation-aware layers (where auto would choose T-Fixup): a WARNING to the measurement
+    warning = "WARNING | macaron_fairseq.init.config | --init-scheme dt-fixup on a model with no pre-trained"
+    warned = warning in log
+    assert warned == (not extra)
     assert "num_updates 4" in log
     losses = [float(x) for x in re.findall(r"\| loss ([0-9.]+)", log)]
     assert losses and all(torch.isfinite(torch.tensor(losses)))
@@ -68,9 +73,10 @@ def test_dt_fixup_trains_from_the_cli(
     assert record["n_encoder"] == record["n_decoder"] == 2
 
 
-@pytest.mark.parametrize("scheme", ["t-fixup", "dt-fixup"])
+@pytest.mark.parametrize("scheme", ["t-fixup", "auto"])
 def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Path, scheme: str) -> None:
-    """``--init-scheme dt-fixup`` alone on this from-scratch model is T-Fixup, and says so."""
+    """``--init-scheme auto`` on this from-scratch model is T-Fixup, says so at WARNING with the reason, and
+    the saved record keeps both the requested and the applied scheme."""
     log = train(
         tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", scheme,
         schedule=["--lr-scheduler", "inverse_sqrt", "--warmup-updates", "2"],
@@ -78,9 +84,11 @@ def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Pa
     assert "T-Fixup applied to encoder" in log and "T-Fixup applied to decoder" in log
     assert "meant to train without learning-rate warm-up" in log
     assert "init scheme t-fixup applied" in log and "μ pass" not in log
-    resolved = "--init-scheme dt-fixup on a model with no pre-trained part" in log
-    assert resolved == (scheme == "dt-fixup")
-    assert record_of(tmp_path)["factor_encoder"] == pytest.approx(0.67 * 2**-0.25)
+    chosen = "WARNING | macaron_fairseq.init.config | --init-scheme auto applies t-fixup: the model has no"
+    assert (chosen in log) == (scheme == "auto")
+    record = record_of(tmp_path)
+    assert record["factor_encoder"] == pytest.approx(0.67 * 2**-0.25)
+    assert SCHEMES[int(record["scheme"])] == "t-fixup" and SCHEMES[int(record["requested_scheme"])] == scheme
 
 
 def test_resume_neither_re_estimates_nor_re_scales(tiny_data_bin: Path, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ from macaron_fairseq.init.config import (
     add_fixup_args,
     fill_fixup_defaults,
     fixup_fields,
+    log_init_scheme,
     prepare_fixup_args,
-    resolved_init_scheme,
+    resolve_init_scheme,
 )
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.init.record import InitRecord
@@ -28,64 +29,122 @@ def test_flags_and_filled_defaults_come_from_the_dataclass() -> None:
     parsed = vars(parser.parse_args([]))
     filled = argparse.Namespace()
     fill_fixup_defaults(filled)
-    assert len(fixup_fields()) == 9
+    assert len(fixup_fields()) == 8
     for fld in fixup_fields():
         assert parsed[fld.name] == getattr(filled, fld.name) == fld.default, fld.name
     args = parser.parse_args(["--init-scheme", "dt-fixup", "--dt-fixup-mu", "2.5", "--norm-free"])
     assert (args.init_scheme, args.dt_fixup_mu, args.norm_free) == ("dt-fixup", 2.5, True)
     with pytest.raises(SystemExit):
         parser.parse_args(["--init-scheme", "fixup"])
+    assert parser.parse_args(["--init-scheme", "auto"]).init_scheme == "auto"
+    with pytest.raises(SystemExit):  # removed: dt-fixup always means DT-Fixup (issue #29)
+        parser.parse_args(["--dt-fixup-from-scratch", "dt-fixup"])
+
+
+def ns(**kw: object) -> argparse.Namespace:
+    args = argparse.Namespace(**kw)
+    fill_fixup_defaults(args)
+    return args
 
 
 def test_contradictory_options_are_refused() -> None:
-    def args(**kw: object) -> argparse.Namespace:
-        ns = argparse.Namespace(**kw)
-        fill_fixup_defaults(ns)
-        return ns
-
-    with pytest.raises(ValueError, match="--dt-fixup-mu only applies with --init-scheme dt-fixup"):
-        prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_mu=1.0))
+    with pytest.raises(ValueError, match="--dt-fixup-mu only applies when DT-Fixup is applied"):
+        prepare_fixup_args(ns(init_scheme="t-fixup", dt_fixup_mu=1.0))
+    with pytest.raises(ValueError, match="--init-scheme auto applies t-fixup here"):
+        prepare_fixup_args(ns(init_scheme="auto", dt_fixup_mu=1.0))
     with pytest.raises(ValueError, match="--new-encoder-layers only applies with --pretrained-encoder"):
-        prepare_fixup_args(args(new_encoder_layers=2))
-    with pytest.raises(ValueError, match="--dt-fixup-from-scratch dt-fixup only applies with"):
-        prepare_fixup_args(args(init_scheme="t-fixup", dt_fixup_from_scratch="dt-fixup"))
-    with pytest.raises(ValueError, match=r"no pre-trained part .* add --dt-fixup-from-scratch dt-fixup"):
-        prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0))
-    prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0, dt_fixup_from_scratch="dt-fixup"))
-    prepare_fixup_args(args(init_scheme="dt-fixup", dt_fixup_mu=2.0, pretrained_encoder="enc.pt"))
+        prepare_fixup_args(ns(new_encoder_layers=2))
+    prepare_fixup_args(ns(init_scheme="dt-fixup", dt_fixup_mu=2.0))  # from scratch: the paper's factors
+    prepare_fixup_args(ns(init_scheme="dt-fixup", dt_fixup_mu=2.0, pretrained_encoder="enc.pt"))
+    prepare_fixup_args(ns(init_scheme="auto", dt_fixup_mu=2.0, max_relative_positions=4))  # auto → DT-Fixup
 
 
-def test_dt_fixup_is_t_fixup_on_a_model_with_no_pre_trained_part_unless_asked() -> None:
-    def resolved(**kw: object) -> str:
-        ns = argparse.Namespace(**kw)
-        fill_fixup_defaults(ns)
-        return resolved_init_scheme(ns)
+def test_t_fixup_on_relation_aware_layers_is_refused() -> None:
+    """T-Fixup's factors do not cover rᵛ (DT-Fixup paper §3.3): refused with the way out, not silently run
+    with an unscaled rᵛ."""
+    refusal = r"t-fixup with --max-relative-positions 4: .* rᵛ.*dt-fixup \(or auto\)"
+    with pytest.raises(ValueError, match=refusal):
+        prepare_fixup_args(ns(init_scheme="t-fixup", max_relative_positions=4))
+    prepare_fixup_args(ns(init_scheme="dt-fixup", max_relative_positions=4))
+    prepare_fixup_args(ns(init_scheme="t-fixup"))
 
-    assert resolved(init_scheme="dt-fixup") == "t-fixup"
-    assert resolved(init_scheme="dt-fixup", dt_fixup_from_scratch="dt-fixup") == "dt-fixup"
-    assert resolved(init_scheme="dt-fixup", pretrained_encoder="enc.pt") == "dt-fixup"  # the paper's case
-    assert resolved(init_scheme="t-fixup") == "t-fixup" and resolved(init_scheme="default") == "default"
+
+def test_each_scheme_name_means_its_paper_and_auto_chooses_by_the_model() -> None:
+    def applied(**kw: object) -> str:
+        return resolve_init_scheme(ns(**kw))[0]
+
+    # dt-fixup and t-fixup are what they name, whatever the model
+    assert applied(init_scheme="dt-fixup") == "dt-fixup"
+    assert applied(init_scheme="dt-fixup", pretrained_encoder="enc.pt") == "dt-fixup"
+    assert applied(init_scheme="t-fixup") == "t-fixup" and applied(init_scheme="default") == "default"
+    # auto: DT-Fixup with a pre-trained part or relation-aware layers, T-Fixup otherwise
+    assert applied(init_scheme="auto") == "t-fixup"
+    assert applied(init_scheme="auto", pretrained_encoder="enc.pt") == "dt-fixup"
+    assert applied(init_scheme="auto", max_relative_positions=2) == "dt-fixup"
+    assert applied(init_scheme="auto", pretrained_encoder="enc.pt", max_relative_positions=2) == "dt-fixup"
+
+
+def test_auto_and_dt_fixup_from_scratch_warn_with_the_reason(caplog: pytest.LogCaptureFixture) -> None:
+    cases = {
+        "auto": ns(init_scheme="auto"),
+        "auto, pre-trained": ns(init_scheme="auto", pretrained_encoder="enc.pt"),
+        "auto, relation-aware": ns(init_scheme="auto", max_relative_positions=2),
+        "dt-fixup from scratch": ns(init_scheme="dt-fixup"),
+        "dt-fixup, pre-trained": ns(init_scheme="dt-fixup", pretrained_encoder="enc.pt"),
+        "dt-fixup, relation-aware": ns(init_scheme="dt-fixup", max_relative_positions=2),
+        "t-fixup": ns(init_scheme="t-fixup"),
+    }
+    warnings = {}
+    for name, args in cases.items():
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="macaron_fairseq.init.config"):
+            log_init_scheme(args)
+        warnings[name] = " ".join(r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+    assert "auto applies t-fixup: the model has no pre-trained part" in warnings["auto"]
+    assert "docs/dt_fixup.md §4.2" in warnings["auto"]
+    assert "auto applies dt-fixup: the model has a pre-trained part" in warnings["auto, pre-trained"]
+    assert "auto applies dt-fixup: the new layers are relation-aware" in warnings["auto, relation-aware"]
+    assert "dt-fixup on a model with no pre-trained part" in warnings["dt-fixup from scratch"]
+    assert "docs/dt_fixup.md §4.2" in warnings["dt-fixup from scratch"]
+    # DT-Fixup's own cases and T-Fixup say nothing
+    assert not (
+        warnings["dt-fixup, pre-trained"] or warnings["dt-fixup, relation-aware"] or warnings["t-fixup"]
+    )
 
 
 @pytest.mark.parametrize("arch", ["macaron_small", "fixup_transformer_iwslt_de_en"])
-def test_only_adding_dt_fixup_to_a_from_scratch_model_initialises_it_as_t_fixup(dict_dir, arch: str) -> None:
-    """What a user gets who only adds ``--init-scheme dt-fixup`` to a from-scratch model: every weight and
-    embedding exactly as ``--init-scheme t-fixup`` makes them (same seed), and a record that says T-Fixup."""
+def test_auto_on_a_from_scratch_model_is_t_fixup_and_dt_fixup_is_the_papers(dict_dir, arch: str) -> None:
+    """``--init-scheme auto`` on a from-scratch model: every weight and embedding exactly as
+    ``--init-scheme t-fixup`` makes them (same seed), a record that says T-Fixup applied, auto requested;
+    ``--init-scheme dt-fixup`` on the same model applies DT-Fixup's data-dependent factors."""
     models = {}
-    for flags in (["--init-scheme", "dt-fixup"], ["--init-scheme", "t-fixup"],
-                  [*DT_FIXUP, "--dt-fixup-mu", "3"]):  # fmt: skip
+    for flags in (["--init-scheme", "auto"], ["--init-scheme", "t-fixup"], [*DT_FIXUP, "--dt-fixup-mu", "3"]):
         torch.manual_seed(0)
         model, task = build_model(dict_dir, arch, [*TINY, *flags])
         run_init_scheme(model, task)
         models[" ".join(flags)] = model
-    only, t_fixup, paper = models.values()
-    assert only.init_record.scheme_name == "t-fixup" and paper.init_record.scheme_name == "dt-fixup"
+    auto, t_fixup, paper = models.values()
+    assert (auto.init_record.scheme_name, auto.init_record.requested_scheme_name) == ("t-fixup", "auto")
+    assert (t_fixup.init_record.scheme_name, t_fixup.init_record.requested_scheme_name) == ("t-fixup",) * 2
+    assert (paper.init_record.scheme_name, paper.init_record.requested_scheme_name) == ("dt-fixup",) * 2
+    assert "requested=auto" in auto.init_record.describe()
     weights = {k: v for k, v in t_fixup.state_dict().items() if not k.startswith("init_record")}
-    assert weights.keys() <= only.state_dict().keys()
+    assert weights.keys() <= auto.state_dict().keys()
     for name, value in weights.items():
-        assert torch.equal(only.state_dict()[name], value), name
+        assert torch.equal(auto.state_dict()[name], value), name
+    assert paper.init_record.get("mu_encoder") == 3.0
+    factor = paper.init_record.get("factor_encoder")
+    assert factor == pytest.approx(dt_fixup_factor(paper))
     v = "encoder.layers.0.self_attn.v_proj.weight"
-    assert not torch.equal(paper.state_dict()[v], t_fixup.state_dict()[v])  # the flag does change the init
+    assert not torch.equal(paper.state_dict()[v], t_fixup.state_dict()[v])
+
+
+def dt_fixup_factor(model: nn.Module) -> float:
+    """The DT-Fixup factor of the model's encoder from the formulas (μ = 3, N = 2)."""
+    from macaron_fairseq.init.formulas import dt_fixup_scale
+    from macaron_fairseq.init.targets import residual_blocks
+
+    return dt_fixup_scale(residual_blocks(model.encoder.layers[0]), 2, 3.0)
 
 
 def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> None:
@@ -102,6 +161,16 @@ def test_record_fields_follow_the_stacks_and_old_checkpoints_are_upgraded() -> N
     assert "init_record.mu_cross" not in state and float(state["init_record.mu_decoder_cross"]) == 3.5
     one = InitRecord("t-fixup", ["classifier"])
     assert one.scheme_name == "t-fixup" and "n_classifier" in one.state_dict()
+    # records written before the requested scheme was kept: the applied one stands for it
+    auto = InitRecord("t-fixup", ["encoder"], requested="auto")
+    assert auto.requested_scheme_name == "auto"
+    state = {f"init_record.{k}": v.clone() for k, v in auto.state_dict().items() if k != "requested_scheme"}
+    auto.upgrade_state_dict_named(state, "init_record")
+    fresh = InitRecord("dt-fixup", ["encoder"])
+    fresh.load_state_dict({k.removeprefix("init_record."): v for k, v in state.items()})
+    assert fresh.scheme_name == fresh.requested_scheme_name == "t-fixup"
+    with pytest.raises(ValueError, match="cannot be applied"):
+        InitRecord("auto", ["encoder"])
 
 
 @pytest.mark.parametrize("cast", ["half", "bfloat16", "float"])

@@ -77,8 +77,7 @@ def test_the_master_weights_each_wrapper_steps_are_the_rescaled_ones(
     flags, wrapper_class = WRAPPERS[wrapper]
     scheme = "t-fixup" if wrapper in ("bf16", "memory-efficient-fp16") else "dt-fixup"
     torch.manual_seed(0)
-    paper = ["--dt-fixup-from-scratch", "dt-fixup"] if scheme == "dt-fixup" else []
-    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, "--init-scheme", scheme, *paper])
+    trainer = trainer_for(tiny_data_bin, "macaron_small", [*flags, "--init-scheme", scheme])
     model = trainer.get_model()
     fc1, q = model.encoder.layers[0].fc1.weight, model.encoder.layers[0].self_attn.q_proj.weight
     fc1_before, q_before = fc1.detach().clone(), q.detach().clone()  # cast, not yet scaled

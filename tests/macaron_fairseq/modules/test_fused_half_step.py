@@ -22,10 +22,33 @@ def test_keep_mask_is_bernoulli_one_minus_p_times_the_scale() -> None:
     n, p = 400_000, 0.1
     for dtype in (torch.float32, torch.bfloat16):
         mask = fhs.scaled_keep_mask(torch.empty(n, dtype=dtype), p, 2.0)
-        assert mask.dtype == dtype
+        assert mask.dtype == torch.float32  # a half type would round the scale
         assert set(mask.unique().tolist()) == {0.0, 2.0}
         kept = (mask > 0).float().mean().item()
         assert abs(kept - (1 - p)) < 5 * (p * (1 - p) / n) ** 0.5, (dtype, kept)
+        keep = fhs.keep_mask(torch.empty(n, dtype=dtype), p)
+        assert keep.dtype == dtype and set(keep.unique().tolist()) == {0.0, 1.0}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_the_branch_scale_is_exact_in_half_precision(dtype: torch.dtype) -> None:
+    """bf16, p = 0.1, γ = ½: every kept element is the float32 value γ/(1−p)·branch rounded once to the half
+    type (a mask tensor holding γ/(1−p) in bf16 made it 0.5547 instead of 0.5556: the FFN₁ branch was 0.16 %
+    smaller in training than in evaluation), so the mean branch scale is 0.5/0.9 to float32 precision. The
+    activation dropout's 1/(1−p) likewise."""
+    torch.manual_seed(0)
+    n, p, step = 200_000, 0.1, 0.5
+    branch = (torch.rand(n) + 1.0).to(dtype)  # values in [1, 2): never 0, one binade
+    out = fhs.half_step_residual(torch.zeros(n, dtype=dtype), branch, step, p, dropout_active=True)
+    keep = out != 0
+    assert abs(keep.float().mean().item() - (1 - p)) < 0.005
+    expected = (branch.float() * keep * (step / (1 - p))).to(dtype)  # exact scale, one rounding
+    assert torch.equal(out, expected)
+    scale = (out.float().sum() / (branch.float() * keep).sum()).item()
+    assert scale == pytest.approx(step / (1 - p), rel=1e-4)  # the bf16-rounded scale was off by 1.6e-3
+    dropped = fhs.dropout(branch, p, active=True)
+    keep = dropped != 0
+    assert torch.equal(dropped, (branch.float() * keep / (1 - p)).to(dtype))
 
 
 def test_half_step_residual_is_residual_plus_step_times_dropout_by_hand() -> None:

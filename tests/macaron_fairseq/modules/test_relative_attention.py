@@ -114,8 +114,7 @@ def test_relation_aware_attention_is_self_attention_only() -> None:
 @pytest.mark.parametrize("scheme", ["default", "dt-fixup"])
 def test_incremental_decoding_equals_full_decoding_with_relative_positions(dict_dir, arch, scheme) -> None:
     torch.manual_seed(0)
-    paper = ["--dt-fixup-from-scratch", "dt-fixup"] if scheme == "dt-fixup" else []
-    extra = [*TINY, "--max-relative-positions", "2", "--init-scheme", scheme, *paper]
+    extra = [*TINY, "--max-relative-positions", "2", "--init-scheme", scheme]
     model, task = build_model(dict_dir, arch, extra)
     model.eval()
     assert isinstance(model.decoder.layers[0].self_attn, RelativeMultiheadAttention)
