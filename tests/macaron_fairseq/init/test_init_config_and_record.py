@@ -69,6 +69,14 @@ def test_t_fixup_on_relation_aware_layers_is_refused() -> None:
     prepare_fixup_args(ns(init_scheme="t-fixup"))
 
 
+def test_building_a_relation_aware_t_fixup_model_is_refused(dict_dir) -> None:
+    relative = [*TINY, "--max-relative-positions", "2"]
+    with pytest.raises(ValueError, match=r"T-Fixup's derivation .* does not cover the relation-value"):
+        build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*relative, "--init-scheme", "t-fixup"])
+    model, _ = build_model(dict_dir, "fixup_transformer_iwslt_de_en", [*relative, "--init-scheme", "auto"])
+    assert model.init_record.scheme_name == "dt-fixup" and model.init_record.requested_scheme_name == "auto"
+
+
 def test_each_scheme_name_means_its_paper_and_auto_chooses_by_the_model() -> None:
     def applied(**kw: object) -> str:
         return resolve_init_scheme(ns(**kw))[0]
