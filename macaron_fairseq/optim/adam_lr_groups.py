@@ -10,11 +10,17 @@ Under ``--fp16``/``--bf16`` fairseq's ``FP16Optimizer`` hands this optimizer fp3
 which keep ``optim_overrides`` but no other attribute: there the multiplier is read from fairseq's
 per-parameter learning-rate scale, ``optim_overrides["optimizer"]["lr_scale"]`` (set next to
 ``lr_multiplier`` by the model). The memory-efficient wrappers and ``--amp`` pass the parameters themselves.
+
+``--no-decay-bias-and-norm``: no weight decay on parameters with fewer than two dimensions — the biases and
+the LayerNorm weights — as BERT (Google's ``optimization.py`` excludes ``bias``, ``LayerNorm``) and the
+pre-trainer (:func:`macaron_fairseq.pretrain.ds_config.no_weight_decay`) do. It needs the parameters'
+shapes: under ``--fp16`` add ``--fp16-no-flatten-grads`` (a flat fp32 copy has one dimension).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from fairseq.optim import register_optimizer
 from fairseq.optim.adam import FairseqAdam, FairseqAdamConfig
@@ -29,22 +35,37 @@ def lr_multiplier(p: nn.Parameter) -> float:
     return float((overrides.get("optimizer") or {}).get("lr_scale", 1.0))
 
 
-def group_by_multiplier(params: Iterable[nn.Parameter]) -> list[dict]:
-    groups: dict[float, list[nn.Parameter]] = {}
+def group_by_multiplier(params: Iterable[nn.Parameter], no_decay_vectors: bool = False) -> list[dict]:
+    """Parameter groups by learning-rate multiplier (multiplier 1 first); with ``no_decay_vectors`` the
+    parameters of fewer than two dimensions (biases, LayerNorm weights) in groups of weight decay 0."""
+    groups: dict[tuple[float, bool], list[nn.Parameter]] = {}
     for p in params:
-        groups.setdefault(lr_multiplier(p), []).append(p)
-    ordered = sorted(groups.items(), key=lambda item: item[0] != 1.0)  # multiplier 1 first
-    return [{"params": ps, "lr_multiplier": m} for m, ps in ordered]
+        decayed = not (no_decay_vectors and p.dim() < 2)
+        groups.setdefault((lr_multiplier(p), decayed), []).append(p)
+    ordered = sorted(groups.items(), key=lambda item: (item[0][0] != 1.0, not item[0][1]))
+    return [
+        {"params": ps, "lr_multiplier": m, **({} if decayed else {"weight_decay": 0.0})}
+        for (m, decayed), ps in ordered
+    ]
 
 
-@register_optimizer("adam_lr_groups", dataclass=FairseqAdamConfig)
+@dataclass
+class AdamLrGroupsConfig(FairseqAdamConfig):
+    no_decay_bias_and_norm: bool = field(
+        default=False,
+        metadata={"help": "no weight decay on biases and LayerNorm weights (parameters of < 2 dimensions), "
+                  "as BERT; under --fp16 needs --fp16-no-flatten-grads"},
+    )  # fmt: skip
+
+
+@register_optimizer("adam_lr_groups", dataclass=AdamLrGroupsConfig)
 class AdamWithLrMultipliers(FairseqAdam):
     """Adam (fairseq's AdamW-style decay) whose parameter groups run at ``lr_multiplier`` × lr."""
 
-    def __init__(self, cfg: FairseqAdamConfig, params: Iterable) -> None:
+    def __init__(self, cfg: AdamLrGroupsConfig, params: Iterable) -> None:
         params = list(params)
         if params and not isinstance(params[0], dict):
-            params = group_by_multiplier(params)
+            params = group_by_multiplier(params, bool(getattr(cfg, "no_decay_bias_and_norm", False)))
         super().__init__(cfg, params)
         self.set_lr(self.get_lr())
 

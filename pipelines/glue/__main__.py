@@ -12,10 +12,11 @@ Stages (finished ones are skipped on a rerun; an interrupted grid continues wher
               layout, offline)
   preprocess  ``python -m preprocess.glue``: the pre-training corpus's text processing, sentencepiece model
               and dictionary (found from the checkpoint) → DIR/glue/data/TASK/
-  grid        every task × configuration × seed (BERT's space: batch 16/32, lr 5e-5/3e-5, 3/4/5 epochs,
-              weight decay 0.01, seeds 100…500) is one run (:mod:`pipelines.glue.run_one`): fairseq-train,
-              then predictions on dev and test; in parallel, one run per GPU or a few CPU processes; a failed
-              run is retried once and reported → DIR/glue/runs/TASK/CONFIG-seedS/run.json
+  grid        every task × configuration × seed (BERT's grid, Devlin et al. A.3: batch 16/32, lr
+              5e-5/3e-5/2e-5, 2/3/4 epochs, weight decay 0.01, seeds 100…500; --grid-preset for
+              others) is one run (:mod:`pipelines.glue.run_one`): fairseq-train, then predictions on dev
+              and test; in parallel, one run per GPU or a few CPU processes; a failed run is retried
+              once and reported → DIR/glue/runs/TASK/CONFIG-seedS/run.json
   results     per task the configuration with the best mean dev score over seeds, its mean ± std, and its
               best seed (:mod:`pipelines.glue.selection`); the GLUE average as the leaderboard computes it
               → DIR/glue/results.json, DIR/glue/results.md (printed)
@@ -54,12 +55,15 @@ from pipelines.commands import (
 )
 from pipelines.glue.grid import (
     BATCH_SIZES,
+    DEFAULT_PRESET,
     EPOCHS,
     LEARNING_RATES,
-    SEEDS,
+    PRESETS,
     WEIGHT_DECAYS,
+    ModelConfigError,
     NewLayers,
     RunSpec,
+    checkpoint_model_flags,
     grid,
 )
 from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
@@ -181,20 +185,28 @@ def setup_name(arch: str, checkpoint: Path, new_layers: NewLayers, extra_flags: 
 
 
 def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> list[RunSpec]:
+    from macaron_fairseq.checkpoint_reader import describe
+
     arch = checkpoint_arch(checkpoint)
-    configs = grid(args.batch_sizes, args.lrs, args.epochs, args.weight_decays)
+    preset = PRESETS[args.grid_preset]
+    try:  # the model is the checkpoint's model (pipelines.glue.grid.checkpoint_model_flags)
+        model_flags = checkpoint_model_flags(describe(checkpoint).model_config or {}, args.train_flags)
+    except ModelConfigError as err:
+        raise PipelineUsageError(f"--checkpoint {checkpoint}: {err}") from err
     new_layers = NewLayers(args.extra_layers, args.init_scheme, args.pretrained_lr_multiplier)
-    runs = args.workdir / "glue" / "runs" / setup_name(arch, checkpoint, new_layers, args.train_flags)
+    identity = [*args.train_flags, *([] if preset.name == DEFAULT_PRESET else ["--grid-preset", preset.name])]
+    runs = args.workdir / "glue" / "runs" / setup_name(arch, checkpoint, new_layers, identity)
     specs = []
     for task in args.tasks:
         meta = json.loads((data_root / task / "meta.json").read_text(encoding="utf-8"))
-        for config in configs:
+        batch_sizes = args.batch_sizes or list(preset.batch_sizes_for(task))
+        for config in grid(batch_sizes, args.lrs, args.epochs, args.weight_decays):
             for seed in args.seeds:
                 run_dir = runs / task / f"{config.name()}-seed{seed}"
                 specs.append(RunSpec(
                     task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
                     meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
-                    tuple(args.train_flags),
+                    tuple(args.train_flags), model_flags, preset.warmup_ratio, preset.adam_betas,
                 ))  # fmt: skip
     return specs
 
@@ -230,7 +242,8 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
         "checkpoint": str(args.checkpoint), "tasks": {}, "failed_runs": failed,
         "glue_average_mean": selection.glue_average("mean"),
         "glue_average_best": selection.glue_average("best"),
-        "grid": {"batch_sizes": args.batch_sizes, "lrs": args.lrs, "epochs": args.epochs,
+        "grid": {"preset": args.grid_preset, "batch_sizes": args.batch_sizes, "lrs": args.lrs,
+                 "epochs": args.epochs,
                  "weight_decays": args.weight_decays, "seeds": args.seeds},
         "extra_layers": args.extra_layers, "init_scheme": args.init_scheme if args.extra_layers else None,
         "train_flags": list(args.train_flags),
@@ -295,6 +308,9 @@ def build_parser() -> argparse.ArgumentParser:
         default=list(BERT_TASKS),
         help=f"default: {' '.join(BERT_TASKS)} (also WNLI)",
     )
+    parser.add_argument("--grid-preset", choices=sorted(PRESETS), default=DEFAULT_PRESET,
+                        help="the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
+                             "authors' scripts; roberta: Liu et al. table 10)")  # fmt: skip
     parser.add_argument("--batch-sizes", type=ints, help=f"default: {' '.join(map(str, BATCH_SIZES))}")
     parser.add_argument("--lrs", type=floats, help=f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}")
     parser.add_argument("--epochs", type=ints, help=f"default: {' '.join(map(str, EPOCHS))}")
@@ -324,13 +340,14 @@ def settle(args: argparse.Namespace) -> None:
     unknown = [t for t in args.tasks if t not in TASKS or t == "AX"]
     if unknown:
         raise PipelineUsageError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
-    defaults = SMALL if args.small else {"batch_sizes": list(BATCH_SIZES), "lrs": list(LEARNING_RATES),
-                                         "epochs": list(EPOCHS), "seeds": list(SEEDS)}  # fmt: skip
-    for key, value in defaults.items():
+    preset = PRESETS[args.grid_preset]
+    defaults = SMALL if args.small else {"lrs": list(preset.lrs), "epochs": list(preset.epochs),
+                                         "seeds": list(preset.seeds)}  # fmt: skip
+    for key, value in defaults.items():  # batch sizes: per task from the preset unless given (run_specs)
         if getattr(args, key) is None:
             setattr(args, key, value)
     if args.weight_decays is None:
-        args.weight_decays = list(WEIGHT_DECAYS)
+        args.weight_decays = list(preset.weight_decays)
     if len(args.seeds) == 1 and args.seeds[0] < 100:  # a count
         args.seeds = [100 * (i + 1) for i in range(args.seeds[0])]
     if args.gpus is None:
@@ -341,8 +358,9 @@ def settle(args: argparse.Namespace) -> None:
 
 def grid_size(args: argparse.Namespace) -> int:
     """The number of runs (array tasks) of the grid, known before any data exists."""
-    configs = grid(args.batch_sizes, args.lrs, args.epochs, args.weight_decays)
-    return len(args.tasks) * len(configs) * len(args.seeds)
+    preset = PRESETS[args.grid_preset]
+    sizes = [args.batch_sizes or preset.batch_sizes_for(task) for task in args.tasks]
+    return sum(len(grid(b, args.lrs, args.epochs, args.weight_decays)) for b in sizes) * len(args.seeds)
 
 
 def existing_checkpoint(args: argparse.Namespace) -> Path:

@@ -1,12 +1,27 @@
-"""The fine-tuning grid: BERT's search space × seeds, one run per point, and the ``fairseq-train`` command
-of a run.
+"""The fine-tuning grid: a search space × seeds, one run per point, and the ``fairseq-train`` command of a
+run.
 
-BERT (Devlin et al. 2019, §A.3): batch size 16 or 32, learning rate 5e-5, 3e-5 (and 2e-5), 3 or 4 epochs
-(the Macaron authors' scripts: 3, 4, 5; seeds 100-600; weight decay 0 or 0.01), linear warm-up over the
-first 10 % of the updates then linear decay to 0, dropout 0.1, Adam β = (0.9, 0.999), ε = 1e-6 with
-decoupled weight decay (fairseq's ``adam``), gradient clipping at 1.0, sequences of at most 128 tokens
-(``--tokens-per-sample``; longer pairs truncated by BERT's rule, never dropped). The defaults here are
-that space: {16, 32} × {5e-5, 3e-5} × {3, 4, 5} epochs, weight decay 0.01, five seeds 100…500.
+**BERT's grid, the default** (Devlin et al. 2019, appendix A.3): batch size {16, 32}, learning rate
+{5e-5, 3e-5, 2e-5}, {2, 3, 4} epochs; everything else as in pre-training — dropout 0.1, Adam with
+β = (0.9, 0.999), ε = 1e-6, weight decay 0.01 (not on biases and LayerNorm weights, as BERT's
+``optimization.py``), learning rate warmed up linearly over the first 10 % of the updates then decayed
+linearly to 0 (Google's ``run_classifier.py``: ``warmup_proportion`` 0.1), gradient clipping at 1.0,
+sequences of at most 128 tokens (``max_seq_length``; longer pairs truncated by BERT's rule, never
+dropped). Five seeds 100…500.
+
+Other grids are named presets (:data:`PRESETS`, ``--grid-preset``), each with its source:
+
+* ``macaron``: the Macaron authors' GLUE scripts (``bert/`` of their repository): batch {16, 32} (MNLI,
+  QNLI, QQP: {16, 24}), lr {5e-5, 3e-5}, {3, 4, 5} epochs, weight decay {0, 0.01}, warm-up 10 %, seeds
+  100…600;
+* ``roberta``: Liu et al. 2019 (RoBERTa), appendix C, table 10: batch {16, 32}, lr {1e-5, 2e-5, 3e-5},
+  10 epochs, weight decay 0.1, warm-up 6 %, Adam β = (0.9, 0.98), ε = 1e-6.
+
+**The model is the checkpoint's model.** ``fairseq-train`` builds the model from ``--arch`` and flags; a
+pre-training flag left out (``--macaron-ffn-step``, ``--activation-fn``, ``--layernorm-eps``, the sizes
+of an imported model) would silently return to the architecture's default. :func:`checkpoint_model_flags`
+turns the checkpoint's saved model configuration into those flags, and refuses extra flags that contradict
+it.
 
 A run is identified by its task and configuration; its directory name says both
 (``CoLA/bs32-lr5e-05-ep3-wd0.01-seed100``), so a rerun finds finished runs and continues the grid.
@@ -15,18 +30,57 @@ A run is identified by its task and configuration; its directory name says both
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import product
 from pathlib import Path
 from typing import Any
 
-BATCH_SIZES = (16, 32)
-LEARNING_RATES = (5e-5, 3e-5)
-EPOCHS = (3, 4, 5)
-WEIGHT_DECAYS = (0.01,)
-SEEDS = (100, 200, 300, 400, 500)
-WARMUP_RATIO = 0.1
+
+@dataclass(frozen=True)
+class GridPreset:
+    """A published fine-tuning grid."""
+
+    name: str
+    source: str
+    batch_sizes: tuple[int, ...]
+    lrs: tuple[float, ...]
+    epochs: tuple[int, ...]
+    weight_decays: tuple[float, ...]
+    seeds: tuple[int, ...]
+    warmup_ratio: float = 0.1
+    adam_betas: tuple[float, float] = (0.9, 0.999)
+    batch_sizes_by_task: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def batch_sizes_for(self, task: str) -> tuple[int, ...]:
+        return tuple(self.batch_sizes_by_task.get(task, self.batch_sizes))
+
+
+PRESETS = {
+    "bert": GridPreset(
+        "bert", "Devlin et al. 2019 (BERT), appendix A.3; warm-up 10 % and weight decay 0.01 as in "
+        "Google's run_classifier.py / optimization.py",
+        (16, 32), (5e-5, 3e-5, 2e-5), (2, 3, 4), (0.01,), (100, 200, 300, 400, 500),
+    ),
+    "macaron": GridPreset(
+        "macaron", "the Macaron authors' GLUE fine-tuning scripts (bert/ of their repository)",
+        (16, 32), (5e-5, 3e-5), (3, 4, 5), (0.0, 0.01), (100, 200, 300, 400, 500, 600),
+        batch_sizes_by_task={"MNLI": (16, 24), "QNLI": (16, 24), "QQP": (16, 24)},
+    ),
+    "roberta": GridPreset(
+        "roberta", "Liu et al. 2019 (RoBERTa), appendix C, table 10",
+        (16, 32), (1e-5, 2e-5, 3e-5), (10,), (0.1,), (100, 200, 300, 400, 500),
+        warmup_ratio=0.06, adam_betas=(0.9, 0.98),
+    ),
+}  # fmt: skip
+DEFAULT_PRESET = "bert"
+
+BATCH_SIZES = PRESETS[DEFAULT_PRESET].batch_sizes
+LEARNING_RATES = PRESETS[DEFAULT_PRESET].lrs
+EPOCHS = PRESETS[DEFAULT_PRESET].epochs
+WEIGHT_DECAYS = PRESETS[DEFAULT_PRESET].weight_decays
+SEEDS = PRESETS[DEFAULT_PRESET].seeds
+WARMUP_RATIO = PRESETS[DEFAULT_PRESET].warmup_ratio
 MAX_SEQ_LENGTH = 128  # BERT's run_classifier.py max_seq_length (pairs truncated by BERT's rule)
 
 
@@ -66,15 +120,18 @@ class RunSpec:
     run_dir: Path
     new_layers: NewLayers = field(default_factory=NewLayers)
     extra_flags: tuple[str, ...] = ()
+    model_flags: tuple[str, ...] = ()  # the checkpoint's model configuration (checkpoint_model_flags)
+    warmup_ratio: float = WARMUP_RATIO
+    adam_betas: tuple[float, float] = (0.9, 0.999)
 
     @property
     def name(self) -> str:
         return f"{self.task}/{self.config.name()}-seed{self.seed}"
 
     def updates(self) -> tuple[int, int]:
-        """(total updates, warm-up updates): epochs × batches per epoch, 10 % of it warm-up."""
+        """(total updates, warm-up updates): epochs × batches per epoch, ``warmup_ratio`` of it warm-up."""
         total = self.config.epochs * math.ceil(self.train_examples / self.config.batch_size)
-        return total, max(1, round(WARMUP_RATIO * total))
+        return total, max(1, round(self.warmup_ratio * total))
 
     def record(self) -> dict[str, Any]:
         out = asdict(self)
@@ -88,6 +145,8 @@ class RunSpec:
         fields["config"] = Config(**fields["config"])
         fields["new_layers"] = NewLayers(**fields.get("new_layers", {}))
         fields["extra_flags"] = tuple(fields.get("extra_flags", ()))
+        fields["model_flags"] = tuple(fields.get("model_flags", ()))
+        fields["adam_betas"] = tuple(fields.get("adam_betas", (0.9, 0.999)))
         for key in ("data_dir", "checkpoint", "run_dir"):
             fields[key] = Path(fields[key])
         return cls(**fields)
@@ -119,8 +178,9 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         "fairseq-train", str(spec.data_dir), "--user-dir", str(user_dir),
         "--task", "macaron_sentence_prediction", "--criterion", "sentence_prediction",
         "--arch", spec.arch, "--num-classes", str(spec.num_classes),
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.999)", "--adam-eps", "1e-06",
-        "--weight-decay", f"{cfg.weight_decay:g}", "--clip-norm", "1.0",
+        "--optimizer", "adam_lr_groups", "--adam-betas", f"({spec.adam_betas[0]:g}, {spec.adam_betas[1]:g})",
+        "--adam-eps", "1e-06", "--weight-decay", f"{cfg.weight_decay:g}", "--no-decay-bias-and-norm",
+        "--clip-norm", "1.0",
         "--lr-scheduler", "polynomial_decay", "--lr", f"{cfg.lr:g}", "--end-learning-rate", "0",
         "--warmup-updates", str(warmup), "--total-num-update", str(total), "--max-update", str(total),
         "--max-epoch", str(cfg.epochs), "--batch-size", str(cfg.batch_size),
@@ -136,9 +196,83 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         layers = spec.new_layers
         command += ["--pretrained-encoder", str(spec.checkpoint), "--new-encoder-layers", str(layers.count),
                     "--init-scheme", layers.init_scheme]  # fmt: skip
-        command[command.index("--optimizer") + 1] = "adam_lr_groups"
         if layers.pretrained_lr_multiplier is not None:
             command += ["--pretrained-lr-multiplier", f"{layers.pretrained_lr_multiplier:g}"]
-    else:
-        command += ["--finetune-from-model", str(spec.checkpoint)]
+    else:  # the checkpoint's model, rebuilt from its saved configuration
+        command += ["--finetune-from-model", str(spec.checkpoint), *spec.model_flags]
     return command + list(spec.extra_flags)
+
+
+#: the checkpoint's model configuration → fairseq-train flags: every setting that shapes the model and that
+#: fairseq-train would otherwise take from the architecture's defaults (the regularisation of fine-tuning,
+#: dropout and attention dropout, is the grid's own: BERT fine-tunes with 0.1)
+MODEL_FLAGS = {
+    "encoder_layers": "--encoder-layers",
+    "encoder_embed_dim": "--encoder-embed-dim",
+    "encoder_ffn_embed_dim": "--encoder-ffn-embed-dim",
+    "encoder_attention_heads": "--encoder-attention-heads",
+    "activation_fn": "--activation-fn",
+    "activation_dropout": "--activation-dropout",
+    "encoder_normalize_before": "--encoder-normalize-before",
+    "max_positions": "--max-positions",
+    "num_segments": "--num-segments",
+    "layernorm_eps": "--layernorm-eps",
+    "macaron_ffn_step": "--macaron-ffn-step",
+    "max_relative_positions": "--max-relative-positions",
+}
+
+
+class ModelConfigError(ValueError):
+    """Extra fairseq-train flags contradict the checkpoint's model configuration."""
+
+
+def _flag_value(value: Any) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def checkpoint_model_flags(model_config: Any, extra_flags: Sequence[str] = ()) -> tuple[str, ...]:
+    """The flags that rebuild the checkpoint's model (``model_config``: its saved ``cfg.model``, a
+    Namespace or a mapping); a :class:`ModelConfigError` if ``extra_flags`` set one of them to another
+    value."""
+    config = dict(model_config) if isinstance(model_config, Mapping) else dict(vars(model_config))
+    flags: list[str] = []
+    wanted: dict[str, str | None] = {}
+    for key, flag in MODEL_FLAGS.items():
+        value = config.get(key)
+        if value is None or (key == "max_relative_positions" and not value):
+            continue
+        if isinstance(value, bool):
+            wanted[flag] = None if value else "false"
+            if value:
+                flags.append(flag)
+            continue
+        wanted[flag] = _flag_value(value)
+        flags += [flag, wanted[flag]]
+    extra = list(extra_flags)
+    for i, token in enumerate(extra):
+        flag, _, inline = token.partition("=")
+        if flag not in wanted:
+            continue
+        given = inline or (extra[i + 1] if wanted[flag] is not None and i + 1 < len(extra) else None)
+        expected = wanted[flag]
+        if expected == "false" or (expected is not None and not _same(given, expected)):
+            raise ModelConfigError(
+                f"{flag} {given or ''} contradicts the checkpoint's model ({_describe(flag, expected)}): the "
+                "fine-tuned model is the pre-trained one; remove the flag"
+            )
+    return tuple(flags)
+
+
+def _same(given: str | None, expected: str) -> bool:
+    if given is None:
+        return False
+    try:
+        return float(given) == float(expected)
+    except ValueError:
+        return given == expected
+
+
+def _describe(flag: str, expected: str | None) -> str:
+    if expected == "false":
+        return f"pre-trained without {flag}"
+    return f"pre-trained with {flag}" if expected is None else f"pre-trained with {flag} {expected}"

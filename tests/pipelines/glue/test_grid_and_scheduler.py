@@ -3,13 +3,24 @@ slots, one retry, finished runs skipped) — with a stand-in for the run itself.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from pipelines.glue import scheduler
-from pipelines.glue.grid import Config, NewLayers, RunSpec, grid, train_command
+from pipelines.glue.grid import (
+    DEFAULT_PRESET,
+    PRESETS,
+    Config,
+    ModelConfigError,
+    NewLayers,
+    RunSpec,
+    checkpoint_model_flags,
+    grid,
+    train_command,
+)
 
 
 def spec(tmp_path: Path, task: str = "RTE", seed: int = 100, **changes: object) -> RunSpec:
@@ -24,12 +35,28 @@ def option(command: list[str], flag: str) -> str:
     return command[command.index(flag) + 1]
 
 
-def test_the_default_grid_is_berts_space() -> None:
+def test_the_default_grid_is_berts_appendix_a3() -> None:
     configs = grid()
-    assert len(configs) == 2 * 2 * 3
-    assert {c.batch_size for c in configs} == {16, 32} and {c.lr for c in configs} == {5e-5, 3e-5}
-    assert {c.epochs for c in configs} == {3, 4, 5} and {c.weight_decay for c in configs} == {0.01}
+    assert len(configs) == 2 * 3 * 3
+    assert {c.batch_size for c in configs} == {16, 32} and {c.lr for c in configs} == {5e-5, 3e-5, 2e-5}
+    assert {c.epochs for c in configs} == {2, 3, 4} and {c.weight_decay for c in configs} == {0.01}
     assert Config(32, 3e-5, 3, 0.01).name() == "bs32-lr3e-05-ep3-wd0.01"
+    assert PRESETS[DEFAULT_PRESET].name == "bert" and "A.3" in PRESETS["bert"].source
+
+
+def test_presets_carry_their_sources_and_settings() -> None:
+    macaron, roberta = PRESETS["macaron"], PRESETS["roberta"]
+    assert macaron.batch_sizes_for("MNLI") == (16, 24) and macaron.batch_sizes_for("RTE") == (16, 32)
+    assert macaron.epochs == (3, 4, 5) and macaron.weight_decays == (0.0, 0.01) and len(macaron.seeds) == 6
+    assert roberta.lrs == (1e-5, 2e-5, 3e-5) and roberta.epochs == (10,) and roberta.weight_decays == (0.1,)
+    assert roberta.warmup_ratio == 0.06 and roberta.adam_betas == (0.9, 0.98)
+    assert all(preset.source for preset in PRESETS.values())
+    run = RunSpec(task="RTE", config=Config(16, 1e-5, 10, 0.1), seed=100, data_dir=Path("d"),
+                  checkpoint=Path("m.pt"), arch="vanilla_bert_base", num_classes=2, regression=False,
+                  train_examples=1000, run_dir=Path("r"), warmup_ratio=roberta.warmup_ratio,
+                  adam_betas=roberta.adam_betas)  # fmt: skip
+    command = train_command(run, Path("ckpt"), Path("macaron_fairseq"))
+    assert run.updates() == (630, 38) and option(command, "--adam-betas") == "(0.9, 0.98)"
 
 
 def test_train_command_restores_the_model_with_berts_schedule(tmp_path: Path) -> None:
@@ -43,7 +70,8 @@ def test_train_command_restores_the_model_with_berts_schedule(tmp_path: Path) ->
     assert option(command, "--finetune-from-model") == str(tmp_path / "model.pt")
     assert "--restore-file" not in command
     assert "--no-save-optimizer-state" not in command and option(command, "--save-interval-updates") == "2000"
-    assert option(command, "--optimizer") == "adam" and option(command, "--weight-decay") == "0.01"
+    assert option(command, "--optimizer") == "adam_lr_groups" and option(command, "--weight-decay") == "0.01"
+    assert "--no-decay-bias-and-norm" in command and option(command, "--adam-betas") == "(0.9, 0.999)"
     assert option(command, "--task") == "macaron_sentence_prediction" and "--regression-target" not in command
     assert option(command, "--end-learning-rate") == "0" and option(command, "--dropout") == "0.1"
     assert option(command, "--tokens-per-sample") == "128"
@@ -61,8 +89,41 @@ def test_train_command_with_new_layers_and_regression(tmp_path: Path) -> None:
 
 
 def test_a_spec_survives_its_json_record(tmp_path: Path) -> None:
-    run = spec(tmp_path, new_layers=NewLayers(2), extra_flags=("--a", "b"))
+    run = spec(tmp_path, new_layers=NewLayers(2), extra_flags=("--a", "b"), model_flags=("--x", "1"),
+               adam_betas=(0.9, 0.98))  # fmt: skip
     assert RunSpec.from_record(json.loads(json.dumps(run.record()))) == run
+
+
+def test_the_fine_tuned_model_is_the_checkpoints_model(tmp_path: Path) -> None:
+    """The pre-training flags (here Macaron's γ, the GELU form, BERT's ε, an imported model's sizes) are
+    passed on to fairseq-train; flags contradicting them are refused."""
+    saved = argparse.Namespace(arch="macaron_bert_base", encoder_layers=4, encoder_embed_dim=96,
+                               encoder_ffn_embed_dim=192, encoder_attention_heads=4,
+                               activation_fn="gelu_accurate", activation_dropout=0.0,
+                               encoder_normalize_before=False, max_positions=512, num_segments=2,
+                               layernorm_eps=1e-12, macaron_ffn_step=0.4, max_relative_positions=0,
+                               dropout=0.3)  # fmt: skip
+    flags = checkpoint_model_flags(saved)
+    assert option(list(flags), "--macaron-ffn-step") == "0.4"
+    assert option(list(flags), "--activation-fn") == "gelu_accurate"
+    assert (
+        option(list(flags), "--layernorm-eps") == "1e-12" and option(list(flags), "--encoder-layers") == "4"
+    )
+    assert "--encoder-normalize-before" not in flags and "--dropout" not in flags  # fine-tuning's own
+    assert "--max-relative-positions" not in flags
+    command = train_command(spec(tmp_path, model_flags=flags), tmp_path / "ckpt", Path("macaron_fairseq"))
+    assert option(command, "--macaron-ffn-step") == "0.4"
+    assert checkpoint_model_flags(saved, ["--macaron-ffn-step", "0.40", "--dropout", "0.2"]) == flags
+    for contradiction in (
+        ["--activation-fn", "relu"],
+        ["--macaron-ffn-step=1"],
+        ["--encoder-normalize-before"],
+    ):
+        with pytest.raises(ModelConfigError, match=contradiction[0].split("=")[0]):
+            checkpoint_model_flags(saved, contradiction)
+    assert "--encoder-normalize-before" in checkpoint_model_flags(
+        {**vars(saved), "encoder_normalize_before": True}
+    )
 
 
 def test_slots_are_gpus_or_cpu_processes_sharing_the_cores() -> None:
@@ -86,6 +147,7 @@ def test_failed_runs_are_retried_once_and_finished_ones_skipped(tmp_path: Path, 
 
     monkeypatch.setattr(scheduler, "execute", fake_execute)
     reports = []
+
     def report(run: RunSpec, record: dict, attempt: int) -> None:
         reports.append((run.seed, attempt))
 
