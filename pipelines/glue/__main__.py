@@ -241,6 +241,7 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
     summary = {
         "checkpoint": str(args.checkpoint), "tasks": {}, "failed_runs": failed,
         "glue_average_mean": selection.glue_average("mean"),
+        "glue_average_median": selection.glue_average("median"),
         "glue_average_best": selection.glue_average("best"),
         "grid": {"preset": args.grid_preset, "batch_sizes": args.batch_sizes, "lrs": args.lrs,
                  "epochs": args.epochs,
@@ -253,6 +254,7 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
         best = result.best
         summary["tasks"][task] = {
             "config": dict(best.config), "score_mean": best.mean, "score_std": best.std,
+            "score_median": best.median,
             "metrics": {key: dict(zip(("mean", "std"), best.metric(key), strict=True))
                         for key in dev_metric_keys(task)},
             "seeds_finished": len(best.runs), "best_seed": result.best_run.seed,
