@@ -115,13 +115,22 @@ _requeue_unless_done() {
 
 run_preemptible() {
   "$@" &
-  local child=$! status=0
+  local child=$! status=0 got=0
   # shellcheck disable=SC2064  # the signal's name is expanded now
-  trap "_on_preempt_signal || true" "$PREEMPT_SIGNAL"
-  [ "$PREEMPT_SIGNAL" = TERM ] || trap "_on_term || true" TERM
+  trap "_TRAPPED=1; _on_preempt_signal || true" "$PREEMPT_SIGNAL"
+  [ "$PREEMPT_SIGNAL" = TERM ] || trap "_TRAPPED=1; _on_term || true" TERM
   while true; do
-    wait "$child" && status=0 || status=$?
-    kill -0 "$child" 2>/dev/null || break  # wait returns early when a trap runs; the command goes on
+    _TRAPPED=0
+    wait "$child" && got=0 || got=$?
+    if [ "$_TRAPPED" = 1 ] && [ "$got" -gt 128 ]; then
+      # a trap cut the wait short (128 + its signal), and the command goes on, or has ended meanwhile
+      kill -0 "$child" 2>/dev/null && continue
+      status=$got
+      wait "$child" && got=0 || got=$?  # the command's own status, still unclaimed
+      [ "$got" -ne 127 ] || got=$status  # 127: already claimed, the first answer was the command's
+    fi
+    status=$got
+    break
   done
   if [ "$status" -ne 0 ]; then
     _requeue_unless_done || true

@@ -43,6 +43,10 @@ PACKAGES = ("slurm-wlm", "munge")
 EXECUTABLES = ("sbatch", "srun", "scontrol", "sinfo", "slurmctld", "slurmd", "munged", "munge", "unmunge")
 PATH_SBIN = os.pathsep.join([os.environ.get("PATH", ""), "/usr/local/sbin", "/usr/sbin", "/sbin"])
 PARTITION = "debug"
+#: the partition whose jobs preempt those of :data:`PARTITION` (partition-priority preemption, see the conf)
+HIGH_PARTITION = "high"
+#: seconds between SIGTERM and SIGKILL for a preempted job of :data:`PARTITION`
+GRACE_TIME = 30
 #: values of the CI environment variable that mean "running in CI" (there a missing Slurm is a failure)
 CI_TRUE = ("1", "true", "yes")
 
@@ -210,7 +214,8 @@ class SlurmCluster:
         """Cancel the cluster's jobs, then end the daemons this object started (SIGTERM by pid, SIGKILL
         after ``timeout``) and wait for them: slurmd, slurmctld, then the cluster's own munged."""
         if self.pids.get("slurmctld") and self._alive("slurmctld"):
-            self.run("scancel", "--partition", PARTITION, check=False)
+            for partition in (PARTITION, HIGH_PARTITION):
+                self.run("scancel", "--partition", partition, check=False)
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
                 q = self.run("squeue", "-h", "-o", "%i", check=False)
@@ -312,7 +317,8 @@ class SlurmCluster:
 
     def node_state(self) -> str | None:
         proc = self.run("sinfo", "-h", "-N", "-n", self.node, "-o", "%T", check=False)
-        return proc.stdout.strip() or None if proc.returncode == 0 else None
+        states = set(proc.stdout.split()) if proc.returncode == 0 else set()  # one line per partition
+        return states.pop() if len(states) == 1 else None
 
     # ---------------------------------------------------------------- internals
     @staticmethod
@@ -391,6 +397,7 @@ class SlurmCluster:
         spool.mkdir(exist_ok=True)
         ctld_port, slurmd_port = _free_ports(2)
         hw = " ".join(f"{k}={v}" for k, v in node_hardware().items())
+        partition = f"Nodes={self.node} MaxTime=INFINITE State=UP"
         self.conf.write_text(
             f"""\
 # single-host test cluster written by tests/slurm_cluster.py
@@ -437,7 +444,12 @@ SlurmctldTimeout=30
 SlurmdTimeout=30
 MessageTimeout=10
 NodeName={self.node} NodeAddr=127.0.0.1 {hw} State=UNKNOWN
-PartitionName={PARTITION} Nodes={self.node} Default=YES MaxTime=INFINITE State=UP
+# partition-priority preemption: a job of the high partition that needs the CPUs preempts jobs of the default
+# one (SIGCONT + SIGTERM, SIGKILL after GraceTime, then requeued: PreemptMode=REQUEUE)
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
+PartitionName={PARTITION} {partition} PriorityTier=1 GraceTime={GRACE_TIME} PreemptMode=REQUEUE Default=YES
+PartitionName={HIGH_PARTITION} {partition} PriorityTier=10 PreemptMode=OFF
 """
         )
 

@@ -5,6 +5,7 @@ the GLUE jobs)."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from helpers import REPO
@@ -14,14 +15,23 @@ STEPS = 150
 SCRIPT = REPO / "slurm" / "pretrain.sbatch"
 
 
-def submit(cluster: SlurmCluster, corpus: Path, save_dir: Path) -> int:
+def submit(
+    cluster: SlurmCluster,
+    corpus: Path,
+    save_dir: Path,
+    *,
+    save_interval: int = 20,
+    sbatch_args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> int:
+    """Submit the job (output: ``SAVE_DIR.out`` beside the save directory); its id."""
     env = {"DATA": str(corpus), "ARCH": "macaron_bert_tiny", "DS_CONFIG": "configs/deepspeed/tiny_cpu.json",
            "SAVE_DIR": str(save_dir), "REPO": str(REPO), "PYTHON": sys.executable,
-           "PYTHONWARNINGS": "ignore"}  # fmt: skip
+           "PYTHONWARNINGS": "ignore", **(env or {})}  # fmt: skip
     proc = cluster.run(
         "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
-        f"--output={save_dir.parent / (save_dir.name + '.out')}", str(SCRIPT),
-        "--max-update", str(STEPS), "--seed", "3", "--log-interval", "25", "--save-interval-updates", "20",
-        "--no-validation", env=cluster.env(env), cwd=REPO,
+        f"--output={save_dir.parent / (save_dir.name + '.out')}", *sbatch_args, str(SCRIPT),
+        "--max-update", str(STEPS), "--seed", "3", "--log-interval", "25",
+        "--save-interval-updates", str(save_interval), "--no-validation", env=cluster.env(env), cwd=REPO,
     )  # fmt: skip
     return int(proc.stdout.split(";")[0])
