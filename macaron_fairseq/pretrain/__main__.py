@@ -19,7 +19,13 @@ import torch
 
 import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
 from macaron_fairseq.pretrain.distributed import export_placement, placement
-from macaron_fairseq.pretrain.ds_config import check_supported, read_config, reconcile_batch
+from macaron_fairseq.pretrain.ds_config import (
+    check_supported,
+    checkpoints_activations,
+    complete_precision,
+    read_config,
+    reconcile_batch,
+)
 from workflow.cli import run_cli
 from workflow.errors import UserError
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
@@ -90,6 +96,14 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
         read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
     )
     check_supported(ds_config, config_path, cuda=torch.cuda.is_available())
+    ds_config, notes = complete_precision(ds_config, config_path)
+    if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
+        cfg.model.checkpoint_activations = args.checkpoint_activations = True
+        notes.append(f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "
+                     "the backward pass (fairseq's --checkpoint-activations)")  # fmt: skip
+    if where.rank == 0:
+        for note in notes:
+            print(f"[pretrain] {note}", file=sys.stderr, flush=True)
     export_placement(where)
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if torch.cuda.is_available():

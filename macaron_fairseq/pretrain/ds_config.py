@@ -9,8 +9,21 @@ Weight decay follows BERT: not on biases and LayerNorm weights (:func:`parameter
 
 :func:`check_supported` refuses, before anything is built, what would fail later or silently do nothing:
 fp16 and LAMB without a GPU (DeepSpeed's CPU accelerator has no fp16, and its ``Lamb`` is the CUDA kernel
-``FusedLamb``), fp16 together with bf16, and an ``activation_checkpointing`` section (it configures
-``deepspeed.checkpointing``, which fairseq's layers do not call: ``--checkpoint-activations`` is the switch).
+``FusedLamb``), fp16 together with bf16, and options of an ``activation_checkpointing`` section other than
+off (they configure ``deepspeed.checkpointing``, which fairseq's layers do not call). The section itself
+means fairseq's ``--checkpoint-activations`` (:func:`checkpoints_activations`).
+
+Gradient accumulation (:func:`complete_precision`). DeepSpeed 0.19 accumulates the micro-batches' gradients in
+``data_types.grad_accum_dtype``, whose default is the model's dtype: with ``bf16`` or ``fp16`` enabled and
+no ``data_types`` section, 8-16 micro-batches are summed in bf16 (8-bit mantissa) or fp16, and reduced
+across the ranks in ``communication_data_type``, whose default is also the model's dtype. With ZeRO 1 or 2
+a missing ``grad_accum_dtype`` is set to fp32 here (bf16 + ZeRO-1 then runs DeepSpeed's ``BF16_Optimizer``,
+bf16 + ZeRO-2 and fp16 + ZeRO-1/2 its ZeRO optimizer with a separate fp32 accumulation buffer) and a
+missing ``communication_data_type`` to fp32; at ZeRO-0 DeepSpeed cannot accumulate a bf16/fp16 model's
+gradients in fp32 (``NotImplementedError``), so the config is refused when it asks for that, and a warning
+names the alternatives (ZeRO-1, or ``torch_autocast``: fp32 weights and gradients, bf16/fp16 compute, as
+``configs/deepspeed/lamb_64k.json`` does for LAMB, whose per-tensor trust ratio needs unflattened
+parameters).
 """
 
 from __future__ import annotations
@@ -41,10 +54,68 @@ CUDA_ONLY_OPTIMIZERS = ("lamb", "onebitlamb", "onebitadam", "zerooneadam")
 
 
 def precision(config: dict[str, Any]) -> str:
-    """``"fp16"``, ``"bf16"`` or ``"fp32"``: what the engine computes in."""
+    """``"fp16"``, ``"bf16"`` or ``"fp32"``: what the engine computes in (a ``torch_autocast`` section
+    computes in its dtype with fp32 weights)."""
     fp16 = bool(config.get("fp16", {}).get("enabled", False))
     bf16 = bool(config.get("bf16", config.get("bfloat16", {})).get("enabled", False))
-    return "fp16" if fp16 else "bf16" if bf16 else "fp32"
+    autocast = autocast_dtype(config)
+    return "fp16" if fp16 else "bf16" if bf16 else autocast or "fp32"
+
+
+def autocast_dtype(config: dict[str, Any]) -> str | None:
+    """``"bf16"`` / ``"fp16"`` when the config enables DeepSpeed's ``torch_autocast``, else None."""
+    section = config.get("torch_autocast", {})
+    if not section.get("enabled", False):
+        return None
+    dtype = str(section.get("dtype", "bfloat16")).replace("torch.", "")
+    return {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16"}.get(
+        dtype, dtype
+    )
+
+
+def zero_stage(config: dict[str, Any]) -> int:
+    return int(config.get("zero_optimization", {}).get("stage", 0))
+
+
+FP32_NAMES = ("fp32", "float32", "float", "torch.float32")
+
+
+def complete_precision(config: dict[str, Any], path: Path) -> tuple[dict[str, Any], list[str]]:
+    """``config`` with fp32 gradient accumulation and reduction where DeepSpeed can do it (see the module
+    docstring), and the notes to show about it."""
+    config = dict(config)
+    notes: list[str] = []
+    mixed = bool(config.get("fp16", {}).get("enabled", False)) or bool(
+        config.get("bf16", config.get("bfloat16", {})).get("enabled", False)
+    )
+    if not mixed:
+        return config, notes
+    name = precision(config)
+    accumulate = config.get("data_types", {}).get("grad_accum_dtype")
+    if zero_stage(config) == 0:
+        if accumulate is not None and str(accumulate) in FP32_NAMES:
+            raise UserError(
+                f"{path}: DeepSpeed cannot accumulate a {name} model's gradients in fp32 at ZeRO stage 0 "
+                '(NotImplementedError); use "zero_optimization": {"stage": 1}, or "torch_autocast" '
+                "(fp32 weights and gradients) instead of the "
+                f'"{name}" section'
+            )
+        if int(config.get("gradient_accumulation_steps", 1) or 1) > 1:
+            notes.append(
+                f"warning: {path.name}: {name} at ZeRO stage 0 accumulates gradients in {name}; ZeRO-1 "
+                'with "data_types": {"grad_accum_dtype": "fp32"} or "torch_autocast" accumulates in fp32'
+            )
+        return config, notes
+    if accumulate is None:
+        config["data_types"] = {**config.get("data_types", {}), "grad_accum_dtype": "fp32"}
+        notes.append(
+            f'{path.name}: no "data_types.grad_accum_dtype": gradients are accumulated in fp32 (DeepSpeed\'s '
+            f"default, the model's {name}, is not safe numerically over many micro-batches)"
+        )
+    if "communication_data_type" not in config:
+        config["communication_data_type"] = "fp32"
+        notes.append(f'{path.name}: no "communication_data_type": gradients are all-reduced in fp32')
+    return config, notes
 
 
 def check_supported(config: dict[str, Any], path: Path, cuda: bool) -> None:
@@ -53,6 +124,9 @@ def check_supported(config: dict[str, Any], path: Path, cuda: bool) -> None:
     bf16 = bool(config.get("bf16", config.get("bfloat16", {})).get("enabled", False))
     if fp16 and bf16:
         raise UserError(f"{path}: fp16 and bf16 are both enabled; enable one")
+    if (fp16 or bf16) and autocast_dtype(config):
+        both = "fp16" if fp16 else "bf16"
+        raise UserError(f"{path}: torch_autocast and {both} are both enabled; enable one")
     optimizer = str(config.get("optimizer", {}).get("type", "")).lower()
     if not cuda:
         if fp16:
@@ -65,11 +139,22 @@ def check_supported(config: dict[str, Any], path: Path, cuda: bool) -> None:
                 f"{path}: optimizer {config['optimizer']['type']} is a CUDA kernel in DeepSpeed and needs a "
                 "GPU; on CPU use AdamW"
             )
-    if "activation_checkpointing" in config:
+    unsupported = [
+        key for key, value in config.get("activation_checkpointing", {}).items() if value and key != "enabled"
+    ]  # fmt: skip
+    if unsupported:
         raise UserError(
-            f"{path}: 'activation_checkpointing' configures deepspeed.checkpointing, which the fairseq "
-            "layers do not call (it would do nothing); remove it and pass --checkpoint-activations"
+            f"{path}: activation_checkpointing.{unsupported[0]} configures deepspeed.checkpointing, which "
+            "the fairseq layers do not call; an activation_checkpointing section (or "
+            "--checkpoint-activations) checkpoints every layer with fairseq's checkpoint_wrapper only"
         )
+
+
+def checkpoints_activations(config: dict[str, Any]) -> bool:
+    """An ``activation_checkpointing`` section turns on fairseq's ``--checkpoint-activations`` (every
+    encoder layer recomputed in the backward pass), as phase 2 at 512 tokens needs on small GPUs."""
+    section = config.get("activation_checkpointing")
+    return isinstance(section, dict) and section.get("enabled", True) is not False
 
 
 def reconcile_batch(

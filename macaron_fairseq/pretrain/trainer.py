@@ -30,6 +30,7 @@ import torch.distributed as dist
 from omegaconf import OmegaConf
 
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
+from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
 from macaron_fairseq.pretrain.progress import PretrainProgress
@@ -40,6 +41,33 @@ from workflow.preemption import PREEMPTED_EXIT, Preemption
 CLIENT_STATE_VERSION = 1
 RUN_RECORD = "run.json"
 """What a save directory holds (its architecture), checked before a checkpoint is loaded into the engine."""
+
+
+def rng_state() -> dict[str, Any]:
+    """This rank's random generators: torch's CPU generator and every CUDA generator of the process (dropout
+    on a GPU draws from the CUDA one)."""
+    state: dict[str, Any] = {"torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def restore_rng(state: dict[str, Any]) -> str | None:
+    """Set the generators :func:`rng_state` saved. A checkpoint of a CUDA run restored where the process
+    sees another number of devices restores the devices both have; the returned warning says so."""
+    torch.set_rng_state(state["torch"])
+    cuda = state.get("cuda")
+    if cuda is None:
+        return None
+    devices = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    for index in range(min(devices, len(cuda))):
+        torch.cuda.set_rng_state(cuda[index], index)
+    if devices != len(cuda):
+        return (
+            f"warning: the checkpoint holds the CUDA RNG state of {len(cuda)} device(s) per rank, this "
+            f"process sees {devices}: the random streams differ from an uninterrupted run's"
+        )
+    return None
 
 
 @dataclass
@@ -115,7 +143,8 @@ class Pretrainer:
         self.model = self.task.build_model(cfg.model)
         self.criterion = self.task.build_criterion(cfg.criterion)
         self.micro_batch = ds_config["train_micro_batch_size_per_gpu"]
-        self.resuming = (self.save_dir / "latest").exists()
+        self.choice = self._choose_checkpoint()
+        self.resuming = self.choice.tag is not None
         if not self.resuming:
             self._apply_init_scheme()
         self.flops = BertFlops.of(self.model)
@@ -219,10 +248,21 @@ class Pretrainer:
         return totals
 
     # ---------------------------------------------------------------------------------- checkpoints
+    def _choose_checkpoint(self) -> checkpoints.Choice:
+        """The newest complete checkpoint of ``--save-dir`` (:mod:`.checkpoints`), rank 0's choice on every
+        rank."""
+        choice = [checkpoints.choose(self.save_dir) if self.where.rank == 0 else None]
+        if dist.is_available() and dist.is_initialized():
+            dist.broadcast_object_list(choice, src=0)
+        return choice[0]
+
     def restore(self) -> int:
-        """Load the newest checkpoint of ``--save-dir`` if there is one; the step to continue from."""
+        """Load the newest complete checkpoint of ``--save-dir`` if there is one; the step to continue
+        from. Newer checkpoints that a killed save left incomplete are skipped, saying so."""
         restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
-        if not (self.save_dir / "latest").exists():
+        for note in self.choice.notes(self.save_dir):
+            self._log(note)
+        if self.choice.tag is None:
             if self.where.rank == 0:
                 self._truncate_log(0)  # records of a run killed before its first checkpoint
             if restarts:
@@ -230,23 +270,36 @@ class Pretrainer:
                 self._log(f"restart {restarts} of Slurm job {job}, but {self.save_dir} holds no checkpoint: "
                           "starting fresh")  # fmt: skip
             return 0
-        run = json.loads((self.save_dir / RUN_RECORD).read_text(encoding="utf-8"))
-        if run.get("arch") != self.cfg.model._name:
+        tag, manifest = self.choice.tag, self.choice.manifest or {}
+        if manifest.get("arch") != self.cfg.model._name:
             raise UserError(
-                f"{self.save_dir} holds a {run.get('arch')} run; this command trains "
+                f"{self.save_dir} holds a {manifest.get('arch')} run; this command trains "
                 f"{self.cfg.model._name} (use another --save-dir)"
             )
-        path, client = self.engine.load_checkpoint(str(self.save_dir))
+        saved_world = int(manifest.get("world_size", self.where.world_size))
+        if saved_world != self.where.world_size:
+            raise UserError(
+                f"{self.save_dir / tag} was saved by {saved_world} ranks and this run has "
+                f"{self.where.world_size}: resume with {saved_world} ranks (ZeRO partitions, RNG streams "
+                "and the data shards are per rank)"
+            )
+        path, client = self.engine.load_checkpoint(str(self.save_dir), tag=tag)
         if path is None:
-            raise UserError(f"{self.save_dir}: its 'latest' checkpoint could not be loaded")
+            raise UserError(f"{self.save_dir / tag}: the checkpoint could not be loaded")
         self.epoch_itr = self._epoch_iterator(client["iterator"]["epoch"])
         self.epoch_itr.load_state_dict(client["iterator"])
-        tag = (self.save_dir / "latest").read_text(encoding="utf-8").strip()
-        rng = torch.load(self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
-        torch.set_rng_state(rng["torch"])
+        scaler = self._grad_scaler()
+        if scaler is not None and client.get("grad_scaler"):
+            scaler.load_state_dict(client["grad_scaler"])
+        rng = torch.load(self.save_dir / tag / f"rng_rank{self.where.rank}.pt", weights_only=True)
+        warning = restore_rng(rng)
+        if warning:
+            print(f"[pretrain] rank {self.where.rank}: {warning}", file=sys.stderr, flush=True)
         step = int(client["step"])
         if self.where.rank == 0:
             self._truncate_log(step)
+            if not (self.save_dir / RUN_RECORD).exists():  # informative only: the manifest decides
+                write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": manifest["arch"]}))
         restart = f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
         self._log(f"resumed from {self.save_dir / tag} at step {step}{restart}")
         return step
@@ -261,7 +314,14 @@ class Pretrainer:
         write_text_atomically(self.log_path, "".join(f"{line}\n" for line in kept))
 
     def save(self, step: int) -> None:
-        tag = f"step{step}"
+        """Save and commit the checkpoint of ``step`` (:mod:`.checkpoints`: the manifest, written after
+        every rank has written its files, is the commit; ``latest`` follows it)."""
+        tag = checkpoints.tag_of(step)
+        tag_dir = self.save_dir / tag
+        if self.where.rank == 0 and tag_dir.exists():  # left by a save that was cut short
+            shutil.rmtree(tag_dir)
+        if dist.is_initialized():
+            dist.barrier()
         client = {
             "version": CLIENT_STATE_VERSION,
             "step": step,
@@ -271,13 +331,24 @@ class Pretrainer:
                 self.cfg, resolve=True, enum_to_str=True
             ),  # as fairseq saves it
         }
-        self.engine.save_checkpoint(str(self.save_dir), tag=tag, client_state=client)
-        torch.save({"torch": torch.get_rng_state()}, self.save_dir / tag / f"rng_rank{self.where.rank}.pt")
+        scaler = self._grad_scaler()
+        if scaler is not None:
+            client["grad_scaler"] = scaler.state_dict()
+        self.engine.save_checkpoint(str(self.save_dir), tag=tag, client_state=client, save_latest=False)
+        torch.save(rng_state(), tag_dir / f"rng_rank{self.where.rank}.pt")
         if dist.is_initialized():
             dist.barrier()
         if self.where.rank == 0:
+            record = {
+                "step": step,
+                "arch": self.cfg.model._name,
+                "world_size": self.where.world_size,
+                "zero_stage": self.engine.zero_optimization_stage(),
+            }
+            checkpoints.write_manifest(tag_dir, record)
             write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": self.cfg.model._name}))
-            self._prune(keep=self.args.keep_last_checkpoints)
+            checkpoints.commit_latest(self.save_dir, tag)
+            checkpoints.prune(self.save_dir, keep=self.args.keep_last_checkpoints)
             self._plot()
 
     def _plot(self) -> None:
@@ -289,16 +360,6 @@ class Pretrainer:
             plot_step_log(log, self.save_dir / "loss_curves.png", self.cfg.model._name)
         except Exception as err:  # matplotlib, fonts, a full disk: the run matters more than its plot
             self._log(f"warning: loss_curves.png not written ({type(err).__name__}: {err})")
-
-    def _prune(self, keep: int) -> None:
-        if keep <= 0:
-            return
-        tags = sorted(
-            (p for p in self.save_dir.glob("step*") if p.is_dir() and p.name[4:].isdigit()),
-            key=lambda p: int(p.name[4:]),
-        )
-        for old in tags[:-keep]:
-            shutil.rmtree(old, ignore_errors=True)
 
     # ------------------------------------------------------------------------------------------ loop
     def _log(self, message: str) -> None:
@@ -323,6 +384,9 @@ class Pretrainer:
             optimizer = self.engine.optimizer
             record["loss_scale"] = float(getattr(optimizer, "cur_scale", getattr(optimizer, "loss_scale", 0)))
             record["skipped_steps"] = int(self.engine.skipped_steps)
+        scaler = self._grad_scaler()
+        if scaler is not None:  # torch_autocast fp16: torch's GradScaler scales the loss
+            record["loss_scale"] = float(scaler.get_scale())
         record["tokens_per_second"] = record["tokens"] / max(seconds, 1e-9)
         record["samples_per_second"] = record["pairs"] / max(seconds, 1e-9)
         record["seconds"] = seconds
@@ -395,6 +459,11 @@ class Pretrainer:
         if dist.is_initialized():
             dist.barrier()
         raise SystemExit(PREEMPTED_EXIT)
+
+    def _grad_scaler(self) -> Any:
+        """The GradScaler of DeepSpeed's ``torch_autocast`` with fp16 at ZeRO-0 (not in DeepSpeed's own
+        checkpoint: saved in the client state), else None."""
+        return getattr(self.engine, "torch_autocast_z0_gradscaler", None)
 
     def _to_device(self, sample: dict[str, Any]) -> dict[str, Any]:
         if torch.cuda.is_available():

@@ -11,6 +11,8 @@ from torch import nn
 from macaron_fairseq.pretrain.distributed import first_host, placement
 from macaron_fairseq.pretrain.ds_config import (
     check_supported,
+    checkpoints_activations,
+    complete_precision,
     parameter_groups,
     precision,
     read_config,
@@ -109,8 +111,14 @@ def test_what_cannot_run_here_is_refused_before_anything_is_built(tmp_path: Path
     check_supported(lamb, path, cuda=True)
     with pytest.raises(UserError, match=r"fp16 and bf16 are both enabled"):
         check_supported({"fp16": {"enabled": True}, "bf16": {"enabled": True}}, path, cuda=True)
-    with pytest.raises(UserError, match=r"--checkpoint-activations"):
+    with pytest.raises(
+        UserError, match=r"activation_checkpointing.partition_activations configures deepspeed"
+    ):
         check_supported({"activation_checkpointing": {"partition_activations": True}}, path, cuda=True)
+    phase2 = {"activation_checkpointing": {"partition_activations": False}}
+    check_supported(phase2, path, cuda=False)  # bert_phase2.json's section: fairseq's checkpointing
+    assert checkpoints_activations(phase2) and not checkpoints_activations({})
+    assert not checkpoints_activations({"activation_checkpointing": {"enabled": False}})
     check_supported({"bf16": {"enabled": True}}, path, cuda=False)
     assert [precision(c) for c in (fp16, {"bf16": {"enabled": True}}, {})] == ["fp16", "bf16", "fp32"]
 
@@ -128,3 +136,50 @@ def test_the_command_refuses_fp16_on_cpu_naming_the_config(tmp_path: Path) -> No
     proc = run_module("macaron_fairseq.pretrain", *args, check=False)
     assert proc.returncode == 2 and "fp16.json: fp16 needs a GPU" in proc.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_mixed_precision_accumulates_and_reduces_in_fp32(tmp_path: Path) -> None:
+    """DeepSpeed's default accumulation and reduction dtype is the model's (bf16/fp16): with ZeRO 1/2 a
+    config without ``data_types`` gets fp32, said in a note; what a config says is kept; at ZeRO-0 DeepSpeed
+    cannot accumulate a bf16 model's gradients in fp32, so asking for it is refused."""
+    path = tmp_path / "ds.json"
+    bf16 = {"bf16": {"enabled": True}, "zero_optimization": {"stage": 1}}
+    config, notes = complete_precision(bf16, path)
+    assert (
+        config["data_types"] == {"grad_accum_dtype": "fp32"} and config["communication_data_type"] == "fp32"
+    )
+    assert len(notes) == 2 and "gradients are accumulated in fp32" in notes[0]
+    assert "data_types" not in bf16  # the caller's dict is not changed
+    fp16 = {"fp16": {"enabled": True}, "zero_optimization": {"stage": 2}, "communication_data_type": "fp16"}
+    config, notes = complete_precision(fp16, path)
+    assert config["data_types"]["grad_accum_dtype"] == "fp32" and config["communication_data_type"] == "fp16"
+    assert complete_precision({"zero_optimization": {"stage": 1}}, path) == (
+        {"zero_optimization": {"stage": 1}},
+        [],
+    )
+    zero0 = {"bf16": {"enabled": True}, "gradient_accumulation_steps": 4}
+    config, notes = complete_precision(zero0, path)
+    assert "data_types" not in config and "accumulates gradients in bf16" in notes[0]
+    with pytest.raises(
+        UserError, match=r"ds\.json: DeepSpeed cannot accumulate a bf16 model's gradients in fp32"
+    ):
+        complete_precision({**zero0, "data_types": {"grad_accum_dtype": "fp32"}}, path)
+
+
+def test_every_shipped_mixed_precision_config_says_fp32_accumulation() -> None:
+    """bf16/fp16 configs name fp32 for accumulation and reduction; torch_autocast ones keep fp32 weights (and
+    so fp32 gradients) at ZeRO-0, where LAMB's per-tensor trust ratio sees unflattened parameters."""
+    configs = Path(__file__).resolve().parents[3] / "configs" / "deepspeed"
+    mixed = 0
+    for path in sorted(configs.glob("*.json")):
+        config = json.loads(path.read_text())
+        if precision(config) == "fp32":
+            continue
+        mixed += 1
+        if "torch_autocast" in config:
+            assert config["zero_optimization"]["stage"] == 0, path.name
+            continue
+        assert config["data_types"]["grad_accum_dtype"] == "fp32", path.name
+        assert config["communication_data_type"] == "fp32", path.name
+        assert complete_precision(config, path) == (config, []), path.name
+    assert mixed == 4
