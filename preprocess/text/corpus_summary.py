@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from preprocess.sources.bookcorpus import SKIP_REASONS
+from preprocess.sources.bookcorpus import FALLBACK_ENCODINGS, SKIP_REASONS
 from preprocess.text.corpus_layout import SPLITS
 from preprocess.text.wikitext import DROP_REASONS
 
@@ -20,11 +20,13 @@ def build_summary(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Aggregate the stage reports (extract stages per source kind, BPE, binarize) into one record."""
     per_source: dict[str, Counter[str]] = {}
     files: dict[str, list[str]] = {}
+    decoded_names: dict[str, list[str]] = {}
     for name, report in reports.items():
         if name.startswith("extract-"):
             source = report["source"]
             per_source.setdefault(source, Counter()).update(report["counts"])
             files.setdefault(source, []).append(report["file"])
+            decoded_names.setdefault(source, []).extend(report.get("decoded_files", []))
     sources = {}
     for source, counts in per_source.items():
         entry: dict[str, Any] = {
@@ -39,6 +41,8 @@ def build_summary(reports: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         else:
             entry["files"] = counts["files"]
             entry["skipped_files"] = {reason: counts[f"skipped.{reason}"] for reason in SKIP_REASONS}
+            entry["decoded_files"] = {enc: counts[f"decoded.{enc}"] for enc in FALLBACK_ENCODINGS}
+            entry["decoded_file_names"] = decoded_names.get(source, [])
         entry["moved_to_valid"] = counts["moved_to_valid"]
         entry["inputs"] = files[source]
         sources[source] = entry
@@ -78,6 +82,10 @@ def summary_table(summary: Mapping[str, Any]) -> str:
                 f"{reason.replace('_', '-')} {n:,}" for reason, n in entry["skipped_files"].items()
             )
             rows.append(f"{source} files skipped (not text): {skipped}")
+        if sum(entry.get("decoded_files", {}).values()):
+            decoded = ", ".join(f"{encoding} {n:,}" for encoding, n in entry["decoded_files"].items() if n)
+            names = ", ".join(entry["decoded_file_names"][:5])
+            rows.append(f"{source} files not UTF-8, decoded as: {decoded} (e.g. {names})")
         if "pages" in entry:
             rows.append(
                 f"{source}: {entry['pages']:,} pages, {entry['xml_bytes'] / 1e6:,.1f} MB of page XML, "

@@ -62,6 +62,8 @@ class ExtractedText:
     """``(fraction, start, end)``: bytes of ``text["train"]`` holding that document."""
     skipped_files: list[str] = field(default_factory=list)
     """Names of input files that were not read (not text), for the log."""
+    decoded_files: list[str] = field(default_factory=list)
+    """Names of input files that were not UTF-8 and were decoded with a fallback encoding (books)."""
 
 
 class DocumentProcessor:

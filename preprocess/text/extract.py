@@ -43,6 +43,9 @@ PAGE_BATCH_BYTES = 2 << 20
 a stream range otherwise), so that a worker holds at most this much XML at a time."""
 BOOKS_PER_UNIT = 4
 EXTRACT_VERSION = 1
+BOOK_DECODING = "utf-8|cp1252|latin-1"
+"""How books are decoded (a key of the extract-bookcorpus stage: books that were skipped as not UTF-8 by an
+earlier version are read on a rerun)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,9 @@ def book_batch(job: tuple[Path, list[Path]]) -> ExtractedText:
             out.counts[f"skipped.{reason}"] += 1
             out.skipped_files.append(str(path.relative_to(directory)))
             continue
+        if book.encoding != "utf-8":
+            out.counts[f"decoded.{book.encoding}"] += 1
+            out.decoded_files.append(f"{path.relative_to(directory)} ({book.encoding})")
         out.counts["text_bytes"] += sum(len(paragraph) for paragraph in book.paragraphs)
         documents.append((f"bookcorpus:{book.key}", book.paragraphs))
     _processor["documents"].add(out, documents)
@@ -137,13 +143,15 @@ def book_batch(job: tuple[Path, list[Path]]) -> ExtractedText:
 # ------------------------------------------------------------------------------------------- writer
 def write_extracted(
     results: Iterable[ExtractedText], train: Path, valid: Path, progress: Callable[[Counter[str]], None]
-) -> tuple[Counter[str], list[str]]:
+) -> tuple[Counter[str], list[str], list[str]]:
     """Write every result's text in order; then make sure ``valid`` holds at least one document.
 
-    Returns the summed counts and the names of the first (at most 20) skipped input files.
+    Returns the summed counts and the names of the first (at most 20) skipped input files and of the first
+    (at most 20) files decoded with a fallback encoding.
     """
     counts: Counter[str] = Counter()
     skipped: list[str] = []
+    decoded: list[str] = []
     smallest: tuple[float, int, int] | None = None
     written = 0
     with OutputFile(train) as train_out, OutputFile(valid) as valid_out:
@@ -156,10 +164,11 @@ def write_extracted(
             written += len(result.text["train"])
             counts.update(result.counts)
             skipped += result.skipped_files[: 20 - len(skipped)]
+            decoded += result.decoded_files[: 20 - len(decoded)]
             progress(result.counts)
     if counts["valid.documents"] == 0 and smallest is not None:
         move_to_validation(train, valid, smallest[1], smallest[2], counts)
-    return counts, skipped
+    return counts, skipped, decoded
 
 
 def move_to_validation(train: Path, valid: Path, start: int, end: int, counts: Counter[str]) -> None:
@@ -225,7 +234,7 @@ def extract_wikipedia(
         runner.log(f"[extract] {dump.name}: {mode}" + (f" ({ranges} ranges)" if ranges else ""))
         with _bar(f"extract {dump.name}", None, "pages") as bar:
             results = ordered_map(function, units, workers, _init_worker, (config, site))
-            counts, _ = write_extracted(
+            counts, _, _ = write_extracted(
                 results, temps[outputs.train], temps[outputs.valid], lambda c: bar.update(c["pages"])
             )
         if counts["pages"] == 0:
@@ -246,23 +255,32 @@ def extract_bookcorpus(
         units = ((directory, batch) for batch in chunked(files, BOOKS_PER_UNIT))
         with _bar(f"extract {directory.name}", len(files), "books") as bar:
             results = ordered_map(book_batch, units, workers, _init_worker, (config, None))
-            counts, skipped_files = write_extracted(
+            counts, skipped_files, decoded_files = write_extracted(
                 results, temps[outputs.train], temps[outputs.valid], lambda c: bar.update(c["files"])
             )
         skipped = {reason: counts[f"skipped.{reason}"] for reason in bookcorpus.SKIP_REASONS}
         if sum(skipped.values()):
             runner.log(
-                f"[extract] {directory}: skipped {skipped['binary']} binary and {skipped['not_utf8']} "
-                f"non-UTF-8 file(s) (not text), e.g. {', '.join(skipped_files[:5])}"
+                f"[extract] {directory}: skipped {skipped['binary']} binary file(s) (not text), "
+                f"e.g. {', '.join(skipped_files[:5])}"
+            )
+        decoded = sum(counts[f"decoded.{encoding}"] for encoding in bookcorpus.FALLBACK_ENCODINGS)
+        if decoded:
+            runner.log(
+                f"[extract] {directory}: {decoded} book(s) not UTF-8, decoded as cp1252/Latin-1, "
+                f"e.g. {', '.join(decoded_files[:5])}"
             )
         if counts["files"] == sum(skipped.values()):
-            raise UserError(f"--bookcorpus {directory}: none of its {len(files)} .txt files is UTF-8 text")
+            raise UserError(f"--bookcorpus {directory}: none of its {len(files)} .txt files is text")
         return {
             "source": "bookcorpus",
             "file": str(directory),
             "counts": dict(counts),
             "skipped_files": skipped_files,
+            "decoded_files": decoded_files,
         }
 
-    params = {"version": EXTRACT_VERSION, "source": "bookcorpus", **config.as_params()}
+    params = {
+        "version": EXTRACT_VERSION, "source": "bookcorpus", "decoding": BOOK_DECODING, **config.as_params()
+    }  # fmt: skip
     return runner.run("extract-bookcorpus", files, outputs.both(), params, build)

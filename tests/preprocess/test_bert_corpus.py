@@ -68,11 +68,16 @@ def test_document_counts_and_drops_match_the_dump(inputs: dict, built: dict) -> 
     }
     assert wiki["pages"] == sum(KINDS.values())
     books = built["summary"]["sources"]["bookcorpus"]
-    assert books["train"]["documents"] + books["valid"]["documents"] == 5
-    assert books["skipped_files"] == {"binary": 1, "not_utf8": 1}
+    assert books["train"]["documents"] + books["valid"]["documents"] == 6  # 5 + the Latin-1 book, decoded
+    assert books["skipped_files"] == {"binary": 1}
+    assert books["decoded_files"] == {"cp1252": 1, "latin-1": 0}
+    assert books["decoded_file_names"] == ["latin1.txt (cp1252)"]
     table = built["proc"].stdout
     assert "wikipedia dropped: redirect 5, other namespace 4, disambiguation 2, empty 1, too short 2" in table
-    assert "bookcorpus files skipped (not text): binary 1, not-utf8 1" in table
+    assert "bookcorpus files skipped (not text): binary 1" in table
+    assert "bookcorpus files not UTF-8, decoded as: cp1252 1 (e.g. latin1.txt (cp1252))" in table
+    text = "".join((built["dest"] / "text" / f"{split}.txt").read_text() for split in ("train", "valid"))
+    assert "un café ." in text  # the Latin-1 book's text, decoded
 
 
 def test_text_is_lowercased_prose_without_markup_or_headings(built: dict) -> None:
@@ -93,12 +98,15 @@ def test_the_split_is_by_document_and_counted(built: dict) -> None:
         assert len(docs) == summary["total"][split]["documents"]
         assert sum(doc.count("\n") + 1 for doc in docs) == summary["total"][split]["sentences"]
         for doc in docs:
+            if doc == "un café .\ndeux cafés .":  # the Latin-1 book (no marker word), decoded
+                owners["latin1"] = split
+                continue
             words = set(ARTICLE_WORD.findall(doc)) | {f"b{n}" for n in BOOK_WORD.findall(doc)}
             assert len(words) == 1, doc[:200]  # one source document per document
             (word,) = words
             assert word not in owners, f"document {word} is in both splits"
             owners[word] = split
-    assert "valid" in owners.values() and "train" in owners.values()
+    assert "valid" in owners.values() and "train" in owners.values() and "latin1" in owners
 
 
 def test_fairseq_loads_sentences_and_document_boundaries(built: dict) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sacremoses import MosesTokenizer
 
-from preprocess.sources.bookcorpus import book_files, read_book
+from preprocess.sources.bookcorpus import book_files, decode_book, read_book
 from preprocess.sources.mediawiki import Page
 from preprocess.text.documents import (
     DocumentConfig,
@@ -188,7 +188,7 @@ def test_at_least_one_validation_document_is_moved_deterministically(tmp_path: P
         processor.add(out, batch)
         results.append(out)
     train, valid = tmp_path / "train.txt", tmp_path / "valid.txt"
-    counts, _ = write_extracted(results, train, valid, lambda c: None)
+    counts, _, _ = write_extracted(results, train, valid, lambda c: None)
     smallest = min(range(6), key=lambda i: split_fraction(f"wikipedia:{i}"))
     assert valid.read_text() == f"document {smallest} first .\ndocument {smallest} second .\n\n"
     assert f"document {smallest} " not in train.read_text()
@@ -224,8 +224,26 @@ def test_books_paragraphs_and_skipped_files(tmp_path: Path) -> None:
     assert reason is None and book is not None
     assert book.key == "genre/one.txt"
     assert book.paragraphs == ["Chapter 1", "It was a dark and stormy night.", "“Hello,” she said."]
-    assert read_book(files[1], books) == (None, "not_utf8")
+    latin1, reason = read_book(files[1], books)  # not UTF-8: decoded, not dropped
+    assert reason is None and latin1 is not None
+    assert latin1.paragraphs == ["café au lait."] and latin1.encoding == "cp1252"
     assert read_book(files[2], books) == (None, "binary")
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ("“Curly” quotes — and café.\n".encode("cp1252"), ("“Curly” quotes — and café.\n", "cp1252")),
+        (b"caf\xe9 \x81 x\n", ("caf\xe9 \x81 x\n", "latin-1")),  # 0x81 is undefined in cp1252
+        ("déjà vu\n".encode(), ("déjà vu\n", "utf-8")),
+        (b"PK\x03\x04\x14\x00", None),  # an EPUB (zip) saved as .txt
+        (bytes(range(1, 32)) * 40, None),  # control characters without NUL
+    ],
+)
+def test_book_decoding_falls_back_to_cp1252_and_latin1_and_drops_only_binary(
+    data: bytes, expected: tuple[str, str] | None
+) -> None:
+    assert decode_book(data) == expected
 
 
 def test_a_books_directory_without_txt_files_is_an_error(tmp_path: Path) -> None:
