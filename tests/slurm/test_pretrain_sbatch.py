@@ -25,6 +25,7 @@ from pretrain_job import SCRIPT, STEPS, submit
 from slurm_cluster import HIGH_PARTITION, PATH_SBIN, SlurmCluster
 
 pytestmark = pytest.mark.slurm
+NO_EXPORT = {"EXPORT": "0"}  # the fault tests compare losses; the export is tested once, in the whole run
 
 
 def losses(save_dir: Path) -> dict[int, float]:
@@ -69,7 +70,7 @@ def test_preempted_by_a_job_of_the_high_partition_saves_on_sigterm_requeues_and_
     slurm_cluster: SlurmCluster, corpus: Path, uninterrupted: Path, tmp_path: Path
 ) -> None:
     save = tmp_path / "run"
-    job = submit(slurm_cluster, corpus, save, save_interval=0)  # no periodic checkpoint in this run
+    job = submit(slurm_cluster, corpus, save, save_interval=0, env=NO_EXPORT)  # no periodic checkpoint
     wait_for_steps(save, 5)
     high = slurm_cluster.sbatch(
         "#!/bin/bash\necho the high partition ran\n", f"--partition={HIGH_PARTITION}", "--ntasks=1",
@@ -116,7 +117,7 @@ def test_a_time_limit_with_a_failing_scancel_saves_requeues_and_finishes(
     slurm_cluster: SlurmCluster, corpus: Path, uninterrupted: Path, tmp_path: Path
 ) -> None:
     save = tmp_path / "run"
-    job = submit(slurm_cluster, corpus, save, env=fake_commands(tmp_path / "bin"))
+    job = submit(slurm_cluster, corpus, save, env={**NO_EXPORT, **fake_commands(tmp_path / "bin")})
     wait_for_steps(save, 5)
     # less than the script's --signal=B:HUP@300 left: Slurm sends the warning at its next time-limit check
     # (every 30 s); the requeued run gets a long limit again
@@ -164,7 +165,7 @@ def test_a_rank_killed_in_a_save_resumes_from_the_previous_complete_checkpoint(
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(KILL_IN_SAVE.replace("{step}", "60").replace("{os.sep}", "/"))
     save = tmp_path / "run"
-    job = submit(slurm_cluster, corpus, save, env={"PYTHONPATH": str(hooks)})
+    job = submit(slurm_cluster, corpus, save, env={**NO_EXPORT, "PYTHONPATH": str(hooks)})
     status = slurm_cluster.wait_for(job, ("FAILED",), timeout=600)
     output = (tmp_path / "run.out").read_text()
     assert max(losses(save)) == 60 and (save / "step40").is_dir(), (status, output[-3000:])

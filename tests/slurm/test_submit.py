@@ -74,8 +74,11 @@ def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
     options = ["--max-parallel", "16", "--env", "WORKDIR=w", "--env", "CHECKPOINT=m.pt", "--dry-run"]
     submit.main(["glue", *options, "--", "--tasks", "RTE,MRPC", "--seeds", "2"])
     prepare, cells, collect = map(shlex.split, capsys.readouterr().out.splitlines())
-    # 2 tasks × BERT's 12 configurations (batch 16/32 × lr 5e-5/3e-5 × 3/4/5 epochs) × 2 seeds
-    assert "--array=0-47%16" in cells and "--dependency=afterok:$PREP" in cells
+    # 2 tasks × the grid's configurations × 2 seeds, as python -m pipelines.glue --step count says
+    size = submit.grid_size(submit.build_parser().parse_args(["glue", "--env", "WORKDIR=w"]),
+                            ["--tasks", "RTE,MRPC", "--seeds", "2"])  # fmt: skip
+    assert size % 4 == 0 and size >= 4
+    assert f"--array=0-{size - 1}%16" in cells and "--dependency=afterok:$PREP" in cells
     assert prepare[-5:-4] == ["prepare"] and cells[-5:-4] == ["cell"] and collect[-5:-4] == ["collect"]
     assert "--gpus-per-node=0" in prepare and "--gpus-per-node=1" in cells and "--signal=B:HUP@300" in cells
     assert "--dependency=afterok:$ARRAY" in collect
@@ -106,3 +109,72 @@ def test_every_script_outside_slurm_says_so(script: str, tmp_path) -> None:
     command = ["bash", str(submit.SLURM_DIR / script)]
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and f"{script}: not inside a Slurm job (no SLURM_JOB_ID)" in proc.stderr
+
+
+@pytest.mark.parametrize("limit", ["UNLIMITED", "infinite", "0"])
+def test_no_time_limit_is_a_slurm_time(limit: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert submit.time_limit_seconds(limit) is None
+    submit.main(["pretrain", "--time", limit, "--env", "DATA=/d", "--dry-run"])
+    assert f"--time={limit}" in capsys.readouterr().out.split()
+
+
+def test_the_signal_is_checked_and_named_as_slurm_reads_it(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(UserError, match="--signal 'FOO': not a signal name"):
+        submit.main(["pretrain", "--signal", "FOO", "--env", "DATA=/d", "--dry-run"])
+    submit.main(["pretrain", "--signal", "sigusr2", "--env", "DATA=/d", "--dry-run"])
+    command = capsys.readouterr().out.split()
+    assert "--signal=B:USR2@300" in command and "--export=ALL,PREEMPT_SIGNAL=USR2,DATA=/d" in command
+
+
+def test_without_sbatch_on_the_path_a_one_line_error(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(UserError, match="sbatch: not found on the PATH"):
+        submit.main(["pretrain", "--env", "DATA=/d"])
+
+
+def test_a_grid_without_cells_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    def count(command, **kwargs):
+        return subprocess.CompletedProcess(command, 0, "0\n", "")
+
+    monkeypatch.setattr(submit.subprocess, "run", count)
+    with pytest.raises(UserError, match="the GLUE grid has no cells"):
+        submit.main(["glue", "--env", "WORKDIR=w", "--dry-run", "--", "--tasks", "RTE"])
+
+
+def test_every_job_that_waits_for_another_is_killed_when_that_one_fails(
+    tmp_path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    submit.main(["glue", "--env", "WORKDIR=w", "--dry-run", "--", "--tasks", "RTE", "--seeds", "1"])
+    prepare, cells, collect = map(shlex.split, capsys.readouterr().out.splitlines())
+    assert "--kill-on-invalid-dep=yes" not in prepare
+    assert "--kill-on-invalid-dep=yes" in cells and "--kill-on-invalid-dep=yes" in collect
+    part = tmp_path / "part.bz2"
+    part.write_bytes(b"")
+    submit.main(["bert_corpus", "--env", "DEST=d", "--dry-run", "--", str(part)])
+    array, merge = map(shlex.split, capsys.readouterr().out.splitlines())
+    assert "--kill-on-invalid-dep=yes" in merge and "--kill-on-invalid-dep=yes" not in array
+
+
+def test_a_chain_whose_later_sbatch_fails_cancels_the_jobs_already_submitted(
+    tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "calls"
+    fakes = {
+        "sbatch": f'#!/bin/sh\necho "sbatch $*" >> {calls}\n'
+        f'if [ "$(grep -c sbatch {calls})" -ge 2 ]; then echo "sbatch: error: Invalid qos" >&2; exit 1; fi\n'
+        "echo 101\n",
+        "scancel": f'#!/bin/sh\necho "scancel $*" >> {calls}\n',
+    }
+    for name, text in fakes.items():
+        (tmp_path / name).write_text(text)
+        (tmp_path / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    part = tmp_path / "part.bz2"
+    part.write_bytes(b"")
+    failed = r"sbatch of the merge job failed \(exit status 1: sbatch: error: Invalid qos\); cancelled the "
+    with pytest.raises(UserError, match=failed + "jobs already submitted: 101"):
+        submit.main(["bert_corpus", "--env", "DEST=d", "--", str(part)])
+    lines = calls.read_text().splitlines()
+    assert len(lines) == 3 and "--dependency=afterok:101" in lines[1] and lines[2] == "scancel 101"
