@@ -30,6 +30,8 @@ from typing import Any
 
 from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split
 from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
+from preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
+from preprocess.text.wordpiece_encode import wordpiece_tokenizer
 from workflow.cli import add_run_options, run_cli
 from workflow.errors import UserError
 from workflow.stages import StageReport, StageRunner
@@ -40,8 +42,9 @@ MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dicti
 
 @dataclass(frozen=True)
 class Vocabulary:
-    sentencepiece_model: Path
+    sentencepiece_model: Path  # with tokenizer "wordpiece": the imported model's tokenizer.json
     dictionary: Path
+    tokenizer: str = "moses+sentencepiece"  # or "wordpiece" (preprocess.text.wordpiece_encode)
 
 
 def fairseq_split_names(spec: TaskSpec) -> dict[str, str]:
@@ -65,7 +68,9 @@ def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
         vocab = Vocabulary(Path(args.sentencepiece_model), Path(args.dict))
     else:
         data_bin = Path(args.data_bin) if args.data_bin else checkpoint_data_bin(Path(args.checkpoint))
-        vocab = Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt")
+        wordpiece = wordpiece_tokenizer(data_bin)  # an imported HuggingFace model: its own tokenizer
+        vocab = (Vocabulary(wordpiece, data_bin / "dict.txt", "wordpiece") if wordpiece
+                 else Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt"))  # fmt: skip
     for path, flag in ((vocab.sentencepiece_model, "--sentencepiece-model"), (vocab.dictionary, "--dict")):
         if not path.is_file():
             raise UserError(f"{path}: no such file (give it with {flag} or --data-bin)")
@@ -134,7 +139,8 @@ def write_split(
     if spec.pair:
         sides.append(("input1", [e.sentence2 or "" for e in examples]))
     for side, sentences in sides:
-        pieces = encode_sentences(sentences, vocab.sentencepiece_model, workers)
+        encode = encode_wordpiece if vocab.tokenizer == "wordpiece" else encode_sentences
+        pieces = encode(sentences, vocab.sentencepiece_model, workers)
         result = binarize_lines(pieces, dictionary, task_dir / side / split)
         counts[side] = {"tokens": result.tokens, "unknown": result.unknown}
     labeled = all(e.label is not None for e in examples) and bool(examples)
@@ -198,7 +204,11 @@ def preprocess_task(runner: StageRunner, spec: TaskSpec, args: argparse.Namespac
     def build(temps: Mapping[Path, Path]) -> StageReport:
         staging = args.dest / f".{spec.name}.staging"
         shutil.rmtree(staging, ignore_errors=True)
-        meta = build_task(staging, spec, args.glue_dir, vocab, args.workers, with_ax)
+        try:
+            meta = build_task(staging, spec, args.glue_dir, vocab, args.workers, with_ax)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)  # a bad input or Ctrl-C leaves nothing half-written
+            raise
         shutil.rmtree(task_dir, ignore_errors=True)  # stale: its stage marker is already gone
         staging.rename(task_dir)
         temps[meta_path].write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")

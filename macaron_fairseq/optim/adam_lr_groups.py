@@ -20,11 +20,12 @@ shapes: under ``--fp16`` add ``--fp16-no-flatten-grads`` (a flat fp32 copy has o
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 
 from fairseq.optim import register_optimizer
-from fairseq.optim.adam import FairseqAdam, FairseqAdamConfig
+from fairseq.optim.adam import FairseqAdam
 from torch import nn
+
+from macaron_fairseq.optim.adam_lr_groups_config import AdamLrGroupsConfig
 
 
 def lr_multiplier(p: nn.Parameter) -> float:
@@ -47,15 +48,6 @@ def group_by_multiplier(params: Iterable[nn.Parameter], no_decay_vectors: bool =
         {"params": ps, "lr_multiplier": m, **({} if decayed else {"weight_decay": 0.0})}
         for (m, decayed), ps in ordered
     ]
-
-
-@dataclass
-class AdamLrGroupsConfig(FairseqAdamConfig):
-    no_decay_bias_and_norm: bool = field(
-        default=False,
-        metadata={"help": "no weight decay on biases and LayerNorm weights (parameters of < 2 dimensions), "
-                  "as BERT; under --fp16 needs --fp16-no-flatten-grads"},
-    )  # fmt: skip
 
 
 @register_optimizer("adam_lr_groups", dataclass=AdamLrGroupsConfig)

@@ -3,6 +3,8 @@ pre-trainer do): ``--optimizer adam_lr_groups --no-decay-bias-and-norm``, which 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 from omegaconf import OmegaConf
@@ -35,3 +37,17 @@ def test_decay_skips_biases_and_layer_norms(skip: bool) -> None:
         assert moved == (not (skip and vector)), name
     assert "encoder.layers.0.self_attn_layer_norm.weight" in named and "lm_head.bias" in named
     assert optimizer.get_lr() == pytest.approx(0.1)
+
+
+def test_fairseq_train_parses_the_flag(tmp_path: Path) -> None:
+    """fairseq builds its parser from the config dataclass's field types (a string annotation broke it)."""
+    from fairseq import options
+
+    import macaron_fairseq  # noqa: F401
+
+    parser = options.get_training_parser()
+    argv = [str(tmp_path), "--task", "macaron_bert_pretraining", "--arch", "vanilla_bert_tiny",
+            "--optimizer", "adam_lr_groups", "--no-decay-bias-and-norm",
+            "--weight-decay", "0.01"]  # fmt: skip
+    args = options.parse_args_and_arch(parser, input_args=argv)
+    assert args.no_decay_bias_and_norm is True and args.weight_decay == 0.01
