@@ -17,7 +17,11 @@ no signal handling of its own, so this adds three hooks to its training loop, th
   (``srun --kill-on-bad-exit`` would otherwise end the step before the requeue), and training stops; the
   process exits with :data:`workflow.preemption.PREEMPTED_EXIT` (3);
 * the checkpoint load says where training resumes from (``resumed from SAVE_DIR/checkpoint_last.pt at update
-  U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh.
+  U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh;
+* fairseq writes a checkpoint to ``NAME.tmp`` and renames it, but copies it to its other names
+  (``checkpoint_last.pt`` after ``checkpoint_1_2000.pt``) in place: a job killed during that copy left a
+  truncated ``checkpoint_last.pt`` that every restart failed on. The copy goes through a temporary file and
+  a rename too (:func:`copy_atomically`).
 
 A requeue without a signal (a node failure) resumes from the last checkpoint fairseq wrote on its own
 (``--save-interval-updates``, end of epoch).
@@ -27,6 +31,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,6 +63,15 @@ def split_signal_option(argv: Sequence[str]) -> tuple[str, list[str]]:
 def restart_text() -> str:
     restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
     return f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
+
+
+def copy_atomically(src_path: str, dst_path: str, overwrite: bool = False) -> str:
+    """``fairseq.file_io.PathManager.copy`` for local files, through ``DST.tmp`` and a rename: a reader (a
+    restart) sees the old file or the whole new one, never a part."""
+    tmp = f"{dst_path}.tmp"
+    shutil.copyfile(src_path, tmp)
+    os.replace(tmp, dst_path)
+    return dst_path
 
 
 def is_rank_zero() -> bool:
@@ -111,13 +125,24 @@ class PreemptibleTraining:
             # fairseq's Slurm inference calls torch.cuda.set_device(SLURM_LOCALID) on ranks > 0 even with
             # --cpu (fairseq/distributed/utils.py, infer_init_method), which fails on a machine without CUDA
             torch.cuda.set_device = lambda device: None
+        from fairseq.file_io import PathManager
+
+        copy = PathManager.copy
+
+        def copy_checkpoint(src_path: str, dst_path: str, overwrite: bool = False) -> Any:
+            if "://" in str(dst_path):  # a remote path of iopath's: its own copy
+                return copy(src_path, dst_path, overwrite)
+            return copy_atomically(src_path, dst_path, overwrite)
+
         fairseq_train.validate_and_save = validate_and_save_or_stop
         checkpoint_utils.load_checkpoint = load_checkpoint_and_say
+        PathManager.copy = staticmethod(copy_checkpoint)
         try:
             yield
         finally:
             fairseq_train.validate_and_save = validate_and_save
             checkpoint_utils.load_checkpoint = load_checkpoint
+            PathManager.copy = staticmethod(copy)
             torch.cuda.set_device = set_device
             self.preemption.restore()
 

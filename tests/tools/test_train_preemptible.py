@@ -95,3 +95,35 @@ def test_a_signal_saves_exits_3_and_the_rerun_resumes_to_the_same_losses(
     assert [resumed[u] for u in sorted(resumed)] == pytest.approx(
         [reference[u] for u in sorted(resumed)], rel=1e-6
     )
+
+
+def test_fairseq_copies_a_checkpoint_to_its_other_names_atomically(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fairseq copies checkpoint_E_U.pt to checkpoint_last.pt in place; a job killed in that copy left a
+    truncated checkpoint_last.pt. Under train_preemptible the old file stays whole until the new one is."""
+    import shutil
+
+    from fairseq.file_io import PathManager
+
+    from tools.train_preemptible import PreemptibleTraining
+
+    original = PathManager.copy
+    src, dst = tmp_path / "checkpoint_1_20.pt", tmp_path / "checkpoint_last.pt"
+    src.write_bytes(b"new" * 1000)
+    dst.write_bytes(b"old")
+
+    def killed_in_the_copy(a: str, b: str) -> str:
+        Path(b).write_bytes(b"ne")
+        raise OSError("killed in the middle of the copy")
+
+    training = PreemptibleTraining("HUP")
+    with training.installed():
+        with monkeypatch.context() as patch:
+            patch.setattr(shutil, "copyfile", killed_in_the_copy)
+            with pytest.raises(OSError, match="killed in the middle"):
+                PathManager.copy(str(src), str(dst), overwrite=True)
+        assert dst.read_bytes() == b"old"
+        assert PathManager.copy(str(src), str(dst), overwrite=True)
+        assert dst.read_bytes() == src.read_bytes()
+    assert PathManager.copy is original
