@@ -6,7 +6,10 @@ of its own (own key and socket; the system's munge setup is not touched, and a m
 test session cannot be stopped under this cluster), writes a ``slurm.conf`` whose state, spool, log and pid
 files live in the given work directory, starts ``slurmctld`` and ``slurmd`` in the foreground as child
 processes (their pids are kept; :meth:`SlurmCluster.stop` ends exactly those) and waits until the node is
-idle. The daemons listen on free ports picked at start, so a system Slurm or a second test cluster on the
+idle. Two partitions share the node: the default one (:data:`PARTITION`) and :data:`HIGH_PARTITION`, whose
+jobs preempt the default one's (``PreemptType=preempt/partition_prio``, ``PreemptMode=REQUEUE``,
+``GraceTime`` of :data:`GRACE_TIME` s: SIGCONT + SIGTERM to the tasks, SIGKILL and a requeue after it). The
+daemons listen on free ports picked at start, so a system Slurm or a second test cluster on the
 host does not collide. Commands talk to this cluster through ``SLURM_CONF`` (:meth:`SlurmCluster.env`):
 with it exported, plain ``sbatch``/``srun``/``squeue``/``scontrol`` work.
 
