@@ -1,14 +1,17 @@
 """How long the GLUE grid of ``bash pipelines/glue.sh`` takes per task on this machine's device, from
 measured fine-tuning steps/s.
 
-    python benchmarks/glue_grid_time.py [--arch macaron_bert_base] [--steps 3] [--warmup 1]
+    python benchmarks/glue_grid_time.py [--arch macaron_bert_base] [--preset bert] [--steps 3] [--warmup 1]
+    python benchmarks/glue_grid_time.py --arch vanilla_bert_base     # bert-base-uncased's calibration grid
 
 Measured: the time of one fine-tuning step (forward, classification loss, backward, Adam update) of the
 model fairseq-train builds for ``--task macaron_sentence_prediction`` (BERT encoder + pooler + a 2-way
-head), on full 128-token examples, at each batch size of the grid; median of ``--steps`` after
-``--warmup``. Computed: per task, the grid's updates (Σ over batch size × learning rate × epochs × weight
-decay × seeds of ``epochs × ⌈train examples / batch⌉``, the training-set sizes of the GLUE distribution)
-divided by the steps/s at that batch size. Real batches are padded to their longest example, mostly far
+head), on full 128-token examples, at each batch size of the grid (``--preset``, a grid of
+:data:`pipelines.glue.grid.PRESETS`, default BERT's); median of ``--steps`` after ``--warmup``. Computed:
+per task, the grid's updates (Σ over the task's batch sizes × learning rate × epochs × weight decay × seeds
+of ``epochs × ⌈train examples / batch⌉``, the training-set sizes of the GLUE distribution) divided by the
+steps/s at that batch size. The step times do not depend on the grid, so a results file renders with the
+grid it names (older files, without one: BERT's). Real batches are padded to their longest example, mostly far
 below 128 tokens (SST-2, CoLA), so the estimate is an upper bound; predictions on dev and test and process
 start-up are not counted. Run it on the GPU you will fine-tune on: on this repository's 2-core CPU machine
 it gives the CPU figure (the results file says which device).
@@ -30,7 +33,7 @@ if str(REPO) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import RESULTS_DIR, machine_info, write_results  # noqa: E402
 
-from pipelines.glue.grid import BATCH_SIZES, EPOCHS, LEARNING_RATES, MAX_SEQ_LENGTH, SEEDS, WEIGHT_DECAYS  # noqa: E402
+from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset  # noqa: E402
 
 #: training examples of the GLUE distribution (Wang et al. 2019, Table 1; Hugging Face ``glue`` dataset)
 TRAIN_EXAMPLES = {
@@ -40,11 +43,16 @@ TRAIN_EXAMPLES = {
 VOCAB = 30_522
 
 
-def grid_updates(examples: int, batch_size: int) -> int:
+def grid_updates(examples: int, batch_size: int, preset: GridPreset = PRESETS[DEFAULT_PRESET]) -> int:
     """Updates of all grid runs at one batch size for a task of ``examples`` training examples."""
     per_epoch = math.ceil(examples / batch_size)
-    runs_per_epoch_setting = len(LEARNING_RATES) * len(WEIGHT_DECAYS) * len(SEEDS)
-    return sum(epochs * per_epoch for epochs in EPOCHS) * runs_per_epoch_setting
+    runs_per_epoch_setting = len(preset.lrs) * len(preset.weight_decays) * len(preset.seeds)
+    return sum(epochs * per_epoch for epochs in preset.epochs) * runs_per_epoch_setting
+
+
+def batch_sizes(preset: GridPreset) -> list[int]:
+    """Every batch size the preset uses for some task."""
+    return sorted({b for task in TRAIN_EXAMPLES for b in preset.batch_sizes_for(task)})
 
 
 def measure(arch: str, batch_size: int, steps: int, warmup: int, seed: int = 0) -> list[float]:
@@ -84,6 +92,7 @@ def measure(arch: str, batch_size: int, steps: int, warmup: int, seed: int = 0) 
 
 def render(payload: dict[str, Any]) -> str:
     results, machine = payload["results"], payload["machine"]
+    preset = PRESETS[results.get("preset", DEFAULT_PRESET)]
     seconds = {int(b): statistics.median(times) for b, times in results["seconds"].items()}
     lines = [
         "| task | train examples | grid updates | est. hours |",
@@ -91,8 +100,8 @@ def render(payload: dict[str, Any]) -> str:
     ]
     total = 0.0
     for task, examples in TRAIN_EXAMPLES.items():
-        updates = {b: grid_updates(examples, b) for b in seconds}
-        hours = sum(updates[b] * seconds[b] for b in seconds) / 3600
+        updates = {b: grid_updates(examples, b, preset) for b in preset.batch_sizes_for(task)}
+        hours = sum(updates[b] * seconds[b] for b in updates) / 3600
         total += hours
         lines.append(f"| {task} | {examples:,} | {sum(updates.values()):,} | {hours:,.1f} |")
     lines.append(f"| **all eight** | | | **{total:,.1f}** |")
@@ -100,8 +109,10 @@ def render(payload: dict[str, Any]) -> str:
     return (
         "\n".join(lines) + f"\n\n`{results['arch']}` on {results['device']} ({results['threads']} threads): "
         f"one step of {MAX_SEQ_LENGTH} tokens per example takes {step_text} (median of {results['steps']}). "
-        f"Grid: batch {'/'.join(map(str, BATCH_SIZES))} × lr {'/'.join(f'{x:g}' for x in LEARNING_RATES)} × "
-        f"{'/'.join(map(str, EPOCHS))} epochs × {len(SEEDS)} seeds. Measured {machine['date']}, "
+        f"Grid `{preset.name}` ({preset.source}): batch {'/'.join(map(str, batch_sizes(preset)))} × lr "
+        f"{'/'.join(f'{x:g}' for x in preset.lrs)} × {'/'.join(map(str, preset.epochs))} epochs × weight "
+        f"decay {'/'.join(f'{x:g}' for x in preset.weight_decays)} × {len(preset.seeds)} seeds. "
+        f"Measured {machine['date']}, "
         f"load {machine['load_average_1min_at_start']} → {machine['load_average_1min_at_end']}."
     )
 
@@ -111,6 +122,9 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--arch", default="macaron_bert_base")
+    parser.add_argument(
+        "--preset", choices=sorted(PRESETS), default=DEFAULT_PRESET, help="the grid (default bert)"
+    )
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--out", type=Path, default=RESULTS_DIR / "glue_grid_time.json")
@@ -118,10 +132,11 @@ def main(argv: list[str] | None = None) -> None:
     machine = machine_info()
     import torch
 
-    seconds = {str(b): measure(args.arch, b, args.steps, args.warmup) for b in BATCH_SIZES}
+    preset = PRESETS[args.preset]
+    seconds = {str(b): measure(args.arch, b, args.steps, args.warmup) for b in batch_sizes(preset)}
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
     results = {"arch": args.arch, "device": device, "threads": torch.get_num_threads(), "steps": args.steps,
-               "seconds": seconds}  # fmt: skip
+               "preset": preset.name, "seconds": seconds}  # fmt: skip
     write_results(args.out, results, machine)
     print(render({"results": results, "machine": {**machine, "load_average_1min_at_end": "-"}}))
 

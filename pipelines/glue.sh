@@ -11,7 +11,8 @@
 #   GLUE_DIR (an unpacked GLUE, only read; unset: downloaded into WORKDIR)   DOWNLOAD=1 (download the tasks
 #   missing from GLUE_DIR into it)
 #   WORKDIR (work_dirs/glue)   TASKS ("CoLA SST-2 MRPC STS-B QQP MNLI QNLI RTE"; also WNLI)
-#   BATCH_SIZES ("16 32")   LRS ("5e-5 3e-5")   EPOCHS ("3 4 5")   WEIGHT_DECAYS ("0.01")   SEEDS (5, or a list)
+#   GRID_PRESET (bert: Devlin et al. A.3, the default; macaron; roberta), within it: BATCH_SIZES ("16 32")
+#   LRS ("5e-5 3e-5 2e-5")   EPOCHS ("2 3 4")   WEIGHT_DECAYS ("0.01")   SEEDS (5, or a list)
 #   GPUS (the CUDA devices: one run per GPU)   CPU_PROCESSES (2: parallel runs without GPUs)
 #   EXTRA_LAYERS=K INIT_SCHEME=dt-fixup (K new layers under the classification head)   PRETRAINED_LR_MULTIPLIER
 #   SMALL=1   SKIP_INSTALL=1 (do not run scripts/install.sh first)
@@ -37,6 +38,7 @@ args=(--workdir "${WORKDIR:-$here/work_dirs/glue}")
 [ -n "${CHECKPOINT:-}" ] && args+=(--checkpoint "$CHECKPOINT")
 [ -n "${GLUE_DIR:-}" ] && args+=(--glue-dir "$GLUE_DIR")
 [ -n "${TASKS:-}" ] && args+=(--tasks "$TASKS")
+[ -n "${GRID_PRESET:-}" ] && args+=(--grid-preset "$GRID_PRESET")
 [ -n "${BATCH_SIZES:-}" ] && args+=(--batch-sizes "$BATCH_SIZES")
 [ -n "${LRS:-}" ] && args+=(--lrs "$LRS")
 [ -n "${EPOCHS:-}" ] && args+=(--epochs "$EPOCHS")
