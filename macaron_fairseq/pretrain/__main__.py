@@ -10,10 +10,12 @@ ZeRO stage and batch sizes come from the DeepSpeed config (``configs/deepspeed/`
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
-from collections.abc import Sequence
+import warnings
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
@@ -26,6 +28,7 @@ from macaron_fairseq.pretrain.ds_config import (
     read_config,
     reconcile_batch,
 )
+from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from workflow.cli import run_cli
 from workflow.errors import UserError
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
@@ -33,6 +36,7 @@ from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 if TYPE_CHECKING:
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
+T = TypeVar("T")
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 
 
@@ -74,7 +78,40 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
     parser = options.get_training_parser()
     add_pretrain_args(parser)
     args = options.parse_args_and_arch(parser, argv)
-    return args, convert_namespace_to_omegaconf(args)
+    return args, quietly(convert_namespace_to_omegaconf, args)
+
+
+def quietly(function: Callable[..., T], *args: Any) -> T:
+    """``function(*args)`` without the deprecation warnings and DEBUG lines of Hydra 1.3 composing fairseq's
+    Hydra 1.0-era config (two dozen lines of fairseq's internals in every job log)."""
+    hydra_logger = logging.getLogger("hydra")
+    level = hydra_logger.level
+    hydra_logger.setLevel(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return function(*args)
+    finally:
+        hydra_logger.setLevel(level)
+
+
+def config_argument(argv: Sequence[str]) -> str:
+    """The ``--deepspeed-config`` value of ``argv`` (for messages before parsing)."""
+    for index, token in enumerate(argv):
+        if token.startswith("--deepspeed-config="):
+            return token.split("=", 1)[1]
+        if token == "--deepspeed-config" and index + 1 < len(argv):
+            return argv[index + 1]
+    return "the --deepspeed-config file"
+
+
+def check_data_bin(data: Path) -> None:
+    """A clear error for a missing or incomplete data-bin, before anything is built."""
+    if not data.is_dir():
+        raise UserError(f"{data}: no such data-bin (build one with python -m preprocess.bert_corpus)")
+    for name in ("dict.txt", "train.bin", "train.idx"):
+        if not (data / name).is_file():
+            raise UserError(f"{data}: not a data-bin of python -m preprocess.bert_corpus (no {name})")
 
 
 def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
@@ -84,6 +121,8 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
 
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
+    argv = list(argv)
+    refuse_ignored(argv, config_argument(argv))
     args, cfg = parse(argv)
     try:
         signal_number(args.preemption_signal)
@@ -97,6 +136,9 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     )
     check_supported(ds_config, config_path, cuda=torch.cuda.is_available())
     ds_config, notes = complete_precision(ds_config, config_path)
+    max_update = args.max_update if given(argv, "--max-update") else None
+    cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
+    check_data_bin(Path(args.data))
     if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
         cfg.model.checkpoint_activations = args.checkpoint_activations = True
         notes.append(f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "
