@@ -177,7 +177,12 @@ def grid_table(payload: dict) -> str:
                     cells.append(f"– ({lost} {how})" if lost else "–")
                     continue
                 m, s = mean_std(values)
-                text = f"{m:.2f} ± {s:.2f}" + (f" (n={len(values)}, {lost} {how})" if lost else "")
+                if lost:
+                    text = f"{m:.2f} ± {s:.2f} (n={len(values)}, {lost} {how})"
+                elif len(values) < seeds:  # seeds not run (yet): never a candidate for the choice
+                    text = f"{m:.2f} ± {s:.2f} (n={len(values)} of {seeds} seeds run)"
+                else:
+                    text = f"{m:.2f} ± {s:.2f}"
                 cells.append(f"**{text}**" if chosen.get((scheme, depth)) == lr else text)
             lines.append(f"| {NAMES[scheme]} | {_fmt_lr(lr)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -172,6 +172,13 @@ def test_the_grid_edge_mark_uses_the_rates_tried_at_that_depth() -> None:
     assert "@ 0.0003†" in lines["2"] and "@ 0.0003 |" in lines["16"]
 
 
+def test_a_cell_with_seeds_not_run_yet_says_so_and_is_not_chosen() -> None:
+    rows = [row("standard", 16, 3e-4, s, 2.0) for s in (1, 2)] + [row("standard", 16, 1e-4, 1, 1.0)]
+    p = payload(rows, {"standard": [1e-4, 3e-4]})
+    assert report.best_lr(rows, seeds=2) == {("standard", 16): 3e-4}
+    assert "| standard | 0.0001 | 1.00 ± 0.00 (n=1 of 2 seeds run) |" in report.grid_table(p)
+
+
 @pytest.mark.slow
 def test_one_real_run_is_parsed(tiny_data_bin: Path) -> None:
     """A real fairseq-train run through the runner: its validation and test curves and μ are read."""
