@@ -119,7 +119,7 @@ def bert_parity_rows(vocab: int = BERT_VOCAB, archs: list[str] | None = None) ->
 
     rows = []
     with bert_dictionary_dir(vocab) as data_dir:
-        for arch in archs or [a for a in BERT_COUNTERPARTS if not a.endswith("_tiny")]:
+        for arch in archs or [a for a in BERT_COUNTERPARTS if a.endswith(("_base", "_large"))]:
             counterpart = BERT_COUNTERPARTS[arch]
             published = BERT_PUBLISHED.get(counterpart)
             rows.append(

@@ -22,9 +22,11 @@ BERT as published (Devlin et al.), the ``macaron_bert_*`` their Macaron versions
 | arch                 | d    | heads | layers | FFN      | counterpart         |
 |----------------------|------|-------|--------|----------|---------------------|
 | macaron_bert_tiny    | 64   | 4     | 2      | 2 × 128  | vanilla_bert_tiny   |
+| macaron_bert_small   | 256  | 4     | 4      | 2 × 512  | vanilla_bert_small  |
 | macaron_bert_base    | 768  | 12    | 12     | 2 × 1536 | vanilla_bert_base   |
 | macaron_bert_large   | 1024 | 16    | 24     | 2 × 2048 | vanilla_bert_large  |
 | vanilla_bert_tiny    | 64   | 4     | 2      | 256      | (CPU tests)         |
+| vanilla_bert_small   | 256  | 4     | 4      | 1024     | (CPU benchmarks)    |
 | vanilla_bert_base    | 768  | 12    | 12     | 3072     | BERT-base           |
 | vanilla_bert_large   | 1024 | 16    | 24     | 4096     | BERT-large          |
 
@@ -77,6 +79,16 @@ def macaron_bert_tiny(args: argparse.Namespace) -> None:
     macaron_of(bert.vanilla_bert_tiny, 128, args)
 
 
+def vanilla_bert_small(args: argparse.Namespace) -> None:
+    """4 layers, d 256, 4 heads, FFN 1024: BERT's recipe at a size a CPU pre-trains in hours
+    (``benchmarks/macaron_real_bert.py``)."""
+    bert.bert_defaults(args, layers=4, dim=256, heads=4, ffn=1024)
+
+
+def macaron_bert_small(args: argparse.Namespace) -> None:
+    macaron_of(vanilla_bert_small, 512, args)
+
+
 def macaron_bert_base(args: argparse.Namespace) -> None:
     macaron_of(bert.vanilla_bert_base, 1536, args)
 
@@ -95,11 +107,13 @@ ARCHITECTURES: dict[str, dict[str, ArchFn]] = {
     },
     "macaron_bert": {
         "macaron_bert_tiny": macaron_bert_tiny,
+        "macaron_bert_small": macaron_bert_small,
         "macaron_bert_base": macaron_bert_base,
         "macaron_bert_large": macaron_bert_large,
     },
     "vanilla_bert": {
         "vanilla_bert_tiny": bert.vanilla_bert_tiny,
+        "vanilla_bert_small": vanilla_bert_small,
         "vanilla_bert_base": bert.vanilla_bert_base,
         "vanilla_bert_large": bert.vanilla_bert_large,
     },
@@ -124,6 +138,7 @@ COUNTERPARTS: dict[str, str] = {
 #: BERT arch name -> the vanilla BERT arch it is parameter-matched with
 BERT_COUNTERPARTS: dict[str, str] = {
     "macaron_bert_tiny": "vanilla_bert_tiny",
+    "macaron_bert_small": "vanilla_bert_small",
     "macaron_bert_base": "vanilla_bert_base",
     "macaron_bert_large": "vanilla_bert_large",
 }

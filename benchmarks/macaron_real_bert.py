@@ -1,0 +1,595 @@
+"""macaron_bert vs vanilla_bert pre-training on real English prose (the Python documentation), equal
+parameters and steps.
+
+    nohup nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/macaron_real_bert.py \\
+        --out-dir runs/macaron_real_bert --jobs 2 \\
+        --results docs/results/macaron_real_bert.json --plot docs/macaron_real_bert.png \\
+        > runs/macaron_real_bert.log 2>&1 &
+
+Data: Debian's ``python3.11-doc`` (installed with apt when missing), its HTML pages converted to one
+plain-text document per page (:mod:`preprocess.sources.python_docs`, the BookCorpus layout), then
+``python -m preprocess.bert_corpus --bookcorpus`` (sentences, lowercased, Moses-tokenized, a sentencepiece
+BPE of ``--vocab-size``; ``--valid-ratio`` of the *documents* held out for validation, chosen by a hash of
+the document's path).
+
+Models: ``vanilla_bert_small`` (BERT's recipe, post-LN, d 256, 4 layers, 4 heads, FFN 1024) and
+``macaron_bert_small`` (the same with Macaron layers: FFN½ → self-attention → FFN½, each FFN 512), parameter
+counts checked to be within 0.1 % before anything trains.
+
+Training: ``python -m macaron_fairseq.pretrain`` (one CPU process, DeepSpeed with gloo), one DeepSpeed
+config for both (``OUT_DIR/ds_config.json``: AdamW, linear warm-up then linear decay to 0 at ``--steps``,
+micro-batch, clipping, ZeRO-1), pairs of ``--tokens-per-sample`` tokens; per seed both arms see the same
+pairs in the same order with the same masks (the task's data and masks depend on the seed only). The
+validation set (MLM perplexity on its masked tokens, NSP accuracy) is scored every ``--eval-every`` steps.
+
+Resumable: each run lives in ``OUT_DIR/runs/ARCH-sSEED`` and checkpoints every ``--save-every`` steps
+(the trainer resumes from its save dir by itself); a finished run is one row of ``OUT_DIR/results.jsonl``.
+A rerun of the same command skips the finished runs and resumes the interrupted ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from macaron_real_translation import claim_out_dir, mean_std, read_rows
+from results_file import REPO, machine_info, provenance, write_results
+
+from preprocess.sources import python_docs
+from workflow.atomic import write_text_atomically
+
+ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
+MAX_PARITY = 1e-3
+
+
+@dataclass(frozen=True)
+class BertProtocol:
+    """Everything a run depends on except (arm, seed)."""
+
+    vocab_size: int = 8000
+    valid_ratio: float = 0.04
+    tokens_per_sample: int = 128
+    micro_batch: int = 16
+    steps: int = 1000
+    lr: float = 5e-4
+    warmup: int = 100
+    weight_decay: float = 0.01
+    clipping: float = 1.0
+    eval_every: int = 200
+    save_every: int = 50
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    arm: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{ARMS[self.arm]}-s{self.seed}"
+
+
+def ds_config(p: BertProtocol) -> dict[str, Any]:
+    """The DeepSpeed config of every run: the optimizer, schedule, batch and clipping."""
+    return {
+        "train_micro_batch_size_per_gpu": p.micro_batch,
+        "gradient_accumulation_steps": 1,
+        "gradient_clipping": p.clipping,
+        "optimizer": {
+            "type": "AdamW",
+            "params": {
+                "lr": p.lr,
+                "betas": [0.9, 0.999],
+                "eps": 1e-6,
+                "weight_decay": p.weight_decay,
+                "torch_adam": True,
+            },
+        },
+        "scheduler": {
+            "type": "WarmupDecayLR",
+            "params": {
+                "warmup_min_lr": 0,
+                "warmup_max_lr": p.lr,
+                "warmup_num_steps": p.warmup,
+                "total_num_steps": p.steps,
+                "warmup_type": "linear",
+            },
+        },
+        "zero_optimization": {"stage": 1},
+        "steps_per_print": 1000000,
+        "wall_clock_breakdown": False,
+    }
+
+
+# ----------------------------------------------------------------------------------------------- data
+
+
+def prepare_books(out: Path, html: Path, install: bool) -> dict:
+    """``out/books`` (one document per page) and its summary ``out/books.json`` (reused when present)."""
+    summary_path = out / "books.json"
+    if summary_path.exists() and (out / "books").is_dir():
+        return json.loads(summary_path.read_text())
+    if not html.is_dir():
+        if not install:
+            raise SystemExit(f"{html}: not a directory (apt-get install {python_docs.PACKAGE})")
+        print(f"installing {python_docs.PACKAGE} with apt-get", flush=True)
+        python_docs.install()
+    summary = python_docs.convert(html, out / "books")
+    record = {k: v for k, v in summary.__dict__.items() if k != "skipped_pages"}
+    record["package_version"] = package_version(python_docs.PACKAGE)
+    write_text_atomically(summary_path, json.dumps(record, indent=2) + "\n")
+    return record
+
+
+def package_version(package: str) -> str | None:
+    proc = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+    return proc.stdout.strip() or None if proc.returncode == 0 else None
+
+
+def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
+    """``python -m preprocess.bert_corpus`` on the books (its stages resume by themselves); the data-bin
+    and its size (sentences and documents per split, from the binarized indexes)."""
+    command = [
+        sys.executable,
+        "-m",
+        "preprocess.bert_corpus",
+        "--dest",
+        str(out / "data-bin"),
+        "--bookcorpus",
+        str(out / "books"),
+        "--vocab-size",
+        str(p.vocab_size),
+        "--valid-ratio",
+        repr(p.valid_ratio),
+        "--workers",
+        "1",
+    ]
+    proc = subprocess.run(
+        command, capture_output=True, text=True, cwd=REPO, env=dict(os.environ, PYTHONWARNINGS="ignore")
+    )
+    write_text_atomically(out / "bert_corpus.log", proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"preprocess.bert_corpus failed ({proc.returncode}): see {out / 'bert_corpus.log'}")
+    return out / "data-bin", corpus_size(out / "data-bin")
+
+
+def count_documents(lengths: Any) -> int:
+    """Documents in a BERT data-bin's item lengths: runs of sentences (length > 1) between the one-token
+    items (``</s>`` of an empty line) that separate documents."""
+    count, inside = 0, False
+    for length in lengths:
+        sentence = int(length) > 1
+        count += sentence and not inside
+        inside = sentence
+    return count
+
+
+def corpus_size(data_bin: Path) -> dict[str, int]:
+    """Sentences, documents and BPE tokens (``</s>`` included) per split of a BERT data-bin."""
+    from fairseq.data import data_utils
+
+    size: dict[str, int] = {}
+    for split in ("train", "valid"):
+        dataset = data_utils.load_indexed_dataset(str(data_bin / split), None, "mmap")
+        lengths = dataset.sizes.copy()  # a view into the memory map, which closes with the dataset
+        del dataset
+        size[f"{split}_sentences"] = int((lengths > 1).sum())
+        size[f"{split}_documents"] = count_documents(lengths)
+        size[f"{split}_tokens"] = int(lengths.sum())
+    return size
+
+
+def parameter_counts(data_bin: Path) -> dict[str, int]:
+    import logging
+    import warnings
+
+    from macaron_fairseq.models.bert_build import build_bert_model
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("fairseq").setLevel(logging.WARNING)
+    counts = {}
+    for arm, arch in ARMS.items():
+        model, _ = build_bert_model(data_bin, arch)
+        counts[arm] = sum(t.numel() for t in model.parameters())
+    return counts
+
+
+def check_parity(counts: dict[str, int]) -> float:
+    difference = (counts["macaron"] - counts["vanilla"]) / counts["vanilla"]
+    if abs(difference) > MAX_PARITY:
+        raise SystemExit(f"parameter counts differ by {100 * difference:+.3f} %: {counts}")
+    return difference
+
+
+# ------------------------------------------------------------------------------------------------ runs
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def pretrain_argv(data_bin: Path, save_dir: Path, config: Path, p: BertProtocol, key: RunKey) -> list[str]:
+    """The pre-training command of one run (optimizer, schedule and batch from the DeepSpeed config)."""
+    return [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(data_bin),
+        "--arch",
+        ARMS[key.arm],
+        "--deepspeed-config",
+        str(config),
+        "--tokens-per-sample",
+        str(p.tokens_per_sample),
+        "--max-update",
+        str(p.steps),
+        "--seed",
+        str(key.seed),
+        "--save-dir",
+        str(save_dir),
+        "--validate-interval-updates",
+        str(p.eval_every),
+        "--save-interval-updates",
+        str(p.save_every),
+        "--keep-last-checkpoints",
+        "1",
+        "--log-interval",
+        "50",
+        "--num-workers",
+        "0",
+    ]
+
+
+def parse_log(lines: list[str], warmup_steps: int = 10) -> dict[str, Any]:
+    """Validation points ``[[step, mlm bits, ppl, nsp %], ...]`` and the training speed (median
+    tokens/s over the steps after the first ``warmup_steps``) of a ``train_log.jsonl``."""
+    valid, speed, last_step = [], [], 0
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a line cut by a kill
+        if record.get("split") == "valid":
+            valid.append([record["step"], record["mlm_loss"], record["ppl"], record["nsp_accuracy"]])
+        elif "tokens_per_second" in record:
+            last_step = record["step"]
+            if record["step"] > warmup_steps:
+                speed.append(record["tokens_per_second"])
+    return {
+        "valid_curve": valid,
+        "last_step": last_step,
+        "tokens_per_second": round(statistics.median(speed), 1) if speed else None,
+    }
+
+
+def has_checkpoint(save_dir: Path) -> bool:
+    """Whether the trainer will resume in ``save_dir``: it holds a complete checkpoint (the trainer's own
+    choice, :func:`macaron_fairseq.pretrain.checkpoints.choose`)."""
+    from macaron_fairseq.pretrain import checkpoints
+
+    return save_dir.is_dir() and checkpoints.choose(save_dir).tag is not None
+
+
+def prepare_run_dir(run_dir: Path) -> Path:
+    """The run's save dir: kept when it holds a checkpoint (the trainer resumes there and truncates its
+    log to that step); otherwise (never started, killed before its first checkpoint) removed with the
+    run's log and attempt record, so the run starts cleanly."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_dir = run_dir / "save"
+    if not has_checkpoint(save_dir):
+        shutil.rmtree(save_dir, ignore_errors=True)
+        for name in ("pretrain.log", "attempts.jsonl"):
+            (run_dir / name).unlink(missing_ok=True)
+    return save_dir
+
+
+def run_one(out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKey) -> dict[str, Any]:
+    run_dir = out / "runs" / key.name
+    save_dir = prepare_run_dir(run_dir)
+    argv = pretrain_argv(data_bin, save_dir, config, p, key)
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        MKL_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        MASTER_PORT=str(free_port()),
+        CUDA_VISIBLE_DEVICES="",
+    )
+    start = time.perf_counter()
+    with (run_dir / "pretrain.log").open("a", encoding="utf-8") as log:
+        rc = subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO).returncode
+    seconds = time.perf_counter() - start
+    with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"rc": rc, "seconds": round(seconds, 1)}) + "\n")
+    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    log_path = save_dir / "train_log.jsonl"
+    lines = log_path.read_text(encoding="utf-8").splitlines() if log_path.exists() else []
+    command = (
+        shlex.join(["python", *argv[1:]]).replace(str(data_bin), "DATA").replace(str(save_dir), "SAVE_DIR")
+    )
+    row: dict[str, Any] = {
+        **asdict(key),
+        "arch": ARMS[key.arm],
+        "rc": rc,
+        **parse_log(lines),
+        "command": command.replace(str(config), "DS_CONFIG").replace(str(REPO) + "/", ""),
+        "seconds": round(sum(a["seconds"] for a in attempts), 1),
+        "attempts": len(attempts),
+    }
+    if rc != 0 or row["last_step"] != p.steps or not row["valid_curve"]:
+        tail = (run_dir / "pretrain.log").read_text(encoding="utf-8", errors="replace")[-1500:]
+        row["error"] = tail
+    return row
+
+
+def finished(row: dict) -> bool:
+    return row.get("rc") == 0 and "error" not in row and bool(row.get("valid_curve"))
+
+
+def todo(wanted: list[RunKey], rows: list[dict]) -> list[RunKey]:
+    done = {RunKey(r["arm"], r["seed"]) for r in rows if finished(r)}
+    return sorted((k for k in wanted if k not in done), key=lambda k: (k.seed, k.arm))
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def final(row: dict) -> list[float]:
+    return row["valid_curve"][-1]
+
+
+def summary_table(r: dict) -> str:
+    rows = [row for row in r["rows"] if finished(row)]
+    lines = [
+        "| model | parameters | seeds | valid MLM perplexity | valid MLM loss (bits) | valid NSP accuracy "
+        "| tokens/s (1 thread) | hours per run |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm, arch in ARMS.items():
+        mine = [row for row in rows if row["arm"] == arm]
+        tps = [row["tokens_per_second"] for row in mine if row.get("tokens_per_second")]
+        lines.append(
+            f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
+            f"{mean_std([final(x)[2] for x in mine])} | {mean_std([final(x)[1] for x in mine])} | "
+            f"{mean_std([final(x)[3] for x in mine])} % | {mean_std(tps)} | "
+            f"{mean_std([x['seconds'] / 3600 for x in mine])} |"
+        )
+    return "\n".join(lines)
+
+
+def per_seed_table(r: dict) -> str:
+    by = {(row["arm"], row["seed"]): row for row in r["rows"] if finished(row)}
+    seeds = sorted({seed for _, seed in by})
+    lines = [
+        "| seed | ppl vanilla | ppl Macaron | Δ ppl | NSP vanilla | NSP Macaron | Δ NSP (points) |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    dp, dn = [], []
+    for seed in seeds:
+        v, m = by.get(("vanilla", seed)), by.get(("macaron", seed))
+        if v is None or m is None:
+            continue
+        dp.append(final(m)[2] - final(v)[2])
+        dn.append(final(m)[3] - final(v)[3])
+        lines.append(
+            f"| {seed} | {final(v)[2]:.2f} | {final(m)[2]:.2f} | {dp[-1]:+.2f} | {final(v)[3]:.1f} | "
+            f"{final(m)[3]:.1f} | {dn[-1]:+.1f} |"
+        )
+    if len(dp) > 1:
+        lines.append(f"| mean ± std | | | {mean_std(dp)} | | | {mean_std(dn)} |")
+    return "\n".join(lines)
+
+
+def steps_table(r: dict) -> str:
+    """Validation perplexity and NSP accuracy at every validation step, mean ± std over seeds."""
+    rows = [row for row in r["rows"] if finished(row)]
+    per: dict[tuple[str, int], list[list[float]]] = {}
+    for row in rows:
+        for step, _bits, ppl, nsp in row["valid_curve"]:
+            per.setdefault((row["arm"], step), []).append([ppl, nsp])
+    steps = sorted({step for _, step in per})
+    lines = ["| step | ppl vanilla | ppl Macaron | NSP vanilla | NSP Macaron |", "|---:|---:|---:|---:|---:|"]
+    for step in steps:
+        v, m = per.get(("vanilla", step), []), per.get(("macaron", step), [])
+        lines.append(
+            f"| {step} | {mean_std([x[0] for x in v])} | {mean_std([x[0] for x in m])} | "
+            f"{mean_std([x[1] for x in v])} | {mean_std([x[1] for x in m])} |"
+        )
+    return "\n".join(lines)
+
+
+def protocol_line(r: dict) -> str:
+    p, b, c = r["protocol"], r["books"], r["corpus"]
+    return (
+        f"Data: Debian's `python3.11-doc` ({b.get('package_version') or '?'}): {b['documents']} pages of the "
+        f"Python documentation as documents ({b['words']:,} words of prose, {b['text_bytes'] / 1e6:.1f} MB "
+        f"of text from {b['html_bytes'] / 1e6:.1f} MB of HTML); `preprocess.bert_corpus`: "
+        f"{c['train_documents']} training documents ({c['train_sentences']:,} sentences, "
+        f"{c['train_tokens']:,} BPE tokens), {c['valid_documents']} held-out validation documents "
+        f"({c['valid_sentences']:,} sentences), BPE {p['vocab_size']}. Models: d 256, 4 layers, 4 heads, FFN "
+        f"1024 vs 2 × 512; parameters differ by {100 * r['parity']:+.3f} %. Training: "
+        f"{p['steps']} steps of {p['micro_batch']} pairs × {p['tokens_per_sample']} tokens, AdamW η = "
+        f"{p['lr']:g} (warm-up {p['warmup']} steps, linear decay), weight decay {p['weight_decay']}, "
+        f"clipping {p['clipping']}, fp32, one process with one thread per run."
+    )
+
+
+def render(payload: dict) -> str:
+    r = payload["results"]
+    return (
+        "**Final validation values, mean ± std over seeds**\n\n"
+        + summary_table(r)
+        + "\n\n**Per seed (Macaron − vanilla)**\n\n"
+        + per_seed_table(r)
+        + "\n\n**Validation over steps, mean ± std over seeds**\n\n"
+        + steps_table(r)
+        + "\n\n"
+        + protocol_line(r)
+        + "\n\nMeasured by "
+        + provenance(payload)
+        + "."
+    )
+
+
+def render_summary(payload: dict) -> str:
+    r = payload["results"]
+    return summary_table(r) + "\n\n" + per_seed_table(r) + "\n\nMeasured by " + provenance(payload) + "."
+
+
+def plot(r: dict, path: Path) -> None:
+    """Validation perplexity and NSP accuracy over steps, one line per run (colour = arm)."""
+    import logging
+
+    import matplotlib
+
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    colours = {"vanilla": "tab:blue", "macaron": "tab:orange"}
+    labelled: set[str] = set()
+    for row in sorted(r["rows"], key=lambda x: (x["arm"], x["seed"])):
+        if not finished(row):
+            continue
+        steps = [pt[0] for pt in row["valid_curve"]]
+        label = None if row["arm"] in labelled else ARMS[row["arm"]]
+        labelled.add(row["arm"])
+        left.plot(
+            steps,
+            [pt[2] for pt in row["valid_curve"]],
+            marker="o",
+            markersize=3,
+            color=colours[row["arm"]],
+            alpha=0.8,
+            label=label,
+        )
+        right.plot(
+            steps,
+            [pt[3] for pt in row["valid_curve"]],
+            marker="o",
+            markersize=3,
+            color=colours[row["arm"]],
+            alpha=0.8,
+            label=label,
+        )
+    left.set_yscale("log")
+    left.set_ylabel("validation MLM perplexity")
+    right.set_ylabel("validation NSP accuracy (%)")
+    for ax in (left, right):
+        ax.set_xlabel("steps")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    fig.suptitle("BERT pre-training on the Python documentation: one line per seed")
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = BertProtocol()
+    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "macaron_real_bert")
+    ap.add_argument("--html", type=Path, default=python_docs.DEFAULT_HTML)
+    ap.add_argument("--no-install", action="store_true", help="fail instead of apt-get installing the docs")
+    ap.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--steps", type=int, default=d.steps)
+    ap.add_argument("--warmup", type=int, default=d.warmup)
+    ap.add_argument("--eval-every", type=int, default=d.eval_every)
+    ap.add_argument("--save-every", type=int, default=d.save_every)
+    ap.add_argument("--micro-batch", type=int, default=d.micro_batch)
+    ap.add_argument("--vocab-size", type=int, default=d.vocab_size)
+    ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
+    ap.add_argument("--results", type=Path)
+    ap.add_argument("--plot", type=Path)
+    a = ap.parse_args()
+    p = BertProtocol(
+        steps=a.steps,
+        warmup=a.warmup,
+        eval_every=a.eval_every,
+        save_every=a.save_every,
+        micro_batch=a.micro_batch,
+        vocab_size=a.vocab_size,
+    )
+    machine = machine_info()
+    claim_out_dir(a.out_dir, p)
+    books = prepare_books(a.out_dir, a.html, install=not a.no_install)
+    print(f"books: {books}", flush=True)
+    data_bin, corpus = build_data_bin(a.out_dir, p)
+    print(f"corpus: {corpus}", flush=True)
+    counts = parameter_counts(data_bin)
+    parity = check_parity(counts)
+    print(f"parameters: {counts} (Macaron − vanilla: {100 * parity:+.4f} %)", flush=True)
+    config = a.out_dir / "ds_config.json"
+    write_text_atomically(config, json.dumps(ds_config(p), indent=2) + "\n")
+    wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
+    results = a.out_dir / "results.jsonl"
+    lock = threading.Lock()
+
+    def publish() -> None:
+        with lock:
+            rows = [r for r in read_rows(results) if RunKey(r["arm"], r["seed"]) in wanted and finished(r)]
+            payload = {
+                "protocol": asdict(p),
+                "ds_config": ds_config(p),
+                "books": books,
+                "corpus": corpus,
+                "parameters": counts,
+                "parity": parity,
+                "seeds": a.seeds,
+                "rows": rows,
+            }
+            if a.results:
+                write_results(a.results, payload, machine)
+            if a.plot and rows:
+                plot(payload, a.plot)
+
+    remaining = todo(wanted, read_rows(results))
+    print(
+        f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",
+        flush=True,
+    )
+
+    def job(key: RunKey) -> None:
+        row = run_one(a.out_dir, data_bin, config, p, key)
+        with results.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")
+        last = row["valid_curve"][-1] if row["valid_curve"] else None
+        print(
+            f"{key.name}: last validation {last}, {row['tokens_per_second']} tokens/s, {row['seconds']} s "
+            f"[{'ok' if finished(row) else 'FAILED rc=' + str(row['rc'])}]",
+            flush=True,
+        )
+        publish()
+
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        list(pool.map(job, remaining))
+    publish()
+    if a.results:
+        print(render(json.loads(a.results.read_text())))
+
+
+if __name__ == "__main__":
+    main()

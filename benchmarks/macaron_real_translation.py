@@ -1,0 +1,742 @@
+"""Macaron vs Transformer on real text: English→German gettext messages, equal parameters and updates.
+
+    nohup nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/macaron_real_translation.py \\
+        --out-dir runs/macaron_real_translation --jobs 2 \\
+        --results docs/results/macaron_real_translation.json --plot docs/macaron_real_translation.png \\
+        > runs/macaron_real_translation.log 2>&1 &
+
+Data: the English→German catalogs of the machine's installed programs
+(:mod:`preprocess.sources.gettext_catalogs`), split *by package* (:func:`split_by_package`): the messages
+of ``--test-packages`` are the test set, those of ``--valid-packages`` the validation set, every other
+package's messages train; a source sentence is in one split only (test first, then validation), so the
+test messages come from programs the models never saw. ``python -m preprocess.custom`` tokenizes, learns a
+joint sentencepiece BPE on the training side and binarizes with one joined dictionary.
+
+Models (:func:`arm_flags`): a small fairseq Transformer (``fixup_transformer_iwslt_de_en`` with standard
+init: fairseq's post-LN layers) and its Macaron version (``macaron_small``: FFN½ → self-attention → FFN½ in
+every encoder and decoder layer, each FFN half as wide), the same width, heads and depth. Their parameter
+counts are checked to be within ``MAX_PARITY`` (0.1 %) before anything trains (:func:`parameter_counts`,
+the models built as ``fairseq-train`` builds them, :mod:`macaron_fairseq.param_parity`).
+
+Training (:func:`train_argv`): the same command for both arms but ``--arch`` and the FFN width: Adam
+(0.9, 0.98), inverse-sqrt schedule with linear warm-up, dropout, label smoothing 0.1, ``--max-tokens``
+batches, ``--updates`` updates; per seed the same batches in the same order for both arms (fairseq's
+batching depends on the data, ``--max-tokens`` and the seed only). The validation loss is logged at every
+epoch end. Test: ``fairseq-generate`` with beam 5 from the last checkpoint (both arms alike), sentencepiece
+removed, Moses-detokenized and scored with sacreBLEU against the raw references (:mod:`tools.score_bleu`).
+
+Resumable: a run's checkpoints and log live in ``OUT_DIR/runs/ARM-sSEED``; a finished run is one row of
+``OUT_DIR/results.jsonl``. A rerun of the same command skips the finished runs and resumes an interrupted
+one from its last checkpoint (``--save-interval-updates``; a run killed before its first checkpoint starts
+over). ``--results`` rewrites the results file after every finished run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from results_file import REPO, machine_info, provenance, write_results
+
+from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
+from workflow.atomic import write_text_atomically
+
+ARMS = {"transformer": "fixup_transformer_iwslt_de_en", "macaron": "macaron_small"}
+MAX_PARITY = 1e-3  # |Macaron − Transformer| / Transformer parameters
+
+
+@dataclass(frozen=True)
+class TranslationProtocol:
+    """Everything a run depends on except (arm, seed)."""
+
+    lang: str = "de"
+    valid_packages: tuple[str, ...] = ("wget", "make")
+    test_packages: tuple[str, ...] = ("coreutils", "diffutils", "findutils", "grep", "sed")
+    bpe_vocab_size: int = 8000
+    dim: int = 128
+    heads: int = 4
+    layers: int = 3  # encoder and decoder
+    ffn: int = 512  # the Transformer's; Macaron: two FFNs of ffn / 2
+    dropout: float = 0.1
+    lr: float = 1e-3
+    warmup: int = 200
+    max_tokens: int = 2048
+    updates: int = 1000
+    eval_every: int = 200  # updates between validations (and at every epoch end)
+    beam: int = 5
+
+
+# ----------------------------------------------------------------------------------------------- data
+
+
+def split_by_package(
+    catalogs: list[Catalog], valid_packages: tuple[str, ...], test_packages: tuple[str, ...]
+) -> dict[str, list[tuple[str, str]]]:
+    """``{"train", "valid", "test"}`` pairs, split by the package a message comes from. A source sentence
+    occurs in one split only: test claims it first, then validation, then training (so a message shared by a
+    test program and a training program — gnulib's, say — is a test message). Within a split the first
+    translation of a source wins; the pairs are sorted by source."""
+    names = {c.package for c in catalogs}
+    missing = sorted((set(valid_packages) | set(test_packages)) - names)
+    if missing:
+        raise ValueError(f"no readable catalog for {missing}")
+    both = sorted(set(valid_packages) & set(test_packages))
+    if both:
+        raise ValueError(f"packages in both the validation and the test set: {both}")
+    splits: dict[str, dict[str, str]] = {"test": {}, "valid": {}, "train": {}}
+
+    def split_of(package: str) -> str:
+        return "test" if package in test_packages else "valid" if package in valid_packages else "train"
+
+    claimed: set[str] = set()
+    for split in ("test", "valid", "train"):
+        for c in sorted(catalogs, key=lambda c: c.package):
+            if split_of(c.package) != split:
+                continue
+            for source, target in c.pairs:
+                if source not in claimed or source in splits[split]:
+                    splits[split].setdefault(source, target)
+        claimed |= set(splits[split])
+    return {split: sorted(pairs.items()) for split, pairs in splits.items()}
+
+
+def write_pairs(prefix: Path, pairs: list[tuple[str, str]], src: str, tgt: str) -> None:
+    for side, lang in ((0, src), (1, tgt)):
+        write_text_atomically(Path(f"{prefix}.{lang}"), "".join(p[side] + "\n" for p in pairs))
+
+
+def build_corpus(out: Path, p: TranslationProtocol, root: Path = LOCALE_ROOT) -> dict:
+    """The raw splits under ``out/raw`` (reused when ``out/corpus.json`` exists) and their summary."""
+    summary_path = out / "corpus.json"
+    if summary_path.exists():
+        return json.loads(summary_path.read_text())
+    catalogs, unreadable = read_catalogs(catalog_paths(p.lang, root))
+    try:
+        splits = split_by_package(catalogs, p.valid_packages, p.test_packages)
+    except ValueError as err:
+        raise SystemExit(f"{root / p.lang / 'LC_MESSAGES'}: {err}") from None
+    train = splits["train"]
+    random.Random(0).shuffle(train)  # the packages' messages interleaved (fairseq batches by length)
+    raw = out / "raw"
+    raw.mkdir(parents=True, exist_ok=True)
+    for name, pairs in splits.items():
+        write_pairs(raw / name, pairs, "en", p.lang)
+    summary = {
+        "pairs": {k: len(v) for k, v in splits.items()},
+        "catalogs": len(catalogs),
+        "valid_packages": list(p.valid_packages),
+        "test_packages": list(p.test_packages),
+        "unreadable_catalogs": unreadable,
+    }
+    write_text_atomically(summary_path, json.dumps(summary, indent=2) + "\n")
+    return summary
+
+
+def run(command: list[str], what: str, log: Path | None = None) -> None:
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+    if log is not None:
+        write_text_atomically(log, proc.stdout + proc.stderr)
+    if proc.returncode != 0:
+        raise SystemExit(f"{what} failed ({proc.returncode}): {shlex.join(command)}\n{proc.stderr[-3000:]}")
+
+
+def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
+    """``python -m preprocess.custom`` on the raw splits (its stages resume by themselves)."""
+    raw = out / "raw"
+    run(
+        [
+            sys.executable,
+            "-m",
+            "preprocess.custom",
+            "--src",
+            "en",
+            "--tgt",
+            p.lang,
+            "--trainpref",
+            str(raw / "train"),
+            "--validpref",
+            str(raw / "valid"),
+            "--testpref",
+            str(raw / "test"),
+            "--dest",
+            str(out / "pre"),
+            "--bpe-vocab-size",
+            str(p.bpe_vocab_size),
+            "--workers",
+            "1",
+        ],
+        "preprocess.custom",
+        out / "preprocess.log",
+    )
+    return out / "pre" / "data-bin"
+
+
+# ---------------------------------------------------------------------------------------------- models
+
+
+def arm_flags(p: TranslationProtocol, arm: str) -> list[str]:
+    """The model flags of one arm: the same but ``--arch`` and the FFN width (Macaron: each FFN half)."""
+    ffn = p.ffn if arm == "transformer" else p.ffn // 2
+    return [
+        "--arch",
+        ARMS[arm],
+        "--encoder-embed-dim",
+        str(p.dim),
+        "--decoder-embed-dim",
+        str(p.dim),
+        "--encoder-ffn-embed-dim",
+        str(ffn),
+        "--decoder-ffn-embed-dim",
+        str(ffn),
+        "--encoder-attention-heads",
+        str(p.heads),
+        "--decoder-attention-heads",
+        str(p.heads),
+        "--encoder-layers",
+        str(p.layers),
+        "--decoder-layers",
+        str(p.layers),
+        "--share-all-embeddings",
+        "--dropout",
+        str(p.dropout),
+    ]
+
+
+def parameter_counts(data_bin: Path, p: TranslationProtocol) -> dict[str, int]:
+    """Each arm's parameter count, the model built as ``fairseq-train`` builds it on this dictionary."""
+    import logging
+    import warnings
+
+    from macaron_fairseq.param_parity import count_parameters
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("fairseq").setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory() as tmp:
+        for side in ("src", "tgt"):  # count_parameters builds an src→tgt task
+            shutil.copy(data_bin / f"dict.{p.lang}.txt", Path(tmp) / f"dict.{side}.txt")
+        counts = {}
+        for arm in ARMS:
+            flags = arm_flags(p, arm)
+            arch = flags[flags.index("--arch") + 1]
+            rest = flags[: flags.index("--arch")] + flags[flags.index("--arch") + 2 :]
+            counts[arm] = count_parameters(Path(tmp), arch, rest)
+    return counts
+
+
+def check_parity(counts: dict[str, int]) -> float:
+    """The relative difference Macaron − Transformer; refuses more than ``MAX_PARITY``."""
+    difference = (counts["macaron"] - counts["transformer"]) / counts["transformer"]
+    if abs(difference) > MAX_PARITY:
+        raise SystemExit(
+            f"parameter counts differ by {100 * difference:+.3f} % (more than "
+            f"{100 * MAX_PARITY:g} %): {counts}"
+        )
+    return difference
+
+
+# ------------------------------------------------------------------------------------------------ runs
+
+
+@dataclass(frozen=True, order=True)
+class RunKey:
+    arm: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.arm}-s{self.seed}"
+
+
+def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunKey) -> list[str]:
+    """The ``fairseq-train`` command of one run (checkpoint every 200 updates and at every epoch end, the
+    last one kept; fairseq resumes from ``checkpoint_last.pt`` in ``save_dir``)."""
+    return [
+        "fairseq-train",
+        str(data_bin),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        p.lang,
+        *arm_flags(p, key.arm),
+        "--optimizer",
+        "adam",
+        "--adam-betas",
+        "(0.9, 0.98)",
+        "--lr",
+        repr(p.lr),
+        "--clip-norm",
+        "0",
+        "--lr-scheduler",
+        "inverse_sqrt",
+        "--warmup-updates",
+        str(p.warmup),
+        "--warmup-init-lr",
+        "1e-7",
+        "--criterion",
+        "label_smoothed_cross_entropy",
+        "--label-smoothing",
+        "0.1",
+        "--max-tokens",
+        str(p.max_tokens),
+        "--max-update",
+        str(p.updates),
+        "--seed",
+        str(key.seed),
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--save-interval-updates",
+        "200",
+        "--keep-interval-updates",
+        "1",
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--log-format",
+        "simple",
+        "--log-interval",
+        "50",
+        "--validate-interval-updates",
+        str(p.eval_every),
+    ]
+
+
+def generate_argv(data_bin: Path, checkpoint: Path, p: TranslationProtocol) -> list[str]:
+    return [
+        "fairseq-generate",
+        str(data_bin),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        p.lang,
+        "--path",
+        str(checkpoint),
+        "--gen-subset",
+        "test",
+        "--beam",
+        str(p.beam),
+        "--post-process",
+        "sentencepiece",
+        "--batch-size",
+        "64",
+        "--cpu",
+        "--num-workers",
+        "0",
+    ]
+
+
+VALID_RE = re.compile(
+    r"epoch (\d+) \| valid on 'valid' subset \| loss (\S+) \| nll_loss (\S+) \| ppl \S+ .*?"
+    r"\| num_updates (\d+)"
+)
+PARAMS_RE = re.compile(r"num\. shared model params: ([\d,]+)")
+WPS_RE = re.compile(r"\| train \| .*?\| wps (\S+) .*?\| num_updates (\d+)")
+
+
+def parse_train_log(log: str) -> dict[str, Any]:
+    """The validation points ``[[epoch, update, loss, nll], ...]`` (bits; a point repeated by a resumed
+    run counted once), the parameter count fairseq logged and the last epoch's training words/s."""
+    points: dict[int, list[float]] = {}
+    for epoch, loss, nll, update in VALID_RE.findall(log):
+        points[int(update)] = [int(epoch), int(update), float(loss), float(nll)]
+    params = PARAMS_RE.findall(log)
+    wps = WPS_RE.findall(log)
+    return {
+        "valid_curve": [points[u] for u in sorted(points)],
+        "params_logged": int(params[-1].replace(",", "")) if params else None,
+        "train_wps_last_epoch": float(wps[-1][0]) if wps else None,
+    }
+
+
+def prepare_run_dir(run_dir: Path) -> Path:
+    """The run's save dir. A run with a ``checkpoint_last.pt`` resumes from it (its log goes on); one
+    without (never started, or killed before its first checkpoint) starts cleanly: its partial log,
+    checkpoints and attempt record are removed."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    save_dir = run_dir / "checkpoints"
+    if not (save_dir / "checkpoint_last.pt").exists():
+        shutil.rmtree(save_dir, ignore_errors=True)
+        for name in ("train.log", "attempts.jsonl"):
+            (run_dir / name).unlink(missing_ok=True)
+    return save_dir
+
+
+def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey) -> dict[str, Any]:
+    """Train (or resume) one run, translate the test set, score it; the results row."""
+    from tools.score_bleu import score_file
+
+    run_dir = out / "runs" / key.name
+    save_dir = prepare_run_dir(run_dir)
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    argv = train_argv(data_bin, save_dir, p, key)
+    start = time.perf_counter()
+    with (run_dir / "train.log").open("a", encoding="utf-8") as log:
+        rc = subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO).returncode
+    seconds = time.perf_counter() - start
+    with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps({"rc": rc, "seconds": round(seconds, 1)}) + "\n")
+    log_text = (run_dir / "train.log").read_text(encoding="utf-8", errors="replace")
+    parsed = parse_train_log(log_text)
+    command = shlex.join(argv).replace(str(data_bin), "DATA").replace(str(save_dir), "SAVE_DIR")
+    row: dict[str, Any] = {**asdict(key), "rc": rc, **parsed, "command": command.replace(str(REPO) + "/", "")}
+    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    row["train_seconds"] = round(sum(a["seconds"] for a in attempts), 1)
+    row["train_attempts"] = len(attempts)
+    last_update = parsed["valid_curve"][-1][1] if parsed["valid_curve"] else 0
+    if rc != 0 or last_update != p.updates:
+        row["error"] = log_text[-1500:]
+        return row
+    gen = run_dir / "generate-test.txt"
+    proc = subprocess.run(
+        generate_argv(data_bin, save_dir / "checkpoint_last.pt", p),
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    if proc.returncode != 0:
+        row["rc"], row["error"] = proc.returncode, proc.stderr[-1500:]
+        return row
+    write_text_atomically(gen, proc.stdout)
+    pre = data_bin.parent
+    scores, _ = score_file(
+        str(gen),
+        pre / "raw" / f"test.{p.lang}",
+        pre / "tok" / f"test.{p.lang}",
+        p.lang,
+        ("sacrebleu", "tokenized"),
+    )
+    row["test_bleu"] = scores["scores"]["sacrebleu"]["score"]
+    row["test_bleu_signature"] = scores["scores"]["sacrebleu"]["signature"]
+    row["test_bleu_tokenized"] = scores["scores"]["tokenized"]["score"]
+    row["test_sentences"] = scores["n_sentences"]
+    return row
+
+
+def finished(row: dict) -> bool:
+    return row.get("rc") == 0 and "error" not in row and "test_bleu" in row
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The rows of a results.jsonl; a line that is not JSON (killed while writing) is skipped, so its run
+    is done again."""
+    rows = []
+    if path.exists():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                print(
+                    f"warning: {path}:{number}: not a JSON row, ignored (its run is redone)", file=sys.stderr
+                )
+    return rows
+
+
+def todo(wanted: list[RunKey], rows: list[dict]) -> list[RunKey]:
+    """The wanted runs without a finished row, seed by seed (both arms of a seed next to each other)."""
+    done = {RunKey(r["arm"], r["seed"]) for r in rows if finished(r)}
+    return sorted((k for k in wanted if k not in done), key=lambda k: (k.seed, k.arm))
+
+
+def claim_out_dir(out_dir: Path, protocol: TranslationProtocol) -> None:
+    """Record the protocol in ``out_dir/protocol.json``; refuse an out-dir of another protocol."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "protocol.json"
+    wanted = json.loads(json.dumps(asdict(protocol)))
+    if path.exists() and json.loads(path.read_text()) != wanted:
+        raise SystemExit(f"{path}: this out-dir holds runs of another protocol; use a new --out-dir")
+    write_text_atomically(path, json.dumps(wanted, indent=2) + "\n")
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+def mean_std(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
+    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
+
+
+def epoch_ends(curve: list[list[float]]) -> list[list[float]]:
+    """The last validation point of each epoch: the epoch-end one (the last epoch ends at the last
+    update)."""
+    last: dict[int, list[float]] = {}
+    for point in curve:
+        last[int(point[0])] = point
+    return [last[e] for e in sorted(last)]
+
+
+def final_valid(row: dict) -> float:
+    return row["valid_curve"][-1][2]
+
+
+def summary_table(r: dict) -> str:
+    """Per arm: parameters, test BLEU, final validation loss/nll, training speed (mean ± std over seeds)."""
+    rows = [row for row in r["rows"] if finished(row)]
+    lines = [
+        "| model | parameters | seeds | test sacreBLEU | valid loss (end) | valid nll (end, bits) "
+        "| training time per run | training words/s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for arm, arch in ARMS.items():
+        mine = [row for row in rows if row["arm"] == arm]
+        minutes = [row["train_seconds"] / 60 for row in mine]
+        wps = [row["train_wps_last_epoch"] for row in mine if row.get("train_wps_last_epoch")]
+        lines.append(
+            f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
+            f"{mean_std([row['test_bleu'] for row in mine])} | {mean_std([final_valid(x) for x in mine])} | "
+            f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {mean_std(minutes)} min | "
+            f"{mean_std(wps).replace('.00', '')} |"
+        )
+    return "\n".join(lines)
+
+
+def per_seed_table(r: dict) -> str:
+    """Per seed: each arm's test BLEU and final validation loss, and Macaron − Transformer."""
+    by = {(row["arm"], row["seed"]): row for row in r["rows"] if finished(row)}
+    seeds = sorted({seed for _, seed in by})
+    lines = [
+        "| seed | BLEU Transformer | BLEU Macaron | Δ BLEU | valid loss Transformer | valid loss Macaron "
+        "| Δ valid loss |",
+        "|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    deltas_bleu, deltas_loss = [], []
+    for seed in seeds:
+        t, m = by.get(("transformer", seed)), by.get(("macaron", seed))
+        if t is None or m is None:
+            continue
+        db, dl = m["test_bleu"] - t["test_bleu"], final_valid(m) - final_valid(t)
+        deltas_bleu.append(db)
+        deltas_loss.append(dl)
+        lines.append(
+            f"| {seed} | {t['test_bleu']:.2f} | {m['test_bleu']:.2f} | {db:+.2f} | "
+            f"{final_valid(t):.3f} | {final_valid(m):.3f} | {dl:+.3f} |"
+        )
+    if len(deltas_bleu) > 1:
+        lines.append(
+            f"| mean ± std | | | {mean_std(deltas_bleu)} | | | "
+            f"{statistics.mean(deltas_loss):+.3f} ± {statistics.stdev(deltas_loss):.3f} |"
+        )
+    return "\n".join(lines)
+
+
+def epoch_table(r: dict) -> str:
+    """Validation loss at every epoch end, mean ± std over seeds, per arm."""
+    rows = [row for row in r["rows"] if finished(row)]
+    per: dict[str, dict[int, list[float]]] = {arm: {} for arm in ARMS}
+    for row in rows:
+        for epoch, _update, loss, _nll in epoch_ends(row["valid_curve"]):
+            per[row["arm"]].setdefault(epoch, []).append(loss)
+    epochs = sorted({e for arm in per.values() for e in arm})
+    updates = {}
+    for row in rows:
+        for epoch, update, _loss, _nll in epoch_ends(row["valid_curve"]):
+            updates.setdefault(epoch, update)
+    lines = ["| epoch | updates | Transformer | Macaron |", "|---:|---:|---:|---:|"]
+    for e in epochs:
+        cells = [mean_std(per[arm].get(e, [])) for arm in ARMS]
+        lines.append(f"| {e} | {updates[e]} | {' | '.join(cells)} |")
+    return "\n".join(lines)
+
+
+def protocol_line(r: dict) -> str:
+    p, c = r["protocol"], r["corpus"]
+    return (
+        f"Data: {c['catalogs']} German gettext catalogs of this machine's programs; test = the messages of "
+        f"{', '.join(c['test_packages'])} ({r['kept']['test']} pairs), validation = "
+        f"{', '.join(c['valid_packages'])} ({r['kept']['valid']}), training = every other package "
+        f"({c['pairs']['train']} pairs, {r['kept']['train']} after preprocess.custom's cleaning); joint "
+        f"sentencepiece BPE {p['bpe_vocab_size']}. "
+        f"Models: d = {p['dim']}, {p['heads']} heads, {p['layers']} + {p['layers']} layers, FFN {p['ffn']} "
+        f"(Macaron: 2 × {p['ffn'] // 2}), shared embeddings, dropout {p['dropout']}; parameters differ by "
+        f"{100 * r['parity']:+.3f} %. Training: Adam (0.9, 0.98), η = {p['lr']:g}, inverse-sqrt with "
+        f"{p['warmup']} warm-up updates, label smoothing 0.1, {p['max_tokens']} tokens per batch, "
+        f"{p['updates']} updates, validation every {p['eval_every']} updates and at every epoch end; test: "
+        f"beam {p['beam']}, last checkpoint, sacreBLEU (13a, detokenized)."
+    )
+
+
+def render(payload: dict) -> str:
+    """The docs block: summary, per-seed differences, validation loss per epoch, protocol, provenance."""
+    r = payload["results"]
+    return (
+        "**Mean ± std over seeds**\n\n"
+        + summary_table(r)
+        + "\n\n**Per seed (Macaron − Transformer)**\n\n"
+        + per_seed_table(r)
+        + "\n\n**Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds**\n\n"
+        + epoch_table(r)
+        + "\n\n"
+        + protocol_line(r)
+        + "\n\nMeasured by "
+        + provenance(payload)
+        + "."
+    )
+
+
+def render_summary(payload: dict) -> str:
+    """The README's block: the summary and per-seed tables."""
+    r = payload["results"]
+    return summary_table(r) + "\n\n" + per_seed_table(r) + "\n\nMeasured by " + provenance(payload) + "."
+
+
+def plot(r: dict, path: Path) -> None:
+    """Validation loss over updates, one line per run (colour = arm)."""
+    import logging
+
+    import matplotlib
+
+    logging.getLogger("matplotlib").setLevel(logging.WARNING)
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    colours = {"transformer": "tab:blue", "macaron": "tab:orange"}
+    for row in sorted(r["rows"], key=lambda x: (x["arm"], x["seed"])):
+        if not finished(row):
+            continue
+        xs = [pt[1] for pt in row["valid_curve"]]
+        ys = [pt[2] for pt in row["valid_curve"]]
+        label = (
+            row["arm"] if row["seed"] == min(x["seed"] for x in r["rows"] if x["arm"] == row["arm"]) else None
+        )
+        ax.plot(xs, ys, marker="o", markersize=3, color=colours[row["arm"]], alpha=0.8, label=label)
+    ax.set_xlabel("updates")
+    ax.set_ylabel("validation loss (bits, label-smoothed)")
+    ax.set_title("gettext en→de, unseen programs: one line per seed")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
+    fig.savefig(tmp, dpi=110)
+    plt.close(fig)
+    tmp.replace(path)
+
+
+# ------------------------------------------------------------------------------------------------ main
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d = TranslationProtocol()
+    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "macaron_real_translation")
+    ap.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--updates", type=int, default=d.updates)
+    ap.add_argument("--warmup", type=int, default=d.warmup)
+    ap.add_argument("--dim", type=int, default=d.dim)
+    ap.add_argument("--ffn", type=int, default=d.ffn, help="the Transformer's FFN width (Macaron: 2 × half)")
+    ap.add_argument("--layers", type=int, default=d.layers)
+    ap.add_argument("--heads", type=int, default=d.heads)
+    ap.add_argument("--max-tokens", type=int, default=d.max_tokens)
+    ap.add_argument("--bpe-vocab-size", type=int, default=d.bpe_vocab_size)
+    ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
+    ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
+    ap.add_argument("--plot", type=Path, help="draw the validation-loss curves here")
+    a = ap.parse_args()
+    p = TranslationProtocol(
+        updates=a.updates,
+        warmup=a.warmup,
+        dim=a.dim,
+        ffn=a.ffn,
+        layers=a.layers,
+        heads=a.heads,
+        max_tokens=a.max_tokens,
+        bpe_vocab_size=a.bpe_vocab_size,
+    )
+    machine = machine_info()
+    claim_out_dir(a.out_dir, p)
+    corpus = build_corpus(a.out_dir, p)
+    print(f"corpus: {corpus['pairs']}", flush=True)
+    data_bin = build_data_bin(a.out_dir, p)
+    kept = {
+        s: (a.out_dir / "pre" / "raw" / f"{s}.en").read_text(encoding="utf-8").count("\n")
+        for s in ("train", "valid", "test")
+    }
+    counts = parameter_counts(data_bin, p)
+    parity = check_parity(counts)
+    print(f"parameters: {counts} (Macaron − Transformer: {100 * parity:+.4f} %)", flush=True)
+    wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
+    results = a.out_dir / "results.jsonl"
+
+    lock = threading.Lock()
+
+    def publish() -> None:
+        with lock:  # one writer of the results file and the plot at a time
+            publish_now()
+
+    def publish_now() -> None:
+        rows = [r for r in read_rows(results) if RunKey(r["arm"], r["seed"]) in wanted and finished(r)]
+        payload = {
+            "protocol": asdict(p),
+            "corpus": corpus,
+            "kept": kept,
+            "parameters": counts,
+            "parity": parity,
+            "seeds": a.seeds,
+            "rows": rows,
+        }
+        if a.results:
+            write_results(a.results, payload, machine)
+        if a.plot and rows:
+            plot(payload, a.plot)
+
+    remaining = todo(wanted, read_rows(results))
+    print(
+        f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",
+        flush=True,
+    )
+
+    def job(key: RunKey) -> None:
+        row = run_one(a.out_dir, data_bin, p, key)
+        with results.open("a", encoding="utf-8") as f:
+            f.write(json.dumps(row) + "\n")  # one write per row
+        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
+        print(
+            f"{key.name}: BLEU {row.get('test_bleu')}, valid loss "
+            f"{row['valid_curve'][-1][2] if row['valid_curve'] else None}, {row['train_seconds']} s "
+            f"[{status}]",
+            flush=True,
+        )
+        publish()
+
+    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
+        list(pool.map(job, remaining))
+    publish()
+    if a.results:
+        print(
+            render(
+                {"results": json.loads(a.results.read_text())["results"], **json.loads(a.results.read_text())}
+            )
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""The real-text Macaron benchmarks (benchmarks/macaron_real_translation.py, benchmarks/macaron_real_bert.py):
+the split by package, parameter parity, log parsing, the resume logic and the Python-docs converter."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import macaron_real_bert as bert
+import macaron_real_translation as mt
+
+from preprocess.sources.gettext_catalogs import Catalog
+from preprocess.sources.python_docs import convert, page_paragraphs
+
+
+def catalogs() -> list[Catalog]:
+    return [
+        Catalog("git", [("commit", "Commit"), ("out of memory", "Speicher erschöpft")]),
+        Catalog("coreutils", [("out of memory", "Nicht genug Speicher"), ("copy", "kopieren")]),
+        Catalog("wget", [("copy", "Kopie"), ("download", "herunterladen")]),
+        Catalog("tar", [("archive", "Archiv")]),
+    ]
+
+
+def test_split_by_package_gives_each_source_to_one_split_test_first() -> None:
+    splits = mt.split_by_package(catalogs(), valid_packages=("wget",), test_packages=("coreutils",))
+    sources = {name: [s for s, _ in pairs] for name, pairs in splits.items()}
+    assert sources["test"] == ["copy", "out of memory"]  # both of coreutils' messages
+    assert sources["valid"] == ["download"]  # wget's "copy" is a test message
+    assert sources["train"] == ["archive", "commit"]  # git's "out of memory" is a test message
+    assert dict(splits["test"])["out of memory"] == "Nicht genug Speicher"  # the test package's translation
+
+
+def test_split_by_package_refuses_missing_or_overlapping_packages() -> None:
+    with pytest.raises(ValueError, match="no readable catalog for \\['gimp'\\]"):
+        mt.split_by_package(catalogs(), valid_packages=("gimp",), test_packages=("git",))
+    with pytest.raises(ValueError, match="both the validation and the test set: \\['git'\\]"):
+        mt.split_by_package(catalogs(), valid_packages=("git",), test_packages=("git", "tar"))
+
+
+def test_translation_arms_are_within_a_tenth_of_a_percent(tmp_path: Path) -> None:
+    (tmp_path / "dict.de.txt").write_text("".join(f"tok{i} {9000 - i}\n" for i in range(7996)))
+    counts = mt.parameter_counts(tmp_path, mt.TranslationProtocol())
+    difference = mt.check_parity(counts)
+    assert 0 < difference < 1e-3  # Macaron: one FFN bias and one LayerNorm more per layer
+    assert counts["macaron"] - counts["transformer"] == 6 * 3 * mt.TranslationProtocol().dim
+    with pytest.raises(SystemExit, match="differ by"):
+        mt.check_parity({"transformer": 1000, "macaron": 1002})
+
+
+def test_the_arms_differ_only_in_arch_and_ffn_width() -> None:
+    p = mt.TranslationProtocol()
+    t, m = mt.arm_flags(p, "transformer"), mt.arm_flags(p, "macaron")
+    differing = [(a, b) for a, b in zip(t, m, strict=True) if a != b]
+    assert differing == [("fixup_transformer_iwslt_de_en", "macaron_small"), ("512", "256"), ("512", "256")]
+    train_t = mt.train_argv(Path("D"), Path("S"), p, mt.RunKey("transformer", 2))
+    train_m = mt.train_argv(Path("D"), Path("S"), p, mt.RunKey("macaron", 2))
+    assert len(train_t) == len(train_m) and train_t[train_t.index("--seed") + 1] == "2"
+
+
+LOG = """\
+2026-01-01 | INFO | fairseq_cli.train | num. shared model params: 2,398,208 (num. trained: 2,398,208)
+epoch 001 | valid on 'valid' subset | loss 9.1 | nll_loss 8.9 | ppl 477 | bsz 1 | num_updates 200
+epoch 001 | valid on 'valid' subset | loss 8.0 | nll_loss 7.8 | ppl 222 | bsz 1 | num_updates 255
+| train | epoch 001 | loss 9.9 | nll_loss 9.7 | ppl 1 | wps 1234.5 | ups 0.2 | num_updates 255
+epoch 002 | valid on 'valid' subset | loss 7.0 | nll_loss 6.8 | ppl 111 | bsz 1 | num_updates 400
+epoch 002 | valid on 'valid' subset | loss 7.0 | nll_loss 6.8 | ppl 111 | bsz 1 | num_updates 400
+epoch 002 | valid on 'valid' subset | loss 6.5 | nll_loss 6.3 | ppl 80 | bsz 1 | num_updates 500
+"""
+
+
+def test_train_log_parsing_counts_a_resumed_point_once_and_finds_epoch_ends() -> None:
+    parsed = mt.parse_train_log(LOG)
+    assert [pt[1] for pt in parsed["valid_curve"]] == [200, 255, 400, 500]
+    assert parsed["params_logged"] == 2398208 and parsed["train_wps_last_epoch"] == 1234.5
+    assert mt.epoch_ends(parsed["valid_curve"]) == [[1, 255, 8.0, 7.8], [2, 500, 6.5, 6.3]]
+
+
+def test_a_rerun_skips_finished_runs_and_retries_failed_ones(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    ok = {"arm": "macaron", "seed": 1, "rc": 0, "test_bleu": 20.0, "valid_curve": [[1, 10, 5.0, 4.0]]}
+    failed = {"arm": "transformer", "seed": 1, "rc": 1, "error": "killed", "valid_curve": []}
+    results.write_text(json.dumps(ok) + "\n" + json.dumps(failed) + "\n" + '{"arm": "transfor')  # cut row
+    rows = mt.read_rows(results)
+    assert len(rows) == 2
+    wanted = [mt.RunKey(arm, seed) for seed in (1, 2) for arm in mt.ARMS]
+    assert mt.todo(wanted, rows) == [
+        mt.RunKey("transformer", 1),
+        mt.RunKey("macaron", 2),
+        mt.RunKey("transformer", 2),
+    ]
+
+
+def test_a_run_resumes_from_its_checkpoint_or_starts_cleanly(tmp_path: Path) -> None:
+    run = tmp_path / "macaron-s1"
+    save = mt.prepare_run_dir(run)
+    (save / "checkpoint_1_200.pt").parent.mkdir(parents=True)
+    (save / "checkpoint_1_200.pt").write_text("x")  # no checkpoint_last.pt: killed mid-save
+    (run / "train.log").write_text("old log\n")
+    (run / "attempts.jsonl").write_text('{"rc": -9, "seconds": 5}\n')
+    mt.prepare_run_dir(run)
+    assert not save.exists() and not (run / "train.log").exists() and not (run / "attempts.jsonl").exists()
+    save.mkdir()
+    (save / "checkpoint_last.pt").write_text("x")
+    (run / "train.log").write_text("old log\n")
+    mt.prepare_run_dir(run)
+    assert (save / "checkpoint_last.pt").exists() and (run / "train.log").read_text() == "old log\n"
+
+
+def test_a_bert_run_dir_without_a_complete_checkpoint_starts_cleanly(tmp_path: Path) -> None:
+    from macaron_fairseq.pretrain import checkpoints
+
+    run = tmp_path / "vanilla_bert_small-s1"
+    save = bert.prepare_run_dir(run)
+    (save / "step50").mkdir(parents=True)
+    (save / "step50" / "mp_rank_00_model_states.pt").write_text("cut")  # no manifest: the save was cut
+    (save / "train_log.jsonl").write_text('{"step": 1}\n')
+    (run / "pretrain.log").write_text("old\n")
+    bert.prepare_run_dir(run)
+    assert not save.exists() and not (run / "pretrain.log").exists()
+    (save / "step50").mkdir(parents=True)
+    (save / "step50" / "mp_rank_00_model_states.pt").write_text("whole")
+    checkpoints.write_manifest(save / "step50", {"step": 50})
+    (save / "train_log.jsonl").write_text('{"step": 1}\n')
+    bert.prepare_run_dir(run)
+    assert (save / "train_log.jsonl").exists()
+
+
+def test_bert_small_archs_are_parameter_matched() -> None:
+    from macaron_fairseq.param_parity import bert_parity_rows
+
+    (row,) = bert_parity_rows(vocab=8000, archs=["macaron_bert_small"])
+    assert row.counterpart == "vanilla_bert_small"
+    assert 0 < row.relative_difference < 1e-3
+    assert row.macaron_params - row.bert_params == 4 * 3 * 256  # one FFN bias + one LayerNorm per layer
+
+
+def test_bert_log_parsing_and_config() -> None:
+    lines = [json.dumps({"step": s, "tokens_per_second": float(s)}) for s in range(1, 21)]
+    lines.insert(
+        10, json.dumps({"step": 10, "split": "valid", "mlm_loss": 3.0, "ppl": 8.0, "nsp_accuracy": 60.0})
+    )
+    lines.append('{"step": 21, "tokens_per')  # cut by a kill
+    parsed = bert.parse_log(lines, warmup_steps=10)
+    assert parsed["valid_curve"] == [[10, 3.0, 8.0, 60.0]]
+    assert parsed["last_step"] == 20 and parsed["tokens_per_second"] == 15.5  # median of steps 11..20
+    p = bert.BertProtocol(steps=300, warmup=30)
+    config = bert.ds_config(p)
+    assert config["scheduler"]["params"]["total_num_steps"] == 300
+    assert config["scheduler"]["params"]["warmup_num_steps"] == 30
+    argv = bert.pretrain_argv(Path("D"), Path("S"), Path("C"), p, bert.RunKey("macaron", 3))
+    assert (
+        argv[argv.index("--max-update") + 1] == "300"
+        and argv[argv.index("--arch") + 1] == "macaron_bert_small"
+    )
+    assert "--lr" not in argv and "--optimizer" not in argv  # the DeepSpeed config decides those
+
+
+PAGE = """<html><head><title>os</title><script>var x = 1;</script></head><body>
+<div class="related" role="navigation"><a href="x">previous</a></div>
+<div class="body" role="main">
+<section id="os"><h1>os — Miscellaneous<a class="headerlink" href="#os">¶</a></h1>
+<p>This module provides a <code>portable</code> way
+of using operating system dependent functionality.</p>
+<div class="highlight-python3"><div class="highlight"><pre>import os
+os.getcwd()</pre></div></div>
+<dl class="py function"><dt class="sig">os.getcwd()<a class="headerlink" href="#a">¶</a></dt>
+<dd><p>Return a string representing the current working directory.</p></dd></dl>
+<ul><li><p>first item</p></li><li>second item</li></ul>
+<table><tr><td>cell</td></tr></table>
+</section></div>
+<div class="footer">© Copyright</div></body></html>"""
+
+
+def test_python_docs_pages_become_prose_paragraphs(tmp_path: Path) -> None:
+    assert page_paragraphs(PAGE) == [
+        "This module provides a portable way of using operating system dependent functionality.",
+        "Return a string representing the current working directory.",
+        "first item",
+        "second item",
+    ]
+    html = tmp_path / "html"
+    (html / "library").mkdir(parents=True)
+    (html / "library" / "os.html").write_text(PAGE)
+    (html / "genindex.html").write_text(
+        '<div role="main"><h1>Index</h1><table><tr><td>a</td></tr></table></div>'
+    )
+    (html / "_static").mkdir()
+    (html / "_static" / "x.html").write_text(PAGE)
+    summary = convert(html, tmp_path / "books")
+    assert (summary.pages, summary.documents, summary.skipped_no_prose) == (2, 1, 1)
+    text = (tmp_path / "books" / "library" / "os.txt").read_text()
+    assert text.split("\n\n")[0].startswith("This module provides") and text.count("\n\n") == 3
+    assert not (tmp_path / "books.tmp").exists()
+
+
+def test_documents_are_counted_between_separator_items() -> None:
+    assert bert.count_documents([3, 5, 1, 4, 1, 1, 2, 1]) == 3
+    assert bert.count_documents([1, 1]) == 0
