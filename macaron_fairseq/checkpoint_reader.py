@@ -84,6 +84,12 @@ def _torch_load(path: Path, mmap: bool) -> Any:
     return torch.load(str(path), map_location="cpu", mmap=mmap, weights_only=True)
 
 
+def _starts_like_a_pickle(path: Path) -> bool:
+    """A pickle (torch's legacy format) starts with the PROTO opcode 0x80 (protocol 2 and later)."""
+    with path.open("rb") as f:
+        return f.read(1) == b"\x80"
+
+
 def load_checkpoint(path: str | Path, flag: str | None = None) -> dict[str, Any]:
     """The whole state of ``path``, tensors memory-mapped (a checkpoint in torch's legacy, non-zip format is
     read into memory), through the allow-list. ``flag`` (``"--checkpoint"``) prefixes the messages.
@@ -102,7 +108,11 @@ def load_checkpoint(path: str | Path, flag: str | None = None) -> dict[str, Any]
         except RuntimeError as err:
             if "mmap can only be used" not in str(err):
                 raise
+            if not _starts_like_a_pickle(path):
+                raise CheckpointError(f"{label}: not a PyTorch checkpoint (neither zip nor pickle)") from None
             state = _torch_load(path, mmap=False)  # the legacy format cannot be memory-mapped
+    except CheckpointError:
+        raise
     except pickle.UnpicklingError as err:
         if is_refusal(err):
             raise unsafe_checkpoint(path, err, flag) from None

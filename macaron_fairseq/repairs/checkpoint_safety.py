@@ -135,10 +135,13 @@ def refusal_reason(message: str) -> str:
     if (name := refused_object(message)) is not None:
         return (
             f"it pickles {name}, which is not on the allow-list of fairseq checkpoint classes "
-            "(macaron_fairseq.repairs.checkpoint_safety)"
+            "(macaron_fairseq.repairs.checkpoint_safety), so loading it could run arbitrary code"
         )
     if found := _OPERAND.search(message):
-        return f"it uses pickle opcode {found.group(1)}, which torch's restricted unpickler refuses"
+        return (
+            f"it uses pickle opcode {found.group(1)}, which torch's restricted unpickler refuses (a corrupt "
+            "file, or a pickle that is not a plain checkpoint)"
+        )
     return "torch's restricted unpickler refused it"
 
 
@@ -157,8 +160,7 @@ def unsafe_checkpoint(path: Any, err: BaseException, flag: str | None = None) ->
     ``flag`` (``"--checkpoint"``) names the option the file came from."""
     where = f"{flag} {path!s}" if flag else str(path)
     return UnsafeCheckpointError(
-        f"refusing to load checkpoint {where}: {refusal_reason(str(err))}, so loading it could run "
-        f"arbitrary code; {conversion_hint(path)}"
+        f"refusing to load checkpoint {where}: {refusal_reason(str(err))}; {conversion_hint(path)}"
     )
 
 

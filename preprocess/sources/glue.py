@@ -19,6 +19,8 @@ tabs and nothing else. Their quirks, each handled here once:
   wrong width is an error naming the file and line;
 * MNLI's train, dev and test files have 12, 16 and 10 columns;
 * empty lines are skipped (they carry no example);
+* a last line without its line end is an error naming the file and line: a file cut in the middle of its
+  last line can still have the right number of columns (the cut falls inside the last field);
 * labels are the files' strings (``"0"``/``"1"``, ``entailment``/``neutral``/...), STS-B's a float in
   [0, 5]; a value outside the task's vocabulary is an error naming file, line and value.
 
@@ -253,6 +255,12 @@ class _Reader:
                         if self.form.header is not None:
                             self._check_header(self._fields(1, raw))
                             continue
+                    if not raw.endswith(b"\n") and raw.strip():
+                        raise GlueDataError(
+                            f"{self.path}:{number}: the last line has no line end, so the file looks "
+                            f"truncated ({_shorten(raw)}); restore it from the GLUE distribution (if that "
+                            "line is complete, add the missing newline)"
+                        )
                     self._add(result, number, number - first_data, raw)
             except OSError as exc:
                 raise cannot_read(self.path, exc) from exc

@@ -51,8 +51,8 @@ def test_a_plain_pickle_with_code_is_refused(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         (None, "no such file"),
-        (b"", "not a PyTorch checkpoint (EOFError)"),
-        (b"hello world\n", "not a PyTorch checkpoint"),
+        (b"", "not a PyTorch checkpoint (neither zip nor pickle)"),
+        (b"hello world\n", "not a PyTorch checkpoint (neither zip nor pickle)"),
         (b"PK\x03\x04garbage", "not a PyTorch checkpoint (RuntimeError: PytorchStreamReader failed"),
     ],
 )
@@ -65,6 +65,9 @@ def test_bad_files_are_one_line_user_errors(tmp_path: Path, content: bytes | Non
     assert str(error.value).startswith(f"--checkpoint {path}: {expected}") and "\n" not in str(error.value)
     with pytest.raises(CheckpointError, match="is a directory"):
         load_checkpoint(tmp_path)
+    path.write_bytes(b"\x80\x02garbage")  # starts like a pickle
+    with pytest.raises(UnsafeCheckpointError, match="pickle opcode 103, which torch's restricted unpickler"):
+        load_checkpoint(path)
     torch.save([1, 2], path)
     with pytest.raises(CheckpointError, match="holds a list, not a dict"):
         load_checkpoint(path)

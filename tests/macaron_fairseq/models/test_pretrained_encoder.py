@@ -68,3 +68,18 @@ def test_lr_multiplier_warns_without_adam_lr_groups(
         model = on_top_of(dict_dir, encoders["post-norm"], "--optimizer", "adam_lr_groups")
     assert multiplier_warnings(caplog) == []
     assert model.encoder.embed_tokens.weight.lr_multiplier == 8e-3
+
+
+def test_a_malicious_checkpoint_is_refused_before_it_runs(dict_dir: Path, tmp_path: Path) -> None:
+    """``--pretrained-encoder`` reads through the allow-listed checkpoint reader: nothing of the file runs."""
+    from helpers import write_malicious_checkpoint
+
+    from macaron_fairseq.checkpoint_reader import UnsafeCheckpointError
+
+    marker = tmp_path / "MARKER"
+    evil = write_malicious_checkpoint(tmp_path / "evil.pt", marker)
+    with pytest.raises(UnsafeCheckpointError) as error:
+        on_top_of(dict_dir, evil)
+    message = str(error.value)
+    assert message.startswith(f"refusing to load checkpoint --pretrained-encoder {evil}: it pickles posix")
+    assert "\n" not in message and not marker.exists()

@@ -228,3 +228,20 @@ def test_examples_longer_than_the_models_positions_are_refused(tmp_path: Path) -
     task, cfg = setup_task(data, "--tokens-per-sample", "600")
     with pytest.raises(BertInputError, match="--tokens-per-sample 600 is longer than the model's 512"):
         task.build_model(cfg.model)
+
+
+def test_a_malicious_pretrained_encoder_is_refused_before_it_runs(tmp_path: Path) -> None:
+    """``--pretrained-encoder`` of the task goes through the allow-listed checkpoint reader."""
+    from helpers import write_malicious_checkpoint
+
+    from macaron_fairseq.checkpoint_reader import UnsafeCheckpointError
+
+    data = write_glue_dir(tmp_path / "glue", {"valid": [(pieces(1), pieces(2), "pos")]})
+    marker = tmp_path / "MARKER"
+    evil = write_malicious_checkpoint(tmp_path / "evil.pt", marker)
+    task, cfg = setup_task(data, "--pretrained-encoder", str(evil), "--new-encoder-layers", "1")
+    with pytest.raises(UnsafeCheckpointError) as error:
+        task.build_model(cfg.model)
+    assert str(error.value).startswith(f"refusing to load checkpoint --pretrained-encoder {evil}: it pickles")
+    assert "posix.system" in str(error.value) and "\n" not in str(error.value)
+    assert not marker.exists()
