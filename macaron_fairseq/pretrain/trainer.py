@@ -34,6 +34,7 @@ from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
 from macaron_fairseq.pretrain.progress import PretrainProgress
+from macaron_fairseq.pretrain.tracking import Tracker
 from workflow.atomic import write_text_atomically
 from workflow.errors import UserError
 from workflow.preemption import PREEMPTED_EXIT, Preemption
@@ -143,6 +144,7 @@ class Pretrainer:
         self.model = self.task.build_model(cfg.model)
         self.criterion = self.task.build_criterion(cfg.criterion)
         self.micro_batch = ds_config["train_micro_batch_size_per_gpu"]
+        self.ds_config = ds_config
         self.choice = self._choose_checkpoint()
         self.resuming = self.choice.tag is not None
         if not self.resuming:
@@ -389,6 +391,8 @@ class Pretrainer:
             record["loss_scale"] = float(scaler.get_scale())
         record["tokens_per_second"] = record["tokens"] / max(seconds, 1e-9)
         record["samples_per_second"] = record["pairs"] / max(seconds, 1e-9)
+        if self.peak:  # model FLOPs utilisation of this step (the progress lines show it per interval)
+            record["mfu"] = record["model_flops"] / max(seconds, 1e-9) / self.peak
         record["seconds"] = seconds
         record["time"] = time.time()
         return record
@@ -398,13 +402,35 @@ class Pretrainer:
         self.save_dir.mkdir(parents=True, exist_ok=True)
         step = self.restore()
         max_update = self.cfg.optimization.max_update
-        accumulation = self.engine.gradient_accumulation_steps()
         records: list[dict[str, Any]] = []
-        batches = self.batches()
         self.engine.train()
+        self.peak = self.peak_flops()
         self.progress = PretrainProgress(
-            self.where.rank == 0, step, max_update, self.cfg.common.log_interval, self.peak_flops()
+            self.where.rank == 0, step, max_update, self.cfg.common.log_interval, self.peak
         )
+        self.tracker = Tracker(
+            active=self.where.rank == 0,
+            tensorboard_logdir=self.cfg.common.tensorboard_logdir,
+            wandb_project=self.cfg.common.wandb_project,
+            save_dir=self.save_dir,
+            run_name=f"{self.cfg.model._name}-{self.save_dir.name}",
+            config={
+                "arch": self.cfg.model._name,
+                "deepspeed": self.ds_config,
+                "seed": self.cfg.common.seed,
+            },
+            start_step=step,
+        )
+        try:
+            self._train_loop(step, max_update, records)
+        finally:
+            self.tracker.close()
+        self.progress.close()
+        return records
+
+    def _train_loop(self, step: int, max_update: int, records: list[dict[str, Any]]) -> None:
+        accumulation = self.engine.gradient_accumulation_steps()
+        batches = self.batches()
         started = time.monotonic()
         while step < max_update:
             step_log = StepLog()
@@ -428,6 +454,7 @@ class Pretrainer:
             if self.where.rank == 0:
                 with open(self.log_path, "a", encoding="utf-8") as log:
                     log.write(json.dumps(record) + "\n")
+                self.tracker.log(record)
             self.progress.step(record)
             valid_every = self.cfg.dataset.validate_interval_updates
             if (valid_every and step % valid_every == 0) or (
@@ -438,14 +465,13 @@ class Pretrainer:
                 if self.where.rank == 0:
                     with open(self.log_path, "a", encoding="utf-8") as log:
                         log.write(json.dumps(valid) + "\n")
+                    self.tracker.log(valid)
             interval = self.cfg.checkpoint.save_interval_updates
             preempted = step < max_update and self.preemption.should_stop()
             if (interval and step % interval == 0) or step == max_update or preempted:
                 self.save(step)
             if preempted:
                 self._preempted(step)
-        self.progress.close()
-        return records
 
     def _preempted(self, step: int) -> None:
         """After the checkpoint of this step: rank 0 requeues the Slurm job (workflow.preemption: after the
