@@ -177,8 +177,8 @@ def parse_lrs(items: list[str]) -> dict[str, tuple[float, ...]]:
         scheme, sep, values = item.partition("=")
         if not sep or scheme not in SCHEMES:
             raise SystemExit(f"--lrs: expected SCHEME=η1,η2,... with SCHEME in {SCHEMES}, got {item!r}")
-        try:
-            grid[scheme] = tuple(float(v) for v in values.split(","))
+        try:  # an empty list (``SCHEME=``): rates only where --extra-lrs adds them
+            grid[scheme] = tuple(float(v) for v in values.split(",") if v)
         except ValueError:
             raise SystemExit(f"--lrs: not a list of numbers in {item!r}") from None
     return grid
@@ -297,6 +297,9 @@ def main() -> None:
     ap.add_argument("--arch", default=Protocol.arch)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
+    ap.add_argument("--no-run", action="store_true",
+                    help="run nothing: report (and --results) the rows OUT_DIR holds for the grid; cells "
+                    "with seeds not run are shown as such and never chosen")  # fmt: skip
     ap.add_argument("--plot", type=Path, help="draw the depth plot here")
     a = ap.parse_args()
     if a.batch_size > 32:
@@ -312,7 +315,8 @@ def main() -> None:
         for s in a.schemes for d in a.depths for lr in (*grid[s], *extra.get((s, d), ())) for seed in a.seeds
     ]  # fmt: skip
     start = time.perf_counter()
-    run_grid(data, protocol, wanted, results, a.jobs)
+    if not a.no_run:
+        run_grid(data, protocol, wanted, results, a.jobs)
     rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
     payload = {"protocol": asdict(protocol),
                "grid": {s: sorted({k.lr for k in wanted if k.scheme == s}) for s in a.schemes},

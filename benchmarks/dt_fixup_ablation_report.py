@@ -134,7 +134,8 @@ def selected_table(payload: dict) -> str:
         for scheme in schemes:
             lr = chosen.get((scheme, depth))
             if lr is None:
-                nll_cells.append("no rate with every seed finished")
+                ran = any(r["scheme"] == scheme and r["depth"] == depth for r in rows)
+                nll_cells.append("no rate with every seed finished" if ran else "not run")
                 acc_cells.append("–")
                 continue
             m, s = mean_std(nll[(scheme, depth, lr)])

@@ -154,6 +154,7 @@ def test_the_commands_of_the_schemes() -> None:
             argv[argv.index("--lr") + 1] == "0.003" and argv[argv.index("--valid-subset") + 1] == "valid,test"
         )
     assert ablation.parse_lrs(["t-fixup=1e-3,2e-3"])["t-fixup"] == (1e-3, 2e-3)
+    assert ablation.parse_lrs(["standard-clip="])["standard-clip"] == ()  # rates from --extra-lrs only
     with pytest.raises(SystemExit, match="SCHEME"):
         ablation.parse_lrs(["fixup=1e-3"])
     extra = ablation.parse_extra_lrs(["standard@16,32=3e-5,1e-4"])
@@ -177,6 +178,9 @@ def test_a_cell_with_seeds_not_run_yet_says_so_and_is_not_chosen() -> None:
     p = payload(rows, {"standard": [1e-4, 3e-4]})
     assert report.best_lr(rows, seeds=2) == {("standard", 16): 3e-4}
     assert "| standard | 0.0001 | 1.00 ± 0.00 (n=1 of 2 seeds run) |" in report.grid_table(p)
+    p["grid"]["standard-clip"] = [1e-3]  # a scheme run at other depths only
+    p["rows"] = rows + [row("standard-clip", 32, 1e-3, s, 1.0) for s in (1, 2)]
+    assert "| 16 | 2.500 ± 0.000 @ 0.0003† | not run |" in report.selected_table(p)
 
 
 @pytest.mark.slow
