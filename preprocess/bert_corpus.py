@@ -33,7 +33,7 @@ from preprocess.text.documents import DocumentConfig
 from preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
 from preprocess.text.sentences import RULE_BASED
 from workflow.atomic import write_text_atomically
-from workflow.cli import add_run_options, positive_int, run_cli
+from workflow.cli import ArgumentParser, add_run_options, positive_int, run_cli
 from workflow.errors import UserError
 from workflow.files import ensure_writable_dir, require_files
 from workflow.stages import StageRunner
@@ -42,7 +42,7 @@ LATEST = "latest"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m preprocess.bert_corpus",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

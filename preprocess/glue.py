@@ -32,7 +32,7 @@ from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, do
 from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
 from preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
 from preprocess.text.wordpiece_encode import wordpiece_tokenizer
-from workflow.cli import add_run_options, run_cli
+from workflow.cli import ArgumentParser, add_run_options, run_cli
 from workflow.errors import UserError
 from workflow.stages import StageReport, StageRunner
 
@@ -226,7 +226,7 @@ def parse_tasks(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m preprocess.glue", description=__doc__,
+    parser = ArgumentParser(prog="python -m preprocess.glue", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--glue-dir", required=True, type=Path, help="the unpacked GLUE distribution")
     parser.add_argument("--dest", required=True, type=Path, help="output: one directory per task")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -403,3 +404,26 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert result.code == 2 and result.lines == [
         "tool: error: argument --n: invalid int value: 'x' (see --help)"
     ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tools.average_checkpoints", "--inputs", "nope.pt", "--output", "avg.pt"],
+         "average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
+        (["tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
+         "plot_curves: error: cannot read nope.log: No such file or directory (ENOENT)"),
+        (["tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
+         "python -m tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
+        (["preprocess.glue", "--glue-dir", "GLUE"],
+         "python -m preprocess.glue: error: the following arguments"),
+    ],
+)  # fmt: skip
+def test_the_tools_follow_the_rule(argv: list[str], message: str, tmp_path: Path) -> None:
+    """Before: the tools exited 1 for a user error (average_checkpoints, plot_curves, score_bleu)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
+    command = [sys.executable, "-m", *argv]
+    proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(message), proc.stderr
+    assert not any(tmp_path.iterdir())  # nothing written

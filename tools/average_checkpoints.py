@@ -18,17 +18,18 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from workflow.atomic import atomic_output
+from workflow.cli import ArgumentParser, run_cli
+from workflow.errors import UserError
 
 EPOCH_CHECKPOINT = re.compile(r"^checkpoint(\d+)\.pt$")
 UPDATE_CHECKPOINT = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
 
 
-class AveragingError(ValueError):
+class AveragingError(UserError, ValueError):
     """The checkpoints cannot be averaged (too few, or different parameters)."""
 
 
@@ -82,8 +83,10 @@ def average(paths: Sequence[Path]) -> dict:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    parser = ArgumentParser(
+        prog="python -m tools.average_checkpoints",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--inputs", nargs="+", type=Path, required=True, help="checkpoint files, or one directory"
@@ -93,20 +96,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     group.add_argument("--num-epoch-checkpoints", type=int, help="average the last N checkpoint<epoch>.pt")
     group.add_argument("--num-update-checkpoints", type=int, help="average the last N checkpoint_<e>_<u>.pt")
     args = parser.parse_args(argv)
-    try:
-        if args.num_epoch_checkpoints or args.num_update_checkpoints:
-            if len(args.inputs) != 1 or not args.inputs[0].is_dir():
-                raise AveragingError("--num-*-checkpoints needs exactly one directory in --inputs")
-            by_update = bool(args.num_update_checkpoints)
-            count = args.num_update_checkpoints if by_update else args.num_epoch_checkpoints
-            paths = last_checkpoints(args.inputs[0], count, by_update)
-        else:
-            paths = list(args.inputs)
-            if missing := [str(p) for p in paths if not p.is_file()]:
-                raise AveragingError(f"checkpoint files not found: {missing}")
-        state = average(paths)
-    except AveragingError as err:
-        sys.exit(f"average_checkpoints: error: {err}")
+    if args.num_epoch_checkpoints or args.num_update_checkpoints:
+        if len(args.inputs) != 1 or not args.inputs[0].is_dir():
+            raise AveragingError("--num-*-checkpoints needs exactly one directory in --inputs")
+        by_update = bool(args.num_update_checkpoints)
+        count = args.num_update_checkpoints if by_update else args.num_epoch_checkpoints
+        paths = last_checkpoints(args.inputs[0], count, by_update)
+    else:
+        paths = list(args.inputs)
+        if missing := [str(p) for p in paths if not p.is_file()]:
+            raise AveragingError(f"checkpoint files not found: {missing}")
+    state = average(paths)
     import torch
 
     with atomic_output(args.output) as tmp:
@@ -115,4 +115,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main, "average_checkpoints")

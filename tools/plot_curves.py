@@ -23,17 +23,18 @@ import argparse
 import json
 import logging
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from workflow.atomic import atomic_output, write_text_atomically
+from workflow.cli import ArgumentParser, run_cli
+from workflow.errors import UserError, cannot_read
 
 
-class PlotError(RuntimeError):
-    """The log holds nothing to plot."""
+class PlotError(UserError, RuntimeError):
+    """The log holds nothing to plot (a user error: exit 2)."""
 
 
 _TAGGED = re.compile(r"\|\s*(?:INFO|WARNING)\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>.*)$")
@@ -281,7 +282,7 @@ def plot_step_log(log: StepLog, out: Path, title: str = "") -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m tools.plot_curves",
+    parser = ArgumentParser(prog="python -m tools.plot_curves",
                                      description="Plot train/valid loss of a fairseq training log as a PNG.")
     parser.add_argument("--log", required=True, type=Path, help="fairseq-train log (json or simple format)")
     parser.add_argument("--out", required=True, type=Path, help="PNG to write")
@@ -294,19 +295,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if is_step_log(args.log):
-        try:
-            log = read_step_log(args.log)
-        except PlotError as err:
-            print(f"plot_curves: error: {err}", file=sys.stderr)
-            return 1
+        log = read_step_log(args.log)
         plot_step_log(log, args.out, args.title)
         print(f"plot_curves: wrote {args.out} ({len(log.train)} steps, {len(log.valid)} validations)")
         return 0
     try:
         curves = read_curves(args.log)
-    except (OSError, PlotError) as err:
-        print(f"plot_curves: error: {err}", file=sys.stderr)
-        return 1
+    except OSError as err:
+        raise cannot_read(args.log, err) from err
     plot(curves, args.out, args.title, args.nll)
     if args.json is not None:
         write_text_atomically(args.json, curves_json(curves))
@@ -316,4 +312,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main, "plot_curves")

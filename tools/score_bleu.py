@@ -29,14 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from workflow.atomic import write_text_atomically
+from workflow.cli import ArgumentParser, run_cli
+from workflow.errors import UserError, cannot_read
 
 METRICS = ("sacrebleu", "tokenized")
 _LINE = re.compile(r"^(?P<kind>[HT])-(?P<id>\d+)\t(?P<rest>.*)$")
 _HYPHEN = re.compile(r"(\S)-(\S)")
 
 
-class ScoreError(RuntimeError):
-    """Raised for inputs that cannot be scored (missing hypotheses, count mismatches)."""
+class ScoreError(UserError, RuntimeError):
+    """Raised for inputs that cannot be scored (missing hypotheses, count mismatches): exit 2."""
 
 
 @dataclass
@@ -188,7 +190,7 @@ def format_report(results: dict[str, Any]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m tools.score_bleu",
         description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -223,9 +225,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         results, hyps_plain = score_file(args.gen, args.ref, args.tok_ref, args.lang, args.metrics,
                                          detokenize_hyps=not args.no_detokenize, lowercase=args.lowercase,
                                          split_compounds=args.compound_split, name=args.name)
-    except (ScoreError, OSError) as err:
-        print(f"score_bleu: error: {err}", file=sys.stderr)
-        return 1
+    except OSError as err:
+        raise cannot_read(err.filename or args.gen, err) from err
     if args.hyp_out is not None:
         write_text_atomically(args.hyp_out, hypotheses_text(hyps_plain))
         results["hypotheses_file"] = str(args.hyp_out)
@@ -236,4 +237,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main, "score_bleu")

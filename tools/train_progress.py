@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from workflow.cli import ArgumentParser, run_cli
+
 _RECORD = re.compile(r"\|\s*INFO\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>\{.*\})\s*$")
 _ALERT = re.compile(r"\|\s*(WARNING|ERROR|CRITICAL)\s*\||Traceback|Error:|error:")
 _NOTEWORTHY = re.compile(  # fairseq: "No existing checkpoint found" / "Loaded checkpoint"; the rest:
@@ -162,7 +164,7 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m tools.train_progress",
         description="Run a fairseq-train command with a progress display; its full output goes to --log.",
         usage="%(prog)s --log FILE [--no-bar] -- fairseq-train ARGS...",
@@ -184,4 +186,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main, "train_progress")

@@ -69,7 +69,7 @@ from pipelines.glue.grid import (
 from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
 from preprocess.sources.glue import BERT_TASKS, TASKS
 from workflow.atomic import write_text_atomically
-from workflow.cli import available_cores
+from workflow.cli import ArgumentParser, available_cores
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 
 STEPS = ("all", "prepare", "count", "cell", "collect")
@@ -291,7 +291,7 @@ def ints(text: str) -> list[int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.glue", description=__doc__,
+    parser = ArgumentParser(prog="python -m pipelines.glue", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument(
         "--workdir", type=Path, required=True, help="DIR: glue/ (data, runs, results) goes here"

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tools import plot_curves
+from workflow.cli import run_cli
 
 PREFIX = "2026-01-01 10:00:00 | INFO |"
 
@@ -121,9 +122,16 @@ def test_log_with_updates_gives_two_panels_and_nll(tmp_path: Path, monkeypatch: 
 def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "empty.log"
     log.write_text("hello\n", encoding="utf-8")
-    assert plot_curves.main(["--log", str(log), "--out", str(tmp_path / "x.png")]) == 1
-    assert "no train/valid loss records" in capsys.readouterr().err
-    assert plot_curves.main(["--log", str(tmp_path / "missing.log"), "--out", str(tmp_path / "x.png")]) == 1
+    missing = tmp_path / "missing.log"
+    for given, message in (
+        (log, "plot_curves: error: no train/valid loss records"),
+        (missing, f"plot_curves: error: cannot read {missing}"),
+    ):
+        argv = ["--log", str(given), "--out", str(tmp_path / "x.png")]
+        with pytest.raises(SystemExit) as ended:  # the error rule: one line, exit 2 (workflow.cli.run_cli)
+            run_cli(lambda argv=argv: plot_curves.main(argv), "plot_curves")
+        err = capsys.readouterr().err
+        assert ended.value.code == 2 and err.startswith(message) and err.count("\n") == 1, err
 
 
 def test_the_pretrainers_step_log_is_recognised_and_plotted(tmp_path: Path) -> None:
@@ -137,4 +145,5 @@ def test_the_pretrainers_step_log_is_recognised_and_plotted(tmp_path: Path) -> N
     assert plot_curves.main(["--log", str(log), "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "empty.jsonl").write_text('{"step": 1, "split": "valid", "mlm_loss": 1.0}\n')
-    assert plot_curves.main(["--log", str(tmp_path / "empty.jsonl"), "--out", str(out)]) == 1
+    with pytest.raises(plot_curves.PlotError, match="holds no training records"):
+        plot_curves.main(["--log", str(tmp_path / "empty.jsonl"), "--out", str(out)])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tools import score_bleu
+from workflow.cli import run_cli
 
 REFS = ["Der Hund schläft.", "Die Frau liest ein Buch, weil sie müde ist.", "Sieht er den Mann?"]
 TOK_REFS = ["Der Hund schläft .", "Die Frau liest ein Buch , weil sie müde ist .", "Sieht er den Mann ?"]
@@ -157,8 +158,11 @@ def test_cli_writes_json_and_hypotheses(tmp_path: Path, capsys: pytest.CaptureFi
 def test_cli_reports_missing_h_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gen = write(tmp_path / "gen.txt", ["nothing useful here"])
     ref = write(tmp_path / "ref.de", REFS)
-    assert score_bleu.main(["--gen", str(gen), "--ref", str(ref)]) == 1
-    assert "no H-<id> lines" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as ended:  # the error rule: one line, exit 2 (workflow.cli.run_cli)
+        run_cli(lambda: score_bleu.main(["--gen", str(gen), "--ref", str(ref)]), "score_bleu")
+    err = capsys.readouterr().err
+    assert ended.value.code == 2 and err.count("\n") == 1
+    assert err.startswith("score_bleu: error: no H-<id> lines")
 
 
 def test_cli_rejects_unknown_metric(tmp_path: Path) -> None:
