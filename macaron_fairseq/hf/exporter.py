@@ -19,6 +19,7 @@ Relation-aware attention (``--max-relative-positions``) has no HuggingFace form 
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import tempfile
@@ -42,27 +43,22 @@ def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, d
     config (as a dict)."""
     from fairseq import checkpoint_utils
 
-    import macaron_fairseq  # noqa: F401  (registers the models; installs the checkpoint allow-list)
+    from macaron_fairseq.checkpoint_reader import describe
 
-    if not checkpoint.is_file():
-        raise UserError(f"{checkpoint}: no such checkpoint")
-    state = checkpoint_utils.load_checkpoint_to_cpu(str(checkpoint))
-    cfg = state.get("cfg") or {}
-    recorded = (cfg.get("task") or {}).get("data") if hasattr(cfg, "get") else None
-    data_dir = Path(data) if data else Path(str(recorded).split(":")[0]) if recorded else None
+    info = describe(checkpoint, "export")  # the allow-listed reader; the tensors are not read here
+    data_dir = Path(data) if data else info.data
     if data_dir is None or not (data_dir / "dict.txt").is_file():
         raise UserError(f"{checkpoint}: its dictionary {data_dir}/dict.txt is not there; give --data DIR "
                         "(the pre-training data-bin)")  # fmt: skip
-    task_name = (cfg.get("task") or {}).get("_name")
+    task_name = getattr(info.task_config, "_name", None)
     if task_name != "macaron_bert_pretraining":
         raise UserError(f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
                         "(macaron_bert_pretraining: an export of the pre-trainer or an import)")  # fmt: skip
+    # fairseq's loader, under the plugin's allow-list (macaron_fairseq.repairs.checkpoint_safety)
     models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [str(checkpoint)], arg_overrides={"data": str(data_dir)}, state=state
+        [str(checkpoint)], arg_overrides={"data": str(data_dir)}
     )
-    model_cfg = cfg["model"]
-    model_cfg = dict(model_cfg if hasattr(model_cfg, "items") else vars(model_cfg))
-    return models[0].eval(), task, data_dir, model_cfg
+    return models[0].eval(), task, data_dir, dict(vars(info.model_config or argparse.Namespace()))
 
 
 def model_settings(model: Any, model_cfg: dict[str, Any]) -> dict[str, Any]:

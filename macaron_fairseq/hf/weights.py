@@ -3,8 +3,8 @@
 ``save_pretrained`` writes ``model.safetensors`` (or shards listed in ``model.safetensors.index.json``);
 older directories, such as bert-base-uncased's original upload, hold ``pytorch_model.bin`` (a pickle, or
 shards in ``pytorch_model.bin.index.json``). safetensors files hold tensors only and are read with the
-safetensors library; a ``.bin`` is read with ``torch.load(weights_only=True)``, torch's restricted unpickler
-(plus the plugin's allow-list of fairseq checkpoint classes, which holds no callable): a file pickling
+safetensors library; a ``.bin`` through :func:`macaron_fairseq.checkpoint_reader.load_checkpoint`
+(``torch.load(weights_only=True)`` with the plugin's allow-list, which holds no callable): a file pickling
 anything else is refused and nothing of it runs. Legacy LayerNorm names (``gamma``/``beta``) become
 ``weight``/``bias``, as transformers renames them on load.
 """
@@ -12,7 +12,6 @@ anything else is refused and nothing of it runs. Legacy LayerNorm names (``gamma
 from __future__ import annotations
 
 import json
-import pickle
 from pathlib import Path
 
 import torch
@@ -46,19 +45,13 @@ def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
 
 
 def _read_bin(path: Path) -> dict[str, torch.Tensor]:
-    try:
-        state = torch.load(str(path), map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else repr(err)
-        raise UserError(
-            f"refusing to load {path}: it pickles an object that is not a tensor ({first}), so loading it "
-            "could run arbitrary code; if you trust the file, re-save its tensors as safetensors "
-            "(transformers' save_pretrained does)"
-        ) from err
-    except (RuntimeError, OSError, EOFError) as err:
-        raise UserError(f"{path}: not a PyTorch weights file ({err})") from err
+    """A ``.bin`` through the plugin's one reader of user checkpoints (``torch.load(weights_only=True)``
+    with the allow-list, memory-mapped): a file pickling anything else is refused, nothing of it runs."""
+    from macaron_fairseq.checkpoint_reader import load_checkpoint
+
+    state = load_checkpoint(path, "HuggingFace weights")
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise UserError(f"{path}: not a state dict of tensors")
+        raise UserError(f"{path}: not a state dict of tensors (HuggingFace weights are tensors only)")
     return state
 
 

@@ -162,3 +162,35 @@ def test_export_refuses_a_used_directory_and_a_missing_dictionary(tmp_path: Path
         export_hf(checkpoint, tmp_path / "full")
     with pytest.raises(UserError, match=r"dict\.txt"):
         export_hf(checkpoint, tmp_path / "out", data=tmp_path / "nowhere")
+
+
+def test_export_refuses_a_malicious_checkpoint_without_running_it(tmp_path: Path, data_bin: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    marker = tmp_path / "pwned"
+
+    class Payload:
+        def __reduce__(self) -> tuple[object, tuple[str]]:
+            return (os.system, (f"touch {marker}",))
+
+    checkpoint = tmp_path / "evil.pt"
+    torch.save({"model": {"encoder.embed_tokens.weight": torch.zeros(4, 2)},
+                "cfg": {"model": Payload(), "task": {"data": str(data_bin)}}}, checkpoint)  # fmt: skip
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.hf",
+        "export",
+        str(checkpoint),
+        "--out",
+        str(tmp_path / "hf"),
+    ]
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "refusing to load" in proc.stderr and "evil.pt" in proc.stderr and "Traceback" not in proc.stderr
+    assert not marker.exists() and not (tmp_path / "hf").exists()
