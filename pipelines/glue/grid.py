@@ -15,7 +15,9 @@ Other grids are named presets (:data:`PRESETS`, ``--grid-preset``), each with it
   QNLI, QQP: {16, 24}), lr {5e-5, 3e-5}, {3, 4, 5} epochs, weight decay {0, 0.01}, warm-up 10 %, seeds
   100…600;
 * ``roberta``: Liu et al. 2019 (RoBERTa), appendix C, table 10: batch {16, 32}, lr {1e-5, 2e-5, 3e-5},
-  10 epochs, weight decay 0.1, warm-up 6 %, Adam β = (0.9, 0.98), ε = 1e-6.
+  10 epochs, weight decay 0.1, warm-up 6 %; Adam β = (0.9, 0.98), ε = 1e-6 as fairseq's
+  ``examples/roberta/README.glue.md`` (which also turns gradient clipping off and picks the best epoch on
+  dev; here clipping stays 1.0 and a run is scored after its last epoch).
 
 **The model is the checkpoint's model.** ``fairseq-train`` builds the model from ``--arch`` and flags; a
 pre-training flag left out (``--macaron-ffn-step``, ``--activation-fn``, ``--layernorm-eps``, the sizes
@@ -68,7 +70,8 @@ PRESETS = {
         batch_sizes_by_task={"MNLI": (16, 24), "QNLI": (16, 24), "QQP": (16, 24)},
     ),
     "roberta": GridPreset(
-        "roberta", "Liu et al. 2019 (RoBERTa), appendix C, table 10",
+        "roberta", "Liu et al. 2019 (RoBERTa), appendix C, table 10; Adam β and ε as fairseq's "
+        "examples/roberta/README.glue.md",
         (16, 32), (1e-5, 2e-5, 3e-5), (10,), (0.1,), (100, 200, 300, 400, 500),
         warmup_ratio=0.06, adam_betas=(0.9, 0.98),
     ),
