@@ -44,6 +44,8 @@ MIXED = "dt_fixup_mixed"
 CURVES = "render_curves"
 PLATEAU = "dt_fixup_plateau"
 USER_FLAG = "dt_fixup_user_flag"
+REAL_MT = "macaron_real_translation"
+REAL_BERT = "macaron_real_bert"
 BLOCKS = (
     DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
     DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
@@ -87,6 +89,10 @@ BLOCKS = (
     DocBlock("glue-grid-time", "docs/glue.md", "glue_grid_time.json", "glue_grid_time"),
     DocBlock("glue-small", "docs/glue.md", "glue_small.json", "glue_small_run"),
     DocBlock("glue-small", "README.md", "glue_small.json", "glue_small_run"),
+    DocBlock("real-translation", "docs/real_text.md", "macaron_real_translation.json", REAL_MT),
+    DocBlock("real-translation", "README.md", "macaron_real_translation.json", REAL_MT, "render_summary"),
+    DocBlock("real-bert", "docs/real_text.md", "macaron_real_bert.json", REAL_BERT),
+    DocBlock("real-bert", "README.md", "macaron_real_bert.json", REAL_BERT, "render_summary"),
 )
 
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from macaron_real_translation import claim_out_dir, mean_std, read_rows
+from macaron_real_translation import claim_out_dir, mean_std, read_rows, render_docs
 from results_file import REPO, machine_info, provenance, write_results
 
 from preprocess.sources import python_docs
@@ -364,10 +364,11 @@ def summary_table(r: dict) -> str:
     for arm, arch in ARMS.items():
         mine = [row for row in rows if row["arm"] == arm]
         tps = [row["tokens_per_second"] for row in mine if row.get("tokens_per_second")]
+        nsp_cell = f"{mean_std([final(x)[3] for x in mine])} %" if mine else "—"
         lines.append(
             f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
             f"{mean_std([final(x)[2] for x in mine])} | {mean_std([final(x)[1] for x in mine])} | "
-            f"{mean_std([final(x)[3] for x in mine])} % | {mean_std(tps)} | "
+            f"{nsp_cell} | {mean_std(tps)} | "
             f"{mean_std([x['seconds'] / 3600 for x in mine])} |"
         )
     return "\n".join(lines)
@@ -430,10 +431,24 @@ def protocol_line(r: dict) -> str:
     )
 
 
+def status_line(r: dict, image: str) -> str:
+    """How many of the planned runs have finished, and the plot once there is one."""
+    planned = len(r["seeds"]) * len(r.get("arms", ARMS))
+    done = sum(finished(row) for row in r["rows"])
+    line = f"Finished runs: {done} of {planned}" + (
+        " (the grid is still running)." if done < planned else "."
+    )
+    if done:
+        line += f"\n\n![validation MLM perplexity and NSP accuracy of every run over steps]({image})"
+    return line
+
+
 def render(payload: dict) -> str:
+    """The docs block: final values, per-seed differences, the validation curves, protocol, provenance."""
     r = payload["results"]
     return (
-        "**Final validation values, mean ± std over seeds**\n\n"
+        status_line(r, "macaron_real_bert.png")
+        + "\n\n**Final validation values, mean ± std over seeds**\n\n"
         + summary_table(r)
         + "\n\n**Per seed (Macaron − vanilla)**\n\n"
         + per_seed_table(r)
@@ -448,8 +463,18 @@ def render(payload: dict) -> str:
 
 
 def render_summary(payload: dict) -> str:
+    """The README's block: the final values and per-seed differences."""
     r = payload["results"]
-    return summary_table(r) + "\n\n" + per_seed_table(r) + "\n\nMeasured by " + provenance(payload) + "."
+    return (
+        status_line(r, "docs/macaron_real_bert.png")
+        + "\n\n"
+        + summary_table(r)
+        + "\n\n"
+        + per_seed_table(r)
+        + "\n\nMeasured by "
+        + provenance(payload)
+        + "."
+    )
 
 
 def plot(r: dict, path: Path) -> None:
@@ -524,6 +549,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
     ap.add_argument("--results", type=Path)
     ap.add_argument("--plot", type=Path)
+    ap.add_argument(
+        "--publish-only", action="store_true", help="only write --results/--plot from the finished rows"
+    )
     a = ap.parse_args()
     p = BertProtocol(
         steps=a.steps,
@@ -559,13 +587,20 @@ def main() -> None:
                 "parameters": counts,
                 "parity": parity,
                 "seeds": a.seeds,
+                "arms": a.arms,
                 "rows": rows,
             }
-            if a.results:
-                write_results(a.results, payload, machine)
             if a.plot and rows:
                 plot(payload, a.plot)
+            if a.results:
+                write_results(a.results, payload, machine)
+                render_docs(a.results)
 
+    if a.publish_only:
+        # the results file names the grid's command (this only re-renders its finished rows)
+        sys.argv = [arg for arg in sys.argv if arg != "--publish-only"]
+        publish()
+        return
     remaining = todo(wanted, read_rows(results))
     print(
         f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",

@@ -508,11 +508,12 @@ def summary_table(r: dict) -> str:
     for arm, arch in ARMS.items():
         mine = [row for row in rows if row["arm"] == arm]
         minutes = [row["train_seconds"] / 60 for row in mine]
+        time_cell = f"{mean_std(minutes)} min" if minutes else "—"
         wps = [row["train_wps_last_epoch"] for row in mine if row.get("train_wps_last_epoch")]
         lines.append(
             f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
             f"{mean_std([row['test_bleu'] for row in mine])} | {mean_std([final_valid(x) for x in mine])} | "
-            f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {mean_std(minutes)} min | "
+            f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {time_cell} | "
             f"{mean_std(wps).replace('.00', '')} |"
         )
     return "\n".join(lines)
@@ -583,11 +584,24 @@ def protocol_line(r: dict) -> str:
     )
 
 
+def status_line(r: dict, image: str) -> str:
+    """How many of the planned runs have finished, and the plot once there is one."""
+    planned = len(r["seeds"]) * len(r.get("arms", ARMS))
+    done = sum(finished(row) for row in r["rows"])
+    line = f"Finished runs: {done} of {planned}" + (
+        " (the grid is still running)." if done < planned else "."
+    )
+    if done:
+        line += f"\n\n![validation loss of every run over updates]({image})"
+    return line
+
+
 def render(payload: dict) -> str:
     """The docs block: summary, per-seed differences, validation loss per epoch, protocol, provenance."""
     r = payload["results"]
     return (
-        "**Mean ± std over seeds**\n\n"
+        status_line(r, "macaron_real_translation.png")
+        + "\n\n**Mean ± std over seeds**\n\n"
         + summary_table(r)
         + "\n\n**Per seed (Macaron − Transformer)**\n\n"
         + per_seed_table(r)
@@ -604,7 +618,16 @@ def render(payload: dict) -> str:
 def render_summary(payload: dict) -> str:
     """The README's block: the summary and per-seed tables."""
     r = payload["results"]
-    return summary_table(r) + "\n\n" + per_seed_table(r) + "\n\nMeasured by " + provenance(payload) + "."
+    return (
+        status_line(r, "docs/macaron_real_translation.png")
+        + "\n\n"
+        + summary_table(r)
+        + "\n\n"
+        + per_seed_table(r)
+        + "\n\nMeasured by "
+        + provenance(payload)
+        + "."
+    )
 
 
 def plot(r: dict, path: Path) -> None:
@@ -640,6 +663,21 @@ def plot(r: dict, path: Path) -> None:
     tmp.replace(path)
 
 
+def render_docs(results_path: Path) -> None:
+    """Re-render the docs blocks made from this results file (``benchmarks/doc_tables.py``), so that the
+    docs in the working tree agree with the file the grid has just rewritten; a results file outside
+    ``docs/results`` has none."""
+    from doc_tables import BLOCKS, rewrite
+    from results_file import RESULTS_DIR
+
+    if Path(results_path).resolve().parent != RESULTS_DIR.resolve():
+        return
+    try:
+        rewrite(tuple(b for b in BLOCKS if b.results == Path(results_path).name))
+    except SystemExit as err:  # a block missing from its doc: the grid goes on
+        print(f"warning: docs not re-rendered: {err}", file=sys.stderr)
+
+
 # ------------------------------------------------------------------------------------------------ main
 
 
@@ -660,6 +698,9 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
     ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
     ap.add_argument("--plot", type=Path, help="draw the validation-loss curves here")
+    ap.add_argument(
+        "--publish-only", action="store_true", help="only write --results/--plot from the finished rows"
+    )
     a = ap.parse_args()
     p = TranslationProtocol(
         updates=a.updates,
@@ -701,13 +742,20 @@ def main() -> None:
             "parameters": counts,
             "parity": parity,
             "seeds": a.seeds,
+            "arms": a.arms,
             "rows": rows,
         }
-        if a.results:
-            write_results(a.results, payload, machine)
         if a.plot and rows:
             plot(payload, a.plot)
+        if a.results:
+            write_results(a.results, payload, machine)
+            render_docs(a.results)
 
+    if a.publish_only:
+        # the results file names the grid's command (this only re-renders its finished rows)
+        sys.argv = [arg for arg in sys.argv if arg != "--publish-only"]
+        publish()
+        return
     remaining = todo(wanted, read_rows(results))
     print(
         f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",
