@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 
 import macaron_fairseq  # noqa: F401  (registers models, task, criterion)
+from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.distributed import export_placement, placement
 from macaron_fairseq.pretrain.ds_config import (
     check_supported,
@@ -29,6 +30,7 @@ from macaron_fairseq.pretrain.ds_config import (
     reconcile_batch,
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
+from macaron_fairseq.pretrain.init_from import read_init_weights
 from workflow.cli import run_cli
 from workflow.errors import UserError
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
@@ -61,6 +63,13 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SIGNAL,
         help=f"on this signal: checkpoint at the next step, requeue the Slurm job, exit {PREEMPTED_EXIT} "
         f"(default {DEFAULT_SIGNAL}: NCCL/RCCL have caught USR1/USR2; see slurm/pretrain.sbatch)",
+    )
+    group.add_argument(
+        "--init-from",
+        metavar="SAVE_DIR_OR_EXPORT",
+        help="start from these weights (a pre-training --save-dir, its newest complete checkpoint, or an "
+        "exported model.pt) with a fresh optimizer, schedule and data position: BERT's phase 2 from phase 1; "
+        "a run with a checkpoint of its own in --save-dir resumes from that instead",
     )
     group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
@@ -139,6 +148,9 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     max_update = args.max_update if given(argv, "--max-update") else None
     cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
     check_data_bin(Path(args.data))
+    init = None
+    if args.init_from and checkpoints.choose(Path(cfg.checkpoint.save_dir)).tag is None:
+        init = read_init_weights(Path(args.init_from))  # before anything is built: refused early
     if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
         cfg.model.checkpoint_activations = args.checkpoint_activations = True
         notes.append(f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "
@@ -152,7 +164,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
         torch.cuda.set_device(where.local_rank)
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
     torch.manual_seed(cfg.common.seed)
-    return Pretrainer(cfg, args, ds_config, where)
+    return Pretrainer(cfg, args, ds_config, where, init)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -33,6 +33,7 @@ from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
+from macaron_fairseq.pretrain.init_from import InitWeights, load_into
 from macaron_fairseq.pretrain.progress import PretrainProgress
 from macaron_fairseq.pretrain.tracking import Tracker
 from workflow.atomic import write_text_atomically
@@ -131,13 +132,21 @@ class StepLog:
 class Pretrainer:
     """One training run: the engine, the data iterator, logging, checkpoints."""
 
-    def __init__(self, cfg: Any, args: Any, ds_config: dict[str, Any], where: Placement) -> None:
+    def __init__(
+        self,
+        cfg: Any,
+        args: Any,
+        ds_config: dict[str, Any],
+        where: Placement,
+        init: InitWeights | None = None,
+    ) -> None:
         import deepspeed
         from fairseq import tasks
 
         from macaron_fairseq.pretrain.ds_config import configured_weight_decay, parameter_groups
 
         self.cfg, self.args, self.where = cfg, args, where
+        self.progress: PretrainProgress | None = None
         self.save_dir = Path(cfg.checkpoint.save_dir)
         self.task = tasks.setup_task(cfg.task)
         self.task.load_dataset("train", epoch=1)
@@ -147,14 +156,21 @@ class Pretrainer:
         self.ds_config = ds_config
         self.choice = self._choose_checkpoint()
         self.resuming = self.choice.tag is not None
-        if not self.resuming:
+        if self.resuming and args.init_from:
+            self._log(
+                f"{self.save_dir} holds a checkpoint of this run: resuming it (--init-from is not used)"
+            )
+        elif init is not None:
+            load_into(self.model, init, cfg.model._name)
+            self._log(f"initialised from {init.source} (weights only: fresh optimizer, schedule and data "
+                      "position)")  # fmt: skip
+        elif not self.resuming:
             self._apply_init_scheme()
         self.flops = BertFlops.of(self.model)
         groups = parameter_groups(self.model, configured_weight_decay(ds_config))
         self.engine, *_ = deepspeed.initialize(model=self.model, model_parameters=groups, config=ds_config)
         self.epoch_itr = self._epoch_iterator(epoch=1)
         self.log_path = self.save_dir / "train_log.jsonl"
-        self.progress: PretrainProgress | None = None
         self.preemption = Preemption(args.preemption_signal)
 
     def _apply_init_scheme(self) -> None:
