@@ -164,6 +164,7 @@ def test_export_refuses_a_used_directory_and_a_missing_dictionary(tmp_path: Path
         export_hf(checkpoint, tmp_path / "out", data=tmp_path / "nowhere")
 
 
+@pytest.mark.slow
 def test_export_refuses_a_malicious_checkpoint_without_running_it(tmp_path: Path, data_bin: Path) -> None:
     import os
     import subprocess

@@ -43,11 +43,17 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(HF directory, the checkpoint the CLI imported from it)."""
     root = tmp_path_factory.mktemp("hf")
     hf_dir = save_hf_bert(root / "bert")
-    out = root / "bert.pt"
+    return hf_dir, import_hf(hf_dir, root / "bert.pt")
+
+
+@pytest.mark.slow
+def test_the_import_command(tmp_path: Path) -> None:
+    hf_dir = save_hf_bert(tmp_path / "bert")
+    out = tmp_path / "bert.pt"
     proc = cli("import", str(hf_dir), "--out", str(out))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert f"wrote {out}" in proc.stdout
-    return hf_dir, out
+    assert proc.stdout.strip() == f"wrote {out} (dictionary and tokenizer: {tmp_path / 'bert.data'})"
+    assert out.is_file() and (tmp_path / "bert.data" / "dict.txt").is_file()
 
 
 def test_imported_checkpoint_gives_transformers_mlm_and_nsp_logits(imported: tuple[Path, Path]) -> None:
@@ -119,6 +125,7 @@ def test_bert_model_directory_and_pickled_bin_weights(tmp_path: Path) -> None:
     assert "nsp_classifier.weight" in record["fresh_parameters"]
 
 
+@pytest.mark.slow
 def test_malicious_pickle_is_refused_without_running_it(tmp_path: Path) -> None:
     hf_dir = save_hf_bert(tmp_path / "evil")
     (hf_dir / "model.safetensors").unlink()

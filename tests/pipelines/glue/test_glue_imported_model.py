@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import torch
 from glue_layout import write_glue_dir
 from helpers import REPO
 
+from macaron_fairseq.hf.importer import import_hf
 from preprocess.text.wordpiece_encode import encode_sentences, fairseq_symbols, wordpiece_tokenizer
 
 SENTENCES = ["The Cat sat on the MAT.", "Hello, world: naïve café!", "", "dogs run"]
@@ -44,11 +44,7 @@ def save_imported_bert(root: Path, text: list[str], lowercase: bool) -> Path:
     config = BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
                         intermediate_size=64, max_position_embeddings=128)  # fmt: skip
     BertForPreTraining(config).save_pretrained(str(hf_dir))
-    out = root / f"{hf_dir.name}.pt"
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    command = [sys.executable, "-m", "macaron_fairseq.hf", "import", str(hf_dir), "--out", str(out)]
-    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = import_hf(hf_dir, root / f"{hf_dir.name}.pt")
     return out
 
 
