@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -202,3 +203,46 @@ def test_python_docs_pages_become_prose_paragraphs(tmp_path: Path) -> None:
 def test_documents_are_counted_between_separator_items() -> None:
     assert bert.count_documents([3, 5, 1, 4, 1, 1, 2, 1]) == 3
     assert bert.count_documents([1, 1]) == 0
+
+
+def translation_payload(rows: list[dict]) -> dict:
+    p = mt.TranslationProtocol()
+    corpus = {
+        "catalogs": 3,
+        "test_packages": ["coreutils"],
+        "valid_packages": ["wget"],
+        "pairs": {"train": 9},
+    }
+    results = {
+        "protocol": asdict(p),
+        "corpus": corpus,
+        "parity": 0.00096,
+        "kept": {"train": 8, "valid": 2, "test": 2},
+        "parameters": {"transformer": 100, "macaron": 101},
+        "seeds": [1, 2, 3],
+        "rows": rows,
+    }
+    machine = {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 1,
+               "load_average_1min_at_end": 1}  # fmt: skip
+    return {
+        "command": "python benchmarks/macaron_real_translation.py",
+        "machine": machine,
+        "results": results,
+    }
+
+
+def test_translation_report_gives_per_seed_differences_and_epoch_means() -> None:
+    def row(arm: str, seed: int, bleu: float, loss: float) -> dict:
+        curve = [[1, 255, loss + 1, loss], [2, 510, loss, loss - 0.5]]
+        return {"arm": arm, "seed": seed, "rc": 0, "test_bleu": bleu, "valid_curve": curve,
+                "train_seconds": 600.0, "train_wps_last_epoch": 100.0}  # fmt: skip
+
+    rows = [row("transformer", 1, 10.0, 5.0), row("macaron", 1, 11.0, 4.9),
+            row("transformer", 2, 12.0, 5.2), row("macaron", 2, 12.5, 5.0)]  # fmt: skip
+    text = mt.render(translation_payload(rows))
+    assert text.startswith("Finished runs: 4 of 6 (the grid is still running).")
+    assert "| 1 | 10.00 | 11.00 | +1.00 | 5.000 | 4.900 | -0.100 |" in text
+    assert "| mean ± std | | | 0.75 ± 0.35 | | | -0.150 ± 0.071 |" in text
+    assert "| 2 | 510 | 5.10 ± 0.14 | 4.95 ± 0.07 |" in text  # epoch 2 = the last point of epoch 2
+    empty = mt.render_summary(translation_payload([]))
+    assert empty.startswith("Finished runs: 0 of 6") and "![" not in empty and "— min" not in empty
