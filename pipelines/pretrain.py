@@ -67,8 +67,13 @@ from workflow.cli import available_cores
 from workflow.stages import StageReport, StageRunner
 
 CONFIGS = REPO / "configs" / "deepspeed"
-FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100)
-SMALL = dict(arch="macaron_bert_tiny", config=CONFIGS / "tiny_cpu.json", save_interval=10, log=5)
+FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100,
+            phases="1 2", phase2_config=CONFIGS / "bert_phase2.json", phase2_tokens=512)  # fmt: skip
+SMALL = dict(arch="macaron_bert_tiny", config=CONFIGS / "tiny_cpu.json", save_interval=10, log=5, phases="1",
+             phase2_config=CONFIGS / "tiny_cpu.json", phase2_tokens=256)  # fmt: skip
+SMALL_PHASE2_MAX_UPDATE = 10
+DEFAULT_TOKENS_PER_SAMPLE = 128
+"""The task's default sequence length (BERT's phase 1)."""
 SMALL_MAX_UPDATE = 30
 SMALL_CPU_RANKS = 2
 SMALL_CORPUS = {"vocab_size": 500, "valid_ratio": 0.1}
@@ -95,10 +100,12 @@ class ArchPaths:
 
     workdir: Path
     arch: str
+    phase: int = 1
 
     @property
     def root(self) -> Path:
-        return self.workdir / self.arch
+        """``DIR/ARCH`` (phase 1) or ``DIR/ARCH/phase2``."""
+        return self.workdir / self.arch / ("phase2" if self.phase == 2 else "")
 
     @property
     def save_dir(self) -> Path:
@@ -231,7 +238,7 @@ def run_trainer(command: Sequence[str], log: Path, console: Console) -> None:
 
 
 def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, data_bin: Path) -> None:
-    paths = ArchPaths(args.workdir, args.arch)
+    paths = ArchPaths(args.workdir, args.arch, args.phase)
     command = pretrain_command(args, data_bin, paths)
 
     def build() -> StageReport:
@@ -239,14 +246,31 @@ def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, da
         return {"steps": read_step_log(paths.step_log).train[-1]["step"]}
 
     runner.run_in_place(
-        f"pretrain-{args.arch}",
-        inputs=[*data_bin_files(data_bin), args.deepspeed_config],
+        stage_name("pretrain", args),
+        inputs=[*data_bin_files(data_bin), args.deepspeed_config, *args.phase_inputs],
         outputs=[paths.save_dir / "latest", paths.step_log],
         params={"command": command},
         build=build,
         workspace=paths.save_dir,
         resume_params={"command": without_options(command, RESUMABLE_OPTIONS)},
     )
+
+
+def stage_name(stage: str, args: argparse.Namespace) -> str:
+    """``pretrain-ARCH`` (phase 1), ``pretrain-ARCH-phase2``."""
+    return f"{stage}-{args.arch}" + ("-phase2" if args.phase == 2 else "")
+
+
+def phase2_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The settings of BERT's phase 2: its own config (a fresh warm-up), longer sequences, its own length,
+    and phase 1's weights (``--init-from`` phase 1's save dir: weights only)."""
+    phase1 = ArchPaths(args.workdir, args.arch, 1)
+    return argparse.Namespace(**{
+        **vars(args), "phase": 2, "deepspeed_config": args.phase2_config,
+        "tokens_per_sample": args.phase2_tokens_per_sample, "max_update": args.phase2_max_update,
+        "train_flags": [*args.train_flags, "--init-from", str(phase1.save_dir)],
+        "phase_inputs": [phase1.save_dir / "latest"],
+    })  # fmt: skip
 
 
 # ------------------------------------------------------------------------------------------------ export
@@ -263,7 +287,7 @@ def newest_checkpoint(save_dir: Path) -> tuple[str, list[Path]]:
 
 
 def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> None:
-    paths = ArchPaths(args.workdir, args.arch)
+    paths = ArchPaths(args.workdir, args.arch, args.phase)
     tag, reads = newest_checkpoint(paths.save_dir)
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
@@ -274,7 +298,7 @@ def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> N
         )  # fmt: skip
         return {"tag": tag}
 
-    runner.run(f"export-{args.arch}", reads, [paths.model], {"tag": tag}, build)
+    runner.run(stage_name("export", args), reads, [paths.model], {"tag": tag}, build)
 
 
 # -------------------------------------------------------------------------------------- plot and results
@@ -288,15 +312,16 @@ def read_step_log(path: Path) -> StepLog:
 
 
 def plot(runner: StageRunner, args: argparse.Namespace) -> None:
-    paths = ArchPaths(args.workdir, args.arch)
-    title = f"{args.arch} pre-training ({args.deepspeed_config.name}, {args.gpus} rank(s))"
+    paths = ArchPaths(args.workdir, args.arch, args.phase)
+    phase = f" phase {args.phase}" if args.phase == 2 else ""
+    title = f"{args.arch} pre-training{phase} ({args.deepspeed_config.name}, {args.gpus} rank(s))"
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         log = read_step_log(paths.step_log)
         plot_curves.plot_step_log(log, temps[paths.curves], title)
         return {"steps": len(log.train), "validations": len(log.valid)}
 
-    runner.run(f"plot-{args.arch}", [paths.step_log], [paths.curves], {"title": title}, build)
+    runner.run(stage_name("plot", args), [paths.step_log], [paths.curves], {"title": title}, build)
 
 
 def mean_of(records: Sequence[Mapping[str, Any]], key: str) -> float:
@@ -331,9 +356,11 @@ def results_record(
 
 
 def write_results(runner: StageRunner, args: argparse.Namespace) -> dict[str, Any]:
-    paths = ArchPaths(args.workdir, args.arch)
+    paths = ArchPaths(args.workdir, args.arch, args.phase)
     settings = {
         "arch": args.arch,
+        "phase": args.phase,
+        "tokens_per_sample": args.tokens_per_sample or DEFAULT_TOKENS_PER_SAMPLE,
         "deepspeed_config": str(args.deepspeed_config),
         "ranks": args.gpus,
         "max_update": args.max_update,
@@ -344,7 +371,7 @@ def write_results(runner: StageRunner, args: argparse.Namespace) -> dict[str, An
     }
     # wall times of the stages' last runs (kept in their completion markers: the same after a skip)
     stage_seconds = {
-        stage: runner.reports.get(f"{stage}-{args.arch}", {}).get("seconds")
+        stage: runner.reports.get(stage_name(stage, args), {}).get("seconds")
         for stage in ("pretrain", "export")
     }
 
@@ -353,7 +380,7 @@ def write_results(runner: StageRunner, args: argparse.Namespace) -> dict[str, An
         temps[paths.results].write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
         return {"steps": results["steps"]}
 
-    runner.run(f"results-{args.arch}", [paths.step_log, paths.model], [paths.results], settings, build)
+    runner.run(stage_name("results", args), [paths.step_log, paths.model], [paths.results], settings, build)
     return json.loads(paths.results.read_text(encoding="utf-8"))
 
 
@@ -417,6 +444,23 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--tokens-per-sample", type=int, help="sequence length (default: the task's, 128 = BERT phase 1)"
     )
+    parser.add_argument(
+        "--phases",
+        help="BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs phase 1's "
+        "checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a fresh optimizer, "
+        "schedule and data position) and writes to DIR/ARCH/phase2/",
+    )
+    parser.add_argument(
+        "--phase2-config", type=Path, help="phase 2's DeepSpeed config (default: bert_phase2.json)"
+    )
+    parser.add_argument(
+        "--phase2-tokens-per-sample", type=int, help="phase 2's sequence length (default 512; --small: 256)"
+    )
+    parser.add_argument(
+        "--phase2-max-update",
+        type=int,
+        help="phase 2's optimizer steps (default: its config's total_num_steps; --small: 10)",
+    )
     parser.add_argument("--save-interval-updates", type=int, help="default 5000 (--small: 10)")
     parser.add_argument(
         "--log-interval", type=int, help="a progress line every N steps; default 100 (--small: 5)"
@@ -462,6 +506,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             parser.error(f"{args.deepspeed_config} has no scheduler total_num_steps: give --max-update")
     if args.max_update < 1:
         parser.error("--max-update must be >= 1")
+    args.phase, args.phase_inputs = 1, []
+    try:
+        args.phases = sorted(
+            {int(phase) for phase in (args.phases or scale["phases"]).replace(",", " ").split()}
+        )
+    except ValueError:
+        args.phases = []
+    if not args.phases or not set(args.phases) <= {1, 2}:
+        parser.error("--phases: expected '1 2', '1' or '2'")
+    args.phase2_config = (args.phase2_config or scale["phase2_config"]).resolve()
+    args.phase2_tokens_per_sample = args.phase2_tokens_per_sample or scale["phase2_tokens"]
+    if 2 in args.phases:
+        if not args.phase2_config.is_file():
+            parser.error(f"--phase2-config {args.phase2_config}: no such file")
+        if args.phase2_max_update is None:
+            args.phase2_max_update = (
+                SMALL_PHASE2_MAX_UPDATE if args.small else config_total_steps(args.phase2_config)
+            )
+            if args.phase2_max_update is None:
+                parser.error(
+                    f"{args.phase2_config} has no scheduler total_num_steps: give --phase2-max-update"
+                )
     args.gpus_default = args.gpus is None
     if args.gpus is None:
         args.gpus = cuda_devices() or (SMALL_CPU_RANKS if args.small else 1)
@@ -488,14 +554,26 @@ def run_pipeline(args: argparse.Namespace) -> None:
     if args.gpus_default and not cuda_devices() and not args.small:
         console.say("warning: no CUDA device: pre-training on 1 CPU rank (--small is the CPU smoke test)")
     data_bin = build_corpus(runner, console, args)
+    for phase in args.phases:
+        phase_args = phase2_args(args) if phase == 2 else args
+        run_phase(runner, console, phase_args, data_bin)
+    console.say(f"done in {time.time() - start:.0f} s")
+
+
+def run_phase(runner: StageRunner, console: Console, args: argparse.Namespace, data_bin: Path) -> None:
+    """Pre-train one phase, export its model, plot its curves, write its results."""
+    if args.phase == 2:
+        console.say(f"phase 2: {args.tokens_per_sample} tokens per sequence, {args.deepspeed_config.name}, "
+                    f"{args.max_update} steps from phase 1's weights")  # fmt: skip
     pretrain(runner, console, args, data_bin)
     export(runner, console, args)
     plot(runner, args)
     results = write_results(runner, args)
-    paths = ArchPaths(args.workdir, args.arch)
+    paths = ArchPaths(args.workdir, args.arch, args.phase)
     final = results["final"]
+    name = f"{args.arch} phase {args.phase}" if args.phases != [1] else args.arch
     console.say(
-        f"{args.arch}: {results['steps']} steps, final MLM loss {final['mlm_loss']:.3f} bits, NSP loss "
+        f"{name}: {results['steps']} steps, final MLM loss {final['mlm_loss']:.3f} bits, NSP loss "
         f"{final['nsp_loss']:.3f} bits (first step: {results['first']['mlm_loss']:.3f} / "
         f"{results['first']['nsp_loss']:.3f})"
     )
@@ -507,7 +585,6 @@ def run_pipeline(args: argparse.Namespace) -> None:
         )
     console.say(f"model: {paths.model}")
     console.say(f"loss curves: {paths.curves}; results: {paths.results}")
-    console.say(f"done in {time.time() - start:.0f} s")
     if not math.isfinite(final["mlm_loss"]):
         raise PipelineError(f"the final MLM loss is {final['mlm_loss']}: the run diverged")
 

@@ -70,12 +70,33 @@ def test_full_scale_defaults_come_from_the_deepspeed_config(tmp_path: Path) -> N
     assert command[command.index("--nproc_per_node") + 1] == "8" and command[-2:] == ["--update-freq", "2"]
 
 
+def test_phase_2_starts_from_phase_1s_weights_in_its_own_directory(tmp_path: Path) -> None:
+    args = pretrain.parse_args(["--workdir", str(tmp_path), "--wikipedia", "latest", "--gpus", "8"])
+    assert (
+        args.phases == [1, 2] and args.phase2_max_update == 100_000 and args.phase2_tokens_per_sample == 512
+    )
+    phase2 = pretrain.phase2_args(args)
+    paths = pretrain.ArchPaths(args.workdir, args.arch, 2)
+    command = pretrain.pretrain_command(phase2, tmp_path / "data-bin", paths)
+    assert command[command.index("--deepspeed-config") + 1].endswith("bert_phase2.json")
+    assert command[command.index("--tokens-per-sample") + 1] == "512"
+    assert command[command.index("--max-update") + 1] == "100000"
+    assert command[command.index("--init-from") + 1] == str(
+        args.workdir / "macaron_bert_base" / "checkpoints"
+    )
+    assert paths.save_dir == args.workdir / "macaron_bert_base" / "phase2" / "checkpoints"
+    assert pretrain.stage_name("pretrain", phase2) == "pretrain-macaron_bert_base-phase2"
+    assert pretrain.parse_args(["--workdir", str(tmp_path), "--small"]).phases == [1]
+    assert pretrain.parse_args(["--workdir", str(tmp_path), "--small", "--phases", "2,1"]).phases == [1, 2]
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
         ([], "give --wikipedia"),
         (["--small", "--arch", "transformer"], "expected a BERT architecture"),
         (["--small", "--deepspeed-config", "no/such.json"], "no such file"),
+        (["--small", "--phases", "3"], "--phases: expected '1 2', '1' or '2'"),
     ],
 )
 def test_bad_options_are_refused(
@@ -176,3 +197,21 @@ def test_the_bert_baseline_trains_in_its_own_directory_on_the_same_data(workdir:
     assert not [key for key in state["model"] if "ffn1_" in key]
     assert (workdir / "macaron_bert_tiny" / "results.json").read_text() == macaron_results
     assert not list(workdir.glob("*/checkpoints.before-*"))
+
+
+@pytest.mark.slow
+def test_phase_2_runs_from_phase_1_at_longer_sequences(workdir: Path) -> None:
+    """PHASES="1 2": phase 1 (done by the first test) is skipped, phase 2 trains 10 steps at 256 tokens from
+    its weights (--init-from: fresh schedule and data position) into its own directory."""
+    proc = run_pipeline(workdir, PHASES="1 2")
+    assert "[pretrain-macaron_bert_tiny] up to date, skipped" in proc.stdout
+    assert "[pretrain-macaron_bert_tiny-phase2] running" in proc.stdout
+    phase2 = workdir / "macaron_bert_tiny" / "phase2"
+    output = (phase2 / "checkpoints" / "pretrain.log").read_text()
+    assert f"initialised from {workdir / 'macaron_bert_tiny' / 'checkpoints' / 'step30'}" in output
+    results = json.loads((phase2 / "results.json").read_text())
+    assert results["phase"] == 2 and results["tokens_per_sample"] == 256 and results["steps"] == 10
+    phase1 = json.loads((workdir / "macaron_bert_tiny" / "results.json").read_text())
+    assert results["first"]["mlm_loss"] < phase1["first"]["mlm_loss"] - 0.3  # trained weights, not fresh ones
+    state = torch.load(phase2 / "model.pt", weights_only=False)
+    assert state["cfg"]["task"]["tokens_per_sample"] == 256
