@@ -355,11 +355,13 @@ def final(row: dict) -> list[float]:
 
 
 def summary_table(r: dict) -> str:
+    """Per arm: the last validation's perplexity, MLM loss and NSP accuracy, and the training speed (median
+    tokens/s of a run's steps, wall clock on a shared machine), mean ± std over seeds."""
     rows = [row for row in r["rows"] if finished(row)]
     lines = [
         "| model | parameters | seeds | valid MLM perplexity | valid MLM loss (bits) | valid NSP accuracy "
-        "| tokens/s (1 thread) | hours per run |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| tokens/s (1 thread, wall clock) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for arm, arch in ARMS.items():
         mine = [row for row in rows if row["arm"] == arm]
@@ -368,8 +370,7 @@ def summary_table(r: dict) -> str:
         lines.append(
             f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
             f"{mean_std([final(x)[2] for x in mine])} | {mean_std([final(x)[1] for x in mine])} | "
-            f"{nsp_cell} | {mean_std(tps)} | "
-            f"{mean_std([x['seconds'] / 3600 for x in mine])} |"
+            f"{nsp_cell} | {mean_std(tps)} |"
         )
     return "\n".join(lines)
 

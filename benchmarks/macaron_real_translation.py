@@ -498,23 +498,22 @@ def final_valid(row: dict) -> float:
 
 
 def summary_table(r: dict) -> str:
-    """Per arm: parameters, test BLEU, final validation loss/nll, training speed (mean ± std over seeds)."""
+    """Per arm: parameters, test BLEU, final validation loss/nll, training speed (mean ± std over seeds;
+    the speed is fairseq's words/s of the last epoch, wall clock on a shared machine)."""
     rows = [row for row in r["rows"] if finished(row)]
     lines = [
-        "| model | parameters | seeds | test sacreBLEU | valid loss (end) | valid nll (end, bits) "
-        "| training time per run | training words/s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| model | parameters | seeds | test sacreBLEU | valid loss (end, bits) | valid nll (end, bits) "
+        "| training words/s (wall clock) |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for arm, arch in ARMS.items():
         mine = [row for row in rows if row["arm"] == arm]
-        minutes = [row["train_seconds"] / 60 for row in mine]
-        time_cell = f"{mean_std(minutes)} min" if minutes else "—"
         wps = [row["train_wps_last_epoch"] for row in mine if row.get("train_wps_last_epoch")]
+        wps_cell = f"{statistics.mean(wps):.0f}" if wps else "—"
         lines.append(
             f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
             f"{mean_std([row['test_bleu'] for row in mine])} | {mean_std([final_valid(x) for x in mine])} | "
-            f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {time_cell} | "
-            f"{mean_std(wps).replace('.00', '')} |"
+            f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {wps_cell} |"
         )
     return "\n".join(lines)
 
