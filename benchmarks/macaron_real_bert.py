@@ -46,7 +46,14 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from macaron_real_translation import claim_out_dir, mean_std, read_rows, render_docs
+from macaron_real_translation import (
+    claim_out_dir,
+    data_is_frozen,
+    freeze_data,
+    mean_std,
+    read_rows,
+    render_docs,
+)
 from results_file import REPO, machine_info, provenance, write_results
 
 from preprocess.sources import python_docs
@@ -142,7 +149,10 @@ def package_version(package: str) -> str | None:
 
 def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
     """``python -m preprocess.bert_corpus`` on the books (its stages resume by themselves); the data-bin
-    and its size (sentences and documents per split, from the binarized indexes)."""
+    and its size (sentences and documents per split, from the binarized indexes). Built once: a rerun
+    uses the recorded data-bin as it is (:func:`macaron_real_translation.data_is_frozen`)."""
+    if data_is_frozen(out, out / "data-bin"):
+        return out / "data-bin", corpus_size(out / "data-bin")
     command = [
         sys.executable,
         "-m",
@@ -164,6 +174,7 @@ def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
     write_text_atomically(out / "bert_corpus.log", proc.stdout + proc.stderr)
     if proc.returncode != 0:
         raise SystemExit(f"preprocess.bert_corpus failed ({proc.returncode}): see {out / 'bert_corpus.log'}")
+    freeze_data(out, out / "data-bin")
     return out / "data-bin", corpus_size(out / "data-bin")
 
 

@@ -157,8 +157,32 @@ def run(command: list[str], what: str, log: Path | None = None) -> None:
         raise SystemExit(f"{what} failed ({proc.returncode}): {shlex.join(command)}\n{proc.stderr[-3000:]}")
 
 
+DATA_MARKER = "data.json"
+
+
+def data_is_frozen(out: Path, data_bin: Path) -> bool:
+    """Whether ``data_bin`` was built by this out-dir's first call and is unchanged (every file it listed
+    exists with its size): then a rerun trains on it as it is, without running the preprocessing again
+    (a changed preprocessing module would otherwise rebuild the data between the runs of one grid).
+    Delete ``OUT_DIR/data.json`` to rebuild."""
+    marker = out / DATA_MARKER
+    if not marker.exists():
+        return False
+    files = json.loads(marker.read_text())["files"]
+    return all((data_bin / name).is_file() and (data_bin / name).stat().st_size == size
+               for name, size in files.items())  # fmt: skip
+
+
+def freeze_data(out: Path, data_bin: Path) -> None:
+    """Record the data-bin's files and sizes in ``OUT_DIR/data.json`` (see :func:`data_is_frozen`)."""
+    files = {path.name: path.stat().st_size for path in sorted(data_bin.iterdir()) if path.is_file()}
+    write_text_atomically(out / DATA_MARKER, json.dumps({"files": files}, indent=1) + "\n")
+
+
 def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
-    """``python -m preprocess.custom`` on the raw splits (its stages resume by themselves)."""
+    """``python -m preprocess.custom`` on the raw splits (its stages resume by themselves), once."""
+    if data_is_frozen(out, out / "pre" / "data-bin"):
+        return out / "pre" / "data-bin"
     raw = out / "raw"
     run(
         [
@@ -185,6 +209,7 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
         "preprocess.custom",
         out / "preprocess.log",
     )
+    freeze_data(out, out / "pre" / "data-bin")
     return out / "pre" / "data-bin"
 
 

@@ -246,3 +246,14 @@ def test_translation_report_gives_per_seed_differences_and_epoch_means() -> None
     assert "| 2 | 510 | 5.10 ± 0.14 | 4.95 ± 0.07 |" in text  # epoch 2 = the last point of epoch 2
     empty = mt.render_summary(translation_payload([]))
     assert empty.startswith("Finished runs: 0 of 6") and "![" not in empty and "— min" not in empty
+
+
+def test_a_built_data_bin_is_reused_until_a_file_changes(tmp_path: Path) -> None:
+    data_bin = tmp_path / "data-bin"
+    data_bin.mkdir()
+    (data_bin / "dict.txt").write_text("a 1\n")
+    assert not mt.data_is_frozen(tmp_path, data_bin)
+    mt.freeze_data(tmp_path, data_bin)
+    assert mt.data_is_frozen(tmp_path, data_bin)
+    (data_bin / "dict.txt").write_text("a 1\nb 1\n")  # rebuilt differently: no longer the grid's data
+    assert not mt.data_is_frozen(tmp_path, data_bin)
