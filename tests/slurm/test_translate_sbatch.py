@@ -91,8 +91,9 @@ def test_a_requeued_job_whose_checkpoints_are_gone_starts_fresh_and_says_so(
     slurm_cluster: SlurmCluster, tiny_data_bin: Path, tmp_path: Path
 ) -> None:
     job, save, output = start_training(slurm_cluster, tiny_data_bin, tmp_path, save_interval=5, until=12)
-    slurm_cluster.requeue(job)  # a node failure: no signal, no save
-    shutil.rmtree(save, ignore_errors=True)
+    slurm_cluster.requeue(job)  # its SIGTERM makes the tasks save once more; then the job waits to restart
+    slurm_cluster.wait_for(job, ("PENDING",), timeout=120)  # the first run's processes have ended
+    shutil.rmtree(save, ignore_errors=True)  # the save directory is lost before the restart
     slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
     text = output.read_text()
     assert f"{save / 'checkpoint_last.pt'} does not exist" in text
