@@ -95,6 +95,7 @@ def model_settings(model: Any, model_cfg: dict[str, Any]) -> dict[str, Any]:
         "normalize_before": bool(first.normalize_before),
         "norm_free_layers": norm_free,
         "embedding_layer_norm": isinstance(encoder.layernorm_embedding, torch.nn.LayerNorm),
+        "final_layer_norm": isinstance(getattr(encoder, "layer_norm", None), torch.nn.LayerNorm),
         "positions": encoder.embed_positions.max_positions,
         "segments": encoder.embed_segments.num_embeddings if encoder.embed_segments is not None else 0,
         "step": float(getattr(first, "ffn_step", 1.0)) if macaron else 1.0,
@@ -119,7 +120,8 @@ def hf_state(model: Any, macaron: bool, rows_to_hf: Any) -> dict[str, torch.Tens
 def native(settings: dict[str, Any]) -> bool:
     """Whether ``BertForPreTraining`` computes this model."""
     return (not settings["macaron"] and not settings["normalize_before"] and not settings["norm_free_layers"]
-            and settings["embedding_layer_norm"] and settings["segments"] > 0)  # fmt: skip
+            and settings["embedding_layer_norm"] and not settings["final_layer_norm"]
+            and settings["segments"] > 0)  # fmt: skip
 
 
 def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
@@ -148,7 +150,8 @@ def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
         hidden_act=settings["activation"], activation_dropout=settings["activation_dropout"],
         macaron=settings["macaron"], macaron_ffn_step=settings["step"],
         normalize_before=settings["normalize_before"], norm_free_layers=settings["norm_free_layers"],
-        embedding_layer_norm=settings["embedding_layer_norm"], **common,
+        embedding_layer_norm=settings["embedding_layer_norm"], final_layer_norm=settings["final_layer_norm"],
+        **common,
     )  # fmt: skip
     config.architectures = ["MacaronBertForPreTraining"]
     config.auto_map = {

@@ -92,7 +92,7 @@ def read_config(hf_dir: Path) -> dict[str, Any]:
     return config
 
 
-def model_flags(config: dict[str, Any], vocab_rows: int) -> tuple[str, list[str]]:
+def model_flags(config: dict[str, Any]) -> tuple[str, list[str]]:
     """The fairseq ``--arch`` and flags that build the model the HF config describes."""
     sizes = (config["num_hidden_layers"], config["hidden_size"], config["num_attention_heads"],
              config["intermediate_size"])  # fmt: skip
@@ -225,7 +225,7 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
         staging.mkdir()
         (staging / "dict.txt").write_text(vocab.dictionary_lines(), encoding="utf-8")
         tokenizer = save_tokenizer(hf_dir, staging / TOKENIZER_DIR, vocab)
-        arch, flags = model_flags(config, len(vocab))
+        arch, flags = model_flags(config)
         model, _, cfg = build_fairseq_model(staging, arch, flags)
         state, fresh = fairseq_state(hf, model, vocab, hf_dir)
         model.load_state_dict(state, strict=True)

@@ -67,6 +67,7 @@ class MacaronBertConfig(PretrainedConfig):
         normalize_before: bool = False,
         norm_free_layers: list[int] | None = None,
         embedding_layer_norm: bool = True,
+        final_layer_norm: bool | None = None,
         classifier_dropout: float | None = None,
         initializer_range: float = 0.02,
         **kwargs,
@@ -89,6 +90,8 @@ class MacaronBertConfig(PretrainedConfig):
         self.normalize_before = normalize_before
         self.norm_free_layers = list(norm_free_layers or [])
         self.embedding_layer_norm = embedding_layer_norm
+        # a LayerNorm after the last layer (fairseq's pre-LN encoders have one); default: pre-LN
+        self.final_layer_norm = normalize_before if final_layer_norm is None else final_layer_norm
         self.classifier_dropout = classifier_dropout
         self.initializer_range = initializer_range
 
@@ -215,8 +218,7 @@ class Encoder(nn.Module):
     def __init__(self, config: MacaronBertConfig) -> None:
         super().__init__()
         self.layer = nn.ModuleList(Layer(config, i) for i in range(config.num_hidden_layers))
-        final = config.normalize_before and len(config.norm_free_layers) < config.num_hidden_layers
-        if final:
+        if config.final_layer_norm:
             self.LayerNorm = nn.LayerNorm(config.hidden_size, eps=config.layer_norm_eps)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

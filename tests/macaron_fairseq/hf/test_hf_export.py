@@ -91,6 +91,7 @@ def data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [
         ("macaron_bert_tiny", ["--macaron-ffn-step", "0.4", "--activation-fn", "gelu_accurate"]),
         ("vanilla_bert_tiny", ["--encoder-normalize-before"]),  # pre-LN: not BertForPreTraining's
+        ("macaron_bert_tiny", ["--init-scheme", "t-fixup"]),  # norm-free layers (T-Fixup)
     ],
 )
 def test_macaron_export_loads_with_trust_remote_code(
@@ -105,6 +106,7 @@ def test_macaron_export_loads_with_trust_remote_code(
     config = json.loads((out / "config.json").read_text())
     assert config["model_type"] == "macaron_bert" and "AutoModelForPreTraining" in config["auto_map"]
     assert (out / "modeling_macaron_bert.py").is_file()
+    assert config["norm_free_layers"] == ([0, 1] if "t-fixup" in flags else [])
     theirs = AutoModelForPreTraining.from_pretrained(str(out), trust_remote_code=True).eval()
     ours, task, _, _ = load_fairseq(checkpoint, None)
     dictionary = task.source_dictionary
