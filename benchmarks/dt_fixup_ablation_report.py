@@ -127,6 +127,7 @@ def selected_table(payload: dict) -> str:
     ]
     head += [f"{NAMES[s]}: test acc. (%)" for s in schemes]
     others = [s for s in schemes if s != "standard"] if "standard" in schemes else []
+    tried_cells = {(r["scheme"], r["depth"], r["lr"]) for r in rows}
     head += [f"{NAMES[s]} at standard's η: test nll" for s in others]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for depth in sorted({r["depth"] for r in rows}):
@@ -150,8 +151,10 @@ def selected_table(payload: dict) -> str:
             if len(values) == seeds:
                 m, s = mean_std(values)
                 same_cells.append(f"{m:.3f} ± {s:.3f}")
+            elif lr is None or (scheme, depth, lr) not in tried_cells:
+                same_cells.append("not in its grid" if lr not in payload["grid"][scheme] else "not run")
             else:
-                same_cells.append("not in its grid" if lr not in payload["grid"][scheme] else "failed")
+                same_cells.append("failed")
         lines.append("| " + " | ".join([str(depth), *nll_cells, *acc_cells, *same_cells]) + " |")
     return "\n".join(lines)
 

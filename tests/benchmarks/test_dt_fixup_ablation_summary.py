@@ -181,6 +181,8 @@ def test_a_cell_with_seeds_not_run_yet_says_so_and_is_not_chosen() -> None:
     p["grid"]["standard-clip"] = [1e-3]  # a scheme run at other depths only
     p["rows"] = rows + [row("standard-clip", 32, 1e-3, s, 1.0) for s in (1, 2)]
     assert "| 16 | 2.500 ± 0.000 @ 0.0003† | not run |" in report.selected_table(p)
+    p["grid"]["standard-clip"] = [3e-4, 1e-3]  # standard's rate at 16 is in its grid there, but not run
+    assert report.selected_table(p).splitlines()[2].endswith("| not run |")
 
 
 @pytest.mark.slow
