@@ -104,6 +104,14 @@ def quietly(function: Callable[..., T], *args: Any) -> T:
         hydra_logger.setLevel(level)
 
 
+def quiet_job_log() -> None:
+    """A job log shows the run, not fairseq's internals: the epoch iterator's four INFO lines per epoch and
+    validation, and torch's pin_memory warning on a machine without a GPU, are dropped (Hydra's deprecation
+    warnings and DEBUG lines: :func:`quietly`)."""
+    logging.getLogger("fairseq.tasks.fairseq_task").setLevel(logging.WARNING)
+    warnings.filterwarnings("ignore", message="'pin_memory' argument is set as true but no accelerator")
+
+
 def config_argument(argv: Sequence[str]) -> str:
     """The ``--deepspeed-config`` value of ``argv`` (for messages before parsing)."""
     for index, token in enumerate(argv):
@@ -131,6 +139,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
     argv = list(argv)
+    quiet_job_log()
     refuse_ignored(argv, config_argument(argv))
     args, cfg = parse(argv)
     try:

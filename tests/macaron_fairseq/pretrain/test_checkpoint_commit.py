@@ -182,3 +182,24 @@ def test_every_cuda_generator_of_the_rank_is_saved_and_restored(monkeypatch: pyt
     restored.clear()
     warning = trainer.restore_rng(state)
     assert list(restored) == [0] and "2 device(s) per rank, this process sees 1" in warning
+
+
+@pytest.mark.slow
+def test_resuming_on_another_world_size_is_refused_naming_both(
+    corpus: Path, whole: Path, tmp_path: Path
+) -> None:
+    """A checkpoint of one rank resumed by two (a requeued job on another node count): refused before
+    anything is loaded, naming both world sizes (ZeRO partitions, RNG streams, data shards are per rank)."""
+    save_dir = tmp_path / "run"
+    shutil.copytree(whole, save_dir)
+    command = [
+        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
+        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
+        "--arch", "macaron_bert_tiny", "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir),
+        "--seed", "3", "--max-update", "9",
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode != 0
+    assert f"{save_dir / 'step6'} was saved by 1 ranks and this run has 2: resume with 1 ranks" in proc.stderr
+    assert losses(save_dir) == losses(whole)  # nothing trained, nothing logged
