@@ -199,6 +199,8 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         layers = spec.new_layers
         command += ["--pretrained-encoder", str(spec.checkpoint), "--new-encoder-layers", str(layers.count),
                     "--init-scheme", layers.init_scheme]  # fmt: skip
+        # --pretrained-encoder takes the sizes from the checkpoint itself; the rest of its model settings here
+        command += without_flags(spec.model_flags, SIZE_FLAGS)
         if layers.pretrained_lr_multiplier is not None:
             command += ["--pretrained-lr-multiplier", f"{layers.pretrained_lr_multiplier:g}"]
     else:  # the checkpoint's model, rebuilt from its saved configuration
@@ -223,6 +225,27 @@ MODEL_FLAGS = {
     "macaron_ffn_step": "--macaron-ffn-step",
     "max_relative_positions": "--max-relative-positions",
 }
+
+
+#: the flags ``--pretrained-encoder`` sets from the checkpoint itself (models/pretrained_encoder.py)
+SIZE_FLAGS = (
+    "--encoder-layers", "--encoder-embed-dim", "--encoder-ffn-embed-dim", "--encoder-attention-heads"
+)  # fmt: skip
+
+
+def without_flags(flags: Sequence[str], names: Sequence[str]) -> list[str]:
+    """``flags`` (``--name value`` pairs and bare switches) without the ``names`` and their values."""
+    out: list[str] = []
+    skip = False
+    for i, token in enumerate(flags):
+        if skip:
+            skip = False
+            continue
+        if token in names:
+            skip = i + 1 < len(flags) and not flags[i + 1].startswith("--")
+            continue
+        out.append(token)
+    return out
 
 
 class ModelConfigError(ValueError):

@@ -113,6 +113,11 @@ def test_the_fine_tuned_model_is_the_checkpoints_model(tmp_path: Path) -> None:
     assert "--max-relative-positions" not in flags
     command = train_command(spec(tmp_path, model_flags=flags), tmp_path / "ckpt", Path("macaron_fairseq"))
     assert option(command, "--macaron-ffn-step") == "0.4"
+    # with new layers on top, --pretrained-encoder takes the sizes from the checkpoint; the rest is passed
+    mixed_run = spec(tmp_path, model_flags=flags, new_layers=NewLayers(2))
+    mixed = train_command(mixed_run, tmp_path / "c", Path("m"))
+    assert option(mixed, "--layernorm-eps") == "1e-12" and option(mixed, "--activation-fn") == "gelu_accurate"
+    assert "--encoder-layers" not in mixed and "--encoder-embed-dim" not in mixed
     assert checkpoint_model_flags(saved, ["--macaron-ffn-step", "0.40", "--dropout", "0.2"]) == flags
     for contradiction in (
         ["--activation-fn", "relu"],
