@@ -43,7 +43,7 @@ from preprocess.text.options import add_shared_options, bpe_config, start_run
 from preprocess.text.summary import line_count_table
 from preprocess.text.to_databin import bpe_and_binarize, tokenize_jobs
 from preprocess.text.tokenize_stage import tokenize_split
-from workflow.cli import positive_int, run_cli
+from workflow.cli import ArgumentParser, positive_int, run_cli
 from workflow.errors import UserError
 from workflow.files import require_files
 
@@ -63,7 +63,7 @@ reported; a line count mismatch between the two sides of any file pair is an err
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m preprocess.custom",
         description="Raw parallel text -> Moses tokenization -> cleaning -> joint sentencepiece BPE -> "
         "fairseq data-bin (joined dictionary).",

@@ -59,7 +59,10 @@ class ArgumentParser(argparse.ArgumentParser):
 
 def report(prog: str | None, label: str, message: object) -> None:
     """``PROG: label: message`` on stderr, as one line (a message's own line breaks become ``; ``)."""
-    text = "; ".join(line.strip() for line in str(message).strip().splitlines() if line.strip())
+    text = ""
+    for line in (line.strip() for line in str(message).strip().splitlines()):
+        if line:
+            text += ("" if not text else " " if text.endswith(":") else "; ") + line
     print(f"{prog}: {label}: {text}" if prog else f"{label}: {text}", file=sys.stderr)
 
 

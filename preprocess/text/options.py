@@ -10,7 +10,7 @@ from pathlib import Path
 from preprocess.text.binarize import BINARIZERS
 from preprocess.text.bpe import BpeConfig
 from preprocess.text.layout import OutputLayout
-from workflow.cli import add_run_options, positive_int
+from workflow.cli import ArgumentParser, add_run_options, positive_int
 from workflow.files import ensure_writable_dir
 from workflow.stages import StageRunner
 
@@ -52,7 +52,7 @@ class CorpusCli:
     default_vocab: int
 
     def parser(self) -> argparse.ArgumentParser:
-        parser = argparse.ArgumentParser(
+        parser = ArgumentParser(
             prog=self.prog,
             description=self.doc,
             formatter_class=argparse.RawDescriptionHelpFormatter,
