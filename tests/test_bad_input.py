@@ -367,6 +367,7 @@ def _raise(error: BaseException) -> None:
             "p: error: GLUE/RTE/dev.tsv:3: expected 4",
         ),
         (UserError("two\nlines"), 2, "p: error: two; lines"),
+        (UserError("missing input files:\n  a\n  b"), 2, "p: error: missing input files: a; b"),
         (
             PipelineError("fairseq-train failed with exit status 1 (log: x)"),
             1,
