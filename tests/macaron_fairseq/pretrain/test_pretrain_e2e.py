@@ -296,11 +296,12 @@ def test_an_epoch_whose_batches_do_not_divide_among_the_ranks(corpus: Path, tmp_
     pairs_in_epoch = train_pairs(corpus, seed=3)
     micro = next(b for b in range(3, 12) if -(-pairs_in_epoch // b) % 2 == 1)
     steps_in_epoch = (-(-pairs_in_epoch // micro) + 1) // 2
+    steps = str(steps_in_epoch + 3)
     config = json.loads(TINY_CONFIG.read_text())
     config["train_micro_batch_size_per_gpu"] = micro
+    config["scheduler"]["params"]["total_num_steps"] = int(steps)  # a longer run is refused
     path = tmp_path / "odd.json"
     path.write_text(json.dumps(config))
-    steps = str(steps_in_epoch + 3)
     pretrain(corpus, tmp_path / "run", "--max-update", steps, "--no-validation", config=path)
     log = records(tmp_path / "run")
     assert [r["step"] for r in log] == list(range(1, steps_in_epoch + 4))
