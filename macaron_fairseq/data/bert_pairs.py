@@ -8,8 +8,11 @@ The data-bin of ``python -m preprocess.bert_corpus`` holds one item per sentence
    sentences gathered up to the target length (``--tokens-per-sample`` − 3, or with probability
    ``short_seq_prob`` a random shorter one), the chunk split at a random sentence into A and B, and with
    probability ½ B replaced by sentences of another document; the longer side is truncated at either end
-   until the pair fits. The randomness is the global NumPy generator, seeded here with the task seed: the
-   pairs are fixed for a given data-bin and seed (as BERT's generated instances are).
+   until the pair fits. The randomness is the global NumPy generator, seeded here with the seed of the
+   *pairing* (:func:`pairing_seed`): pairing 0 uses the task seed itself, pairing ``p > 0`` a seed derived
+   from (task seed, ``p``). The task cycles through ``--nsp-pairings K`` pairings, one per epoch (epoch
+   ``e`` uses pairing ``(e - 1) mod K``), as BERT's ``create_pretraining_data.py`` generates its instances
+   ``dupe_factor`` (10) times with other pairs; ``K = 1`` keeps the same pairs for the whole run.
    The sentences enter it *without* their ``</s>`` (:class:`SentencesWithoutEos`): BERT concatenates a
    segment's sentences without separators; with them, every sentence end inside A or B would be a
    ``</s>`` = SEP token. The document ends (items of size 1) become items of size 0, which are document
@@ -175,6 +178,18 @@ def random_replacement_weights(dictionary: Dictionary, mask_idx: int) -> np.ndar
     return weights / weights.sum()
 
 
+def pairing_seed(seed: int, pairing: int) -> int:
+    """The NumPy seed of pairing ``pairing`` (0, 1, ..., K - 1) of a run with seed ``seed``: pairing 0 is
+    the run's seed itself (the pairs of ``--nsp-pairings 1``, and of the runs before pairings existed);
+    pairing ``p > 0`` a 32-bit seed derived from ``(seed, p)`` by NumPy's ``SeedSequence`` (the same on every
+    platform and in every rank, and unrelated to the seeds ``seed + 1, seed + 2, ...`` of other runs)."""
+    if pairing < 0:
+        raise ValueError(f"pairing {pairing}: pairings are numbered from 0")
+    if pairing == 0:
+        return int(seed)
+    return int(np.random.SeedSequence([int(seed), int(pairing)]).generate_state(1, dtype=np.uint32)[0])
+
+
 def sentence_pair_index(
     sizes: np.ndarray, block_size: int, short_seq_prob: float, seed: int, cache: Path | None
 ) -> PairIndex:
@@ -219,7 +234,10 @@ class BertPretrainingDataset(FairseqDataset):
         leave_unmasked_prob: float = 0.1,
         random_token_prob: float = 0.1,
         pair_cache: Path | None = None,
+        pairing: int = 0,
     ) -> None:
+        """``seed`` seeds the masks and the order (per epoch); the pairs are those of
+        :func:`pairing_seed` ``(seed, pairing)``."""
         super().__init__()
         if block_size < 5:
             raise ValueError(f"--tokens-per-sample {block_size}: a pair needs at least 5 tokens")
@@ -230,7 +248,9 @@ class BertPretrainingDataset(FairseqDataset):
         self.seed = seed
         self.epoch = 1
         text = SentencesWithoutEos(sentences, dictionary.eos(), name)
-        self.index = sentence_pair_index(text.sizes, block_size, short_seq_prob, seed, pair_cache)
+        self.pairing = pairing
+        self.pair_seed = pairing_seed(seed, pairing)
+        self.index = sentence_pair_index(text.sizes, block_size, short_seq_prob, self.pair_seed, pair_cache)
         self.pairs = SentencePairDataset(text, self.index)
         self.sizes = self.index.sizes
         self.len_a = self.index.pairs["a_length"]

@@ -195,6 +195,10 @@ class Pretrainer:
 
     # ------------------------------------------------------------------------------------------ data
     def _epoch_iterator(self, epoch: int) -> Any:
+        """The batches of ``epoch``, from that epoch's training data: the task's sentence pairs change with
+        the epoch (``--nsp-pairings``), so it is asked for the epoch's dataset first — here, at an epoch
+        boundary and when a checkpoint is restored alike, which keeps a resumed run exact."""
+        self.task.load_dataset("train", epoch=epoch)
         return self.task.get_batch_iterator(
             dataset=self.task.dataset("train"),
             max_sentences=self.micro_batch,

@@ -8,6 +8,14 @@ data-bin of ``python -m preprocess.bert_corpus`` (:mod:`macaron_fairseq.data.ber
 ``masked_lm`` task does) and uses ``<s>`` as CLS and ``</s>`` as SEP. Loading a split checks that the data
 has document boundaries and at least two documents, and that its ids are symbols of ``dict.txt``. The
 sentence pairs of a split are cached (``--pair-cache``): built once, loaded by every rank and later run.
+
+The pairs change with the epoch, as BERT's ``dupe_factor`` makes its instances with other pairs: epoch
+``e`` reads pairing ``(e - 1) mod --nsp-pairings`` (pairing 0 is the seed's; see
+:func:`macaron_fairseq.data.bert_pairs.pairing_seed`), each built once and cached. ``load_dataset(split,
+epoch)`` swaps the split's dataset when the epoch's pairing is another one (and keeps it otherwise); the
+task reports its training data as "sharded" when there is more than one pairing, so ``fairseq-train`` asks
+for the dataset of every epoch (and of the epoch a checkpoint resumes) — ``python -m
+macaron_fairseq.pretrain`` does so itself.
 """
 
 # no ``from __future__ import annotations``: fairseq reads the config's field types at run time
@@ -29,6 +37,7 @@ from macaron_fairseq.data.bert_pairs import (
     check_sentence_data,
     check_token_ids,
 )
+from workflow.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -61,6 +70,14 @@ class BertPretrainingConfig(FairseqDataclass):
             "cannot be written), a directory, or 'off'"
         },
     )
+    nsp_pairings: int = field(
+        default=10,
+        metadata={
+            "help": "number of different sentence pairings cycled through, one per epoch: epoch e reads "
+            "pairing (e - 1) mod K, each built once and cached (BERT generates its instances dupe_factor=10 "
+            "times with other pairs); 1 = the same pairs every epoch"
+        },
+    )
     seed: int = II("common.seed")
 
 
@@ -72,7 +89,10 @@ class BertPretrainingTask(FairseqTask):
 
     def __init__(self, cfg: BertPretrainingConfig, dictionary: Dictionary) -> None:
         super().__init__(cfg)
+        if cfg.nsp_pairings < 1:
+            raise UserError(f"--nsp-pairings {cfg.nsp_pairings}: give 1 (the same pairs every epoch) or more")
         self.dictionary = dictionary
+        self.checked_ids: set[str] = set()  # the splits whose token ids were checked (once per split)
         self.data_symbols = len(dictionary)  # before <mask>: the ids the data may hold
         self.mask_idx = dictionary.add_symbol(MASK_SYMBOL)
 
@@ -94,7 +114,22 @@ class BertPretrainingTask(FairseqTask):
             raise ValueError(f"--task macaron_bert_pretraining reads one data-bin, got {cfg.data!r}")
         return paths[0]
 
+    def pairing_of(self, epoch: int) -> int:
+        """The sentence pairing epoch ``epoch`` (from 1) reads: ``(epoch - 1) mod --nsp-pairings``."""
+        return (max(int(epoch), 1) - 1) % self.cfg.nsp_pairings
+
+    def has_sharded_data(self, split: str) -> bool:
+        """True with several pairings: fairseq's trainer then calls :meth:`load_dataset` at every epoch
+        (and with the epoch of a restored checkpoint), so that each epoch reads its own pairing."""
+        return self.cfg.nsp_pairings > 1 or super().has_sharded_data(split)
+
     def load_dataset(self, split: str, epoch: int = 1, combine: bool = False, **kwargs) -> None:
+        """The examples of ``split`` from the pairing of ``epoch``; nothing is done when the split's dataset
+        already holds that pairing."""
+        pairing = self.pairing_of(epoch)
+        loaded = self.datasets.get(split)
+        if isinstance(loaded, BertPretrainingDataset) and loaded.pairing == pairing:
+            return
         prefix = os.path.join(self.data_path(self.cfg), split)
         sentences = data_utils.load_indexed_dataset(prefix, self.dictionary)
         if sentences is None:
@@ -103,7 +138,9 @@ class BertPretrainingTask(FairseqTask):
         check_sentence_data(sentences.sizes, name)
         start = time.perf_counter()
         dict_path = os.path.join(self.data_path(self.cfg), "dict.txt")
-        check_token_ids(sentences, self.data_symbols, name, dict_path)
+        if split not in self.checked_ids:
+            check_token_ids(sentences, self.data_symbols, name, dict_path)
+            self.checked_ids.add(split)
         checked = time.perf_counter()
         dataset = BertPretrainingDataset(
             sentences,
@@ -116,11 +153,16 @@ class BertPretrainingTask(FairseqTask):
             leave_unmasked_prob=self.cfg.leave_unmasked_prob,
             random_token_prob=self.cfg.random_token_prob,
             pair_cache=self.pair_cache_prefix(split),
+            pairing=pairing,
         )
         logger.info(
-            "%s: %d sentence pairs (%.0f%% IsNext) from %d items; id check %.1fs, pairs %.1fs",
+            "%s: %d sentence pairs of pairing %d/%d (epoch %d; %.0f%% IsNext) from %d items; id check %.1fs, "
+            "pairs %.1fs",
             name,
             len(dataset),
+            pairing,
+            self.cfg.nsp_pairings,
+            epoch,
             100 * (1 - dataset.nsp_targets.mean()) if len(dataset) else 0.0,
             len(sentences),
             checked - start,

@@ -16,12 +16,15 @@ import numpy as np
 import pytest
 import torch
 from fairseq import options, tasks
-from fairseq.data import Dictionary, indexed_dataset
+from fairseq.data import Dictionary, data_utils, indexed_dataset
 from helpers import REPO, run_cli, run_module
 
-from macaron_fairseq.data.bert_pairs import BertDataError
+from macaron_fairseq.data import bert_pairs
+from macaron_fairseq.data.bert_pairs import BertDataError, SentencesWithoutEos
+from macaron_fairseq.data.pair_index import build_pair_index
 from macaron_fairseq.tasks.bert_pretraining import BertPretrainingTask
 from preprocess.sources.synthetic_wiki import write_dump
+from workflow.errors import UserError
 
 BLOCK = 32
 
@@ -250,6 +253,73 @@ def test_missing_files_are_named(tmp_path) -> None:
     write_data_bin(tmp_path)
     with pytest.raises(FileNotFoundError, match=r"test\.bin/\.idx not found"):
         make_task(tmp_path).load_dataset("test")
+
+
+# --- one sentence pairing per epoch mod --nsp-pairings ---------------------------------------------------
+
+
+def pairs_of(task: BertPretrainingTask, epoch: int) -> np.ndarray:
+    task.load_dataset("train", epoch=epoch)
+    return np.asarray(task.dataset("train").index.pairs).copy()
+
+
+def test_each_epoch_mod_k_reads_its_own_pairing_and_the_cache_is_reused(tmp_path, monkeypatch) -> None:
+    write_data_bin(tmp_path / "bin", documents=30)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    builds = []
+    real_build = bert_pairs.build_pair_index
+
+    def counting_build(*args, **kwargs):
+        builds.append(kwargs)
+        return real_build(*args, **kwargs)
+
+    monkeypatch.setattr(bert_pairs, "build_pair_index", counting_build)
+    task = make_task(tmp_path / "bin", "--nsp-pairings", "3", "--pair-cache", str(cache))
+    assert task.has_sharded_data("train")  # fairseq-train then loads the dataset of every epoch
+    epochs = {epoch: pairs_of(task, epoch) for epoch in range(1, 7)}
+    assert len(builds) == 3  # pairings 0, 1, 2; epochs 4-6 load them from the cache
+    assert len(list(cache.glob("train.pairs-*.npy"))) == 3
+    for epoch in (1, 2, 3):  # epoch e and e + K: the same pairs; the K epochs of a cycle: other pairs
+        assert np.array_equal(epochs[epoch], epochs[epoch + 3])
+        for other in (1, 2, 3):
+            if other != epoch:
+                common = min(len(epochs[epoch]), len(epochs[other]))  # not just another number of pairs
+                assert not np.array_equal(epochs[epoch][:common], epochs[other][:common])
+    dataset = task.dataset("train")
+    assert (dataset.pairing, dataset.pair_seed) == (2, bert_pairs.pairing_seed(1, 2))
+    # a new run (another process: nothing in memory) loads every pairing from the cache
+    fresh = make_task(tmp_path / "bin", "--nsp-pairings", "3", "--pair-cache", str(cache))
+    assert np.array_equal(pairs_of(fresh, 5), epochs[2])
+    assert len(builds) == 3
+    # the same pairing again: the loaded dataset is kept (not rebuilt, not reloaded)
+    kept = fresh.dataset("train")
+    fresh.load_dataset("train", epoch=2)
+    assert fresh.dataset("train") is kept
+
+
+def test_one_pairing_keeps_the_pairs_of_the_seed_for_every_epoch(tmp_path) -> None:
+    write_data_bin(tmp_path / "bin", documents=30)
+    task = make_task(tmp_path / "bin", "--nsp-pairings", "1", "--pair-cache", "off")
+    assert not task.has_sharded_data("train")
+    first = pairs_of(task, 1)
+    kept = task.dataset("train")
+    for epoch in (2, 3, 11):
+        task.load_dataset("train", epoch=epoch)
+        assert task.dataset("train") is kept
+    # the index of the seed itself (fairseq's BlockPairDataset draws under numpy_seed(seed)), as before
+    sizes = SentencesWithoutEos(kept.pairs.sentences.dataset, task.dictionary.eos(), "train").sizes
+    with data_utils.numpy_seed(1):
+        expected = build_pair_index(sizes, BLOCK, 0.1, doc_break_size=0)
+    assert np.array_equal(first, expected.pairs)
+    # pairing 0 of any K is that index too: runs that cached it before pairings existed keep their cache
+    assert np.array_equal(pairs_of(make_task(tmp_path / "bin", "--pair-cache", "off"), 11), first)
+
+
+def test_a_pairing_count_below_one_is_refused(tmp_path) -> None:
+    write_data_bin(tmp_path)
+    with pytest.raises(UserError, match="--nsp-pairings 0"):
+        make_task(tmp_path, "--nsp-pairings", "0")
 
 
 # --- end to end: preprocess.bert_corpus → fairseq-train ------------------------------------------------
