@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from workflow.cli import run_cli
+from workflow.errors import UserError
 from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
 
 logger = logging.getLogger("tools.train_preemptible")
@@ -164,8 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         training = PreemptibleTraining(signal_name)
     except ValueError as err:
-        print(f"train_preemptible: {err}", file=sys.stderr)
-        return 2
+        raise UserError(str(err)) from None
     import fairseq_cli.train as fairseq_train
 
     sys.argv = ["fairseq-train", *fairseq_args]
@@ -180,4 +181,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run_cli(main, "train_preemptible")
