@@ -257,3 +257,12 @@ def test_a_built_data_bin_is_reused_until_a_file_changes(tmp_path: Path) -> None
     assert mt.data_is_frozen(tmp_path, data_bin)
     (data_bin / "dict.txt").write_text("a 1\nb 1\n")  # rebuilt differently: no longer the grid's data
     assert not mt.data_is_frozen(tmp_path, data_bin)
+
+
+def test_the_bert_command_passes_no_flag_the_trainer_refuses() -> None:
+    from macaron_fairseq.pretrain.flags import refuse_ignored, run_length
+
+    p = bert.BertProtocol()
+    argv = bert.pretrain_argv(Path("D"), Path("S"), Path("C"), p, bert.RunKey("vanilla", 1))
+    refuse_ignored(argv[3:], "C")  # raises on a flag the DeepSpeed config or the trainer decides
+    assert run_length(bert.ds_config(p), "C", p.steps) == p.steps  # --max-update = the schedule's length
