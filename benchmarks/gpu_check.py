@@ -105,11 +105,10 @@ class CheckError(Exception):
 
 
 # ------------------------------------------------------------------------------------------ environment
-def missing_packages(
-    find_spec: Callable[[str], Any] = importlib.util.find_spec,
-) -> list[tuple[str, str, str]]:
+def missing_packages(find_spec: Callable[[str], Any] | None = None) -> list[tuple[str, str, str]]:
     """The :data:`WHEELS` entries whose module cannot be imported here."""
-    return [entry for entry in WHEELS if find_spec(entry[2]) is None]
+    find = find_spec or importlib.util.find_spec
+    return [entry for entry in WHEELS if find(entry[2]) is None]
 
 
 def install_command(missing: Sequence[tuple[str, str, str]]) -> str:
@@ -623,6 +622,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--work-dir", type=Path, default=None, help="kept runs (default: a temporary directory)")
     p.add_argument("--json", type=Path, default=RESULTS_DIR / "gpu_check.json")
+    p.add_argument(
+        "--wheels", action="store_true", help="print the pins scripts/gpu_wheels.sh downloads, exit"
+    )
     args = p.parse_args(argv)
     for key, value in SIZES[args.arch].items():
         setattr(args, key, value)
@@ -636,6 +638,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.wheels:
+        print("\n".join(f"{dist}=={version}" for dist, version, _ in WHEELS))
+        return 0
     try:
         device = probe_device(args.allow_cpu)
         missing = missing_packages()

@@ -1,0 +1,214 @@
+"""benchmarks/gpu_check.py, the one-command GPU check: everything a CPU can exercise (the plan and its
+DeepSpeed configs against the trainer's own checks, peak/MFU arithmetic, the resume comparison, the table,
+the atomic results file, the missing-packages line, the no-GPU refusal through the real command) and a slow
+smoke test that runs the real trainer (save + resume) and the Macaron vs Transformer part on the CPU."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+import gpu_check as gc
+
+CUDA = gc.Device("cuda", "NVIDIA A100-SXM4-80GB", 2, True)
+CPU = gc.Device("cpu", "CPU", 1, True)
+
+
+def test_peak_table_takes_the_longest_matching_name_and_says_why_there_is_none() -> None:
+    assert gc.peak_tflops("NVIDIA A100-SXM4-80GB") == (312.0, "A100 data sheet")
+    assert gc.peak_tflops("NVIDIA A10")[0] == 125.0  # not A100's
+    assert (
+        gc.peak_tflops("NVIDIA H100 PCIe")[0] == 756.0 and gc.peak_tflops("NVIDIA H100 80GB HBM3")[0] == 989.0
+    )
+    peak, why = gc.peak_tflops("NVIDIA GeForce GTX 1080")
+    assert peak is None and "unknown peak for 'NVIDIA GeForce GTX 1080'" in why and "--peak-tflops" in why
+    assert gc.peak_tflops("NVIDIA GeForce GTX 1080", 8.9) == (8.9, "--peak-tflops")
+    assert gc.peak_tflops("CPU")[0] is None
+
+
+def records(n: int, seconds: float = 0.5, flops: float = 1e12) -> list[dict]:
+    def one(s: int) -> dict:
+        time = seconds if s > 1 else 9.0  # the first step is slow (warm-up)
+        speed = {"seconds": time, "tokens": 4096, "pairs": 32, "model_flops": flops}
+        return {"step": s, **speed, "mlm_loss": 10.0 - s / 10, "nsp_loss": 0.7, "lr": 1e-4 * s}
+
+    return [one(s) for s in range(1, n + 1)]
+
+
+def test_throughput_and_mfu_skip_the_warmup_steps() -> None:
+    out = gc.throughput(records(11), warmup=1, peak=100.0, devices=2)
+    assert out["timed_steps"] == 10
+    assert out["tokens_per_second"] == pytest.approx(4096 / 0.5)
+    assert out["samples_per_second"] == pytest.approx(32 / 0.5)
+    assert out["mfu"] == pytest.approx(1e12 / 0.5 / (100e12 * 2))  # 1 %
+    assert gc.throughput(records(11), warmup=1, peak=None, devices=1)["mfu"] is None
+
+
+def test_resume_comparison_is_exact_tolerant_to_1e_6_and_names_the_first_mismatch() -> None:
+    whole = records(4)
+    resumed = [dict(r) for r in whole[2:]]
+    assert gc.compare_resume(whole, resumed) == {
+        "ok": True, "steps": [3, 4], "max_rel_diff": 0.0, "exact": True, "mismatch": None,
+    }  # fmt: skip
+    resumed[0]["mlm_loss"] *= 1 + 1e-8
+    close = gc.compare_resume(whole, resumed)
+    assert close["ok"] and not close["exact"] and 0 < close["max_rel_diff"] < 1e-6
+    resumed[1]["nsp_loss"] = 0.8
+    bad = gc.compare_resume(whole, resumed)
+    assert not bad["ok"] and bad["mismatch"].startswith("step 4 nsp_loss: 0.7 uninterrupted vs 0.8 resumed")
+    assert not gc.compare_resume(whole, [{**whole[0], "step": 9}])["ok"]
+    assert not gc.compare_resume(whole, [])["ok"]
+
+
+def test_plan_covers_both_precisions_at_zero_1_and_2_both_archs_lamb_and_two_resumes() -> None:
+    runs = gc.plan(CUDA, "base", 200, 20)
+    assert not any(r.skip for r in runs)
+    assert {(r.precision, r.zero) for r in runs if r.optimizer == "adamw"} == {
+        ("bf16", 1), ("bf16", 2), ("fp16", 1), ("fp16", 2)}  # fmt: skip
+    assert {r.arch for r in runs} == {"vanilla_bert_base", "macaron_bert_base"}
+    assert [r.optimizer for r in runs].count("lamb") == 1
+    resumed = [r for r in runs if r.resume_at]
+    assert {r.precision for r in resumed} == {"bf16", "fp16"} and len({r.arch for r in resumed}) == 2
+    cpu = {r.name: r.skip for r in gc.plan(CPU, "tiny", 4, 2)}
+    assert cpu["vanilla-bf16-z1"] == "" and cpu["macaron-bf16-z2"] == ""
+    assert all("needs CUDA" in cpu[n] for n in ("vanilla-fp16-z2", "macaron-fp16-z1", "macaron-lamb"))
+    v100 = gc.plan(gc.Device("cuda", "Tesla V100-SXM2-16GB", 1, False), "base", 200, 20)
+    assert all(("no bf16" in r.skip) == (r.precision == "bf16") for r in v100)
+
+
+def test_every_planned_config_passes_the_trainers_checks_where_it_runs() -> None:
+    """What the GPU would refuse is caught here: each config through the trainer's own precision
+    completion, batch and support checks (for CUDA; the CPU rows must be the ones the CPU accepts)."""
+    from macaron_fairseq.pretrain.ds_config import UserError, check_supported, complete_precision
+
+    path = Path("planned.json")
+    for run in gc.plan(CUDA, "base", 200, 20):
+        config = gc.run_config(run, micro_batch=32, accumulation=2, world_size=2)
+        assert config["train_batch_size"] == 128 and config["gradient_accumulation_steps"] == 2
+        assert config["scheduler"]["params"]["total_num_steps"] == 200
+        assert config["scheduler"]["params"]["warmup_num_steps"] == 20
+        done, _ = complete_precision(config, path)
+        check_supported(done, path, cuda=True)
+        if run.optimizer == "lamb":
+            assert config["optimizer"]["type"] == "Lamb" and config["zero_optimization"]["stage"] == 0
+            assert config["torch_autocast"]["dtype"] == "float16"
+        else:
+            assert config["zero_optimization"]["stage"] == run.zero
+            assert config[run.precision]["enabled"] and config["data_types"]["grad_accum_dtype"] == "fp32"
+            assert {"bf16", "fp16"} - {run.precision} & config.keys() == set()
+        if gc.plan(CPU, "base", 200, 20)[
+            [r.name for r in gc.plan(CUDA, "base", 200, 20)].index(run.name)
+        ].skip:
+            with pytest.raises(UserError):
+                check_supported(done, path, cuda=False)
+        else:
+            check_supported(done, path, cuda=False)
+
+
+def test_the_table_and_the_results_file(tmp_path: Path) -> None:
+    rows = [
+        gc.Row("tests", "pytest -m gpu", "ok", "3 passed", seconds=12.0),
+        gc.Row("pretrain", "vanilla_bert_base bf16 ZeRO-1 AdamW", "ok", "200 steps", 41234.5, 0.382, 70.0),
+        gc.Row(
+            "pretrain", "macaron_bert_base fp16 ZeRO-1 AdamW", "ok", "MFU n/a: unknown", 40000.0, None, 60.0
+        ),
+        gc.Row("resume", "macaron_bert_base fp16 ZeRO-1 AdamW", "FAIL", "step 21 mlm_loss: 1 vs 2"),
+        gc.Row("pretrain", "macaron_bert_base autocast-fp16 ZeRO-0 LAMB", "skip", "needs CUDA"),
+    ]
+    text = gc.render(rows, "GPU check: header")
+    lines = text.splitlines()
+    assert lines[0] == "GPU check: header" and lines[1].split()[:6] == [
+        "part",
+        "case",
+        "result",
+        "tokens/s",
+        "MFU",
+        "time",
+    ]
+    assert "41,234" in lines[4] and "38.2%" in lines[4] and "70s" in lines[4]
+    assert " n/a " in lines[5] and "FAIL" in lines[6] and "skip" in lines[7]
+    assert lines[-1] == "5 rows: 3 ok, 1 failed, 1 skipped"
+    out = tmp_path / "results" / "gpu_check.json"
+    gc.write_json(out, rows, {"device": {"name": "x"}})
+    payload = json.loads(out.read_text())
+    assert payload["command"].startswith("python -m benchmarks.gpu_check")
+    assert [r["status"] for r in payload["results"]["rows"]] == ["ok", "ok", "ok", "FAIL", "skip"]
+    assert payload["results"]["rows"][1]["mfu"] == 0.382 and payload["results"]["device"] == {"name": "x"}
+    assert sorted(p.name for p in out.parent.iterdir()) == ["gpu_check.json"]  # no temporary left
+
+
+def test_pytest_summary_counts() -> None:
+    out = "....\n3 passed, 1 skipped, 2 errors, 812 deselected in 40.1s\n"
+    assert gc.pytest_counts(out) == {"passed": 3, "skipped": 1, "errors": 2, "deselected": 812}
+    assert gc.pytest_counts("") == {}
+
+
+def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, capsys) -> None:
+    monkeypatch.setattr(gc, "probe_device", lambda allow_cpu: CPU)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name in ("fairseq", "deepspeed") else real(name)
+    )
+    assert gc.main(["--allow-cpu", "--json", ""]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("gpu_check: missing packages: fairseq, deepspeed; ")
+    assert (
+        "pip install --no-deps --no-index --find-links wheels/gpu ve-fairseq==0.12.3 deepspeed==0.19.8" in err
+    )
+    assert "bash scripts/gpu_wheels.sh" in err
+
+
+def test_the_wheel_pins_are_this_environments_versions() -> None:
+    for dist, version, module in gc.WHEELS:
+        assert importlib.metadata.version(dist) == version, dist
+        assert importlib.util.find_spec(module) is not None, module
+    command = [sys.executable, "-m", "benchmarks.gpu_check", "--wheels"]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+    assert proc.stdout.split() == [f"{d}=={v}" for d, v, _ in gc.WHEELS]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
+def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=REPO, env=env, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith("gpu_check: no CUDA GPU here") and "--allow-cpu" in proc.stderr
+
+
+@pytest.mark.slow
+def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp_path: Path) -> None:
+    out = tmp_path / "gpu_check.json"
+    command = [
+        sys.executable, "-m", "benchmarks.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
+        "--resume-at", "1", "--corpus-mb", "0.2", "--vocab", "300", "--parts", "pretrain", "speed",
+        "--only", "vanilla-bf16", "--threads", "1", "--json", str(out),
+    ]  # fmt: skip
+    env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["results"]["rows"]
+    by = {(r["part"], r["case"].split(":")[-1].strip()): r for r in rows}
+    run = by[("pretrain", "vanilla_bert_tiny bf16 ZeRO-1 AdamW")]
+    assert run["status"] == "ok" and run["tokens_per_second"] > 0 and run["mfu"] is None
+    assert "2 steps" in run["detail"] and "saved step2" in run["detail"]
+    resume = by[("resume", "vanilla_bert_tiny bf16 ZeRO-1 AdamW")]
+    assert resume["status"] == "ok" and resume["data"]["steps"] == [2] and resume["data"]["ok"]
+    assert resume["detail"].endswith("saved at 1, resumed to 2: exact")
+    speed = [r for r in rows if r["part"] == "speed"]
+    assert [r["case"].split(": ")[1] for r in speed] == ["transformer", "macaron:plain", "macaron:fused"] * 2
+    assert all(r["status"] == "ok" and r["data"]["median_s"] > 0 for r in speed)
+    assert "3 rows" not in proc.stdout and "0 failed" in proc.stdout and "part  " in proc.stdout
