@@ -362,20 +362,12 @@ def pytest_counts(output: str) -> dict[str, int]:
 
 
 def part_tests(device: Device, threads: int) -> Row:
+    if importlib.util.find_spec("pytest") is None:
+        return Row("tests", "pytest -m gpu", "skip", "pytest is not installed here (pip install pytest)")
     start = time.monotonic()
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-m",
-        "gpu",
-        "-q",
-        "-p",
-        "no:cacheprovider",
-        "-n",
-        "0",
-        "tests",
-    ]
+    command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "tests"]
+    if importlib.util.find_spec("xdist") is not None:
+        command[-1:-1] = ["-n", "0"]  # one process: the GPU tests share the device
     proc = subprocess.run(
         command, cwd=REPO, env=subprocess_env(device, threads), capture_output=True, text=True
     )
@@ -621,7 +613,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--threads", type=int, default=0, help="OMP threads per process (0: usable cores / processes)"
     )
     p.add_argument("--work-dir", type=Path, default=None, help="kept runs (default: a temporary directory)")
-    p.add_argument("--json", type=Path, default=RESULTS_DIR / "gpu_check.json")
+    p.add_argument(
+        "--json",
+        type=lambda text: Path(text) if text else None,
+        default=RESULTS_DIR / "gpu_check.json",
+        help="results file (default: %(default)s; '' for none)",
+    )
     p.add_argument(
         "--wheels", action="store_true", help="print the pins scripts/gpu_wheels.sh downloads, exit"
     )

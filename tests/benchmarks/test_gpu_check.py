@@ -152,6 +152,23 @@ def test_pytest_summary_counts() -> None:
     assert gc.pytest_counts("") == {}
 
 
+def test_the_gpu_tests_row_reads_pytests_outcome(monkeypatch) -> None:
+    seen = []
+
+    def fake_run(command, **kwargs):
+        seen.append(command)
+        return subprocess.CompletedProcess(command, fake_run.rc, fake_run.out, "")
+
+    monkeypatch.setattr(gc.subprocess, "run", fake_run)
+    fake_run.rc, fake_run.out = 5, "\n812 deselected in 3.0s\n"
+    row = gc.part_tests(CUDA, 1)
+    assert row.status == "ok" and row.detail == "no test is marked gpu (812 deselected)"
+    assert seen[0][1:6] == ["-m", "pytest", "-m", "gpu", "-q"] and seen[0][-1] == "tests"
+    fake_run.rc, fake_run.out = 1, "F.\n1 failed, 1 passed, 810 deselected in 9.9s\n"
+    row = gc.part_tests(CUDA, 1)
+    assert row.status == "FAIL" and row.data["counts"] == {"failed": 1, "passed": 1, "deselected": 810}
+
+
 def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, capsys) -> None:
     monkeypatch.setattr(gc, "probe_device", lambda allow_cpu: CPU)
     real = importlib.util.find_spec
