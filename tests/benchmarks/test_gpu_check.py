@@ -229,3 +229,52 @@ def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp
     assert [r["case"].split(": ")[1] for r in speed] == ["transformer", "macaron:plain", "macaron:fused"] * 2
     assert all(r["status"] == "ok" and r["data"]["median_s"] > 0 for r in speed)
     assert "3 rows" not in proc.stdout and "0 failed" in proc.stdout and "part  " in proc.stdout
+
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# pip is logged and faked; anything else is the real interpreter
+if [ "$1 $2" = "-m pip" ]; then
+  echo "$@" >> "$LOG"
+  dest=""; prev=""; for a in "$@"; do [ "$prev" = "-d" ] || [ "$prev" = "-w" ] && dest="$a"; prev="$a"; done
+  pin="${@: -1}"; name="${pin%%==*}"
+  case "$*" in
+    *"--only-binary=:all:"*) [ "$name" = "$NO_WHEEL" ] && exit 1; touch "$dest/${name}-1-py3-none-any.whl" ;;
+    *"--no-binary=:all:"*) touch "$dest/${name}-1.tar.gz" ;;
+    *" wheel "*) mkdir -p "$dest"; touch "$dest/${NO_WHEEL}-1-${BUILT_TAG}.whl" ;;
+  esac
+  exit 0
+fi
+[ "$1" = "--version" ] && { echo "Python 3.11.7"; exit 0; }
+exec "$REAL_PYTHON" "$@"
+"""
+
+
+def test_gpu_wheels_downloads_cp312_wheels_of_the_pins_and_builds_only_pure_or_cp312_ones(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "python"
+    fake.write_text(FAKE_PYTHON)
+    fake.chmod(0o755)
+    log = tmp_path / "pip.log"
+    env = dict(os.environ, PYTHON=str(fake), REAL_PYTHON=sys.executable, LOG=str(log), NO_WHEEL="deepspeed")
+
+    def wheels(dest: Path, tag: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", "scripts/gpu_wheels.sh", str(dest)], cwd=REPO, capture_output=True,
+                              text=True, env=dict(env, BUILT_TAG=tag))  # fmt: skip
+
+    proc = wheels(tmp_path / "ok", "py3-none-any")
+    assert proc.returncode == 0, proc.stderr
+    downloads = [line for line in log.read_text().splitlines() if " download " in line]
+    binary = [line for line in downloads if "--only-binary=:all:" in line]
+    assert [line.split()[-1] for line in binary] == [f"{d}=={v}" for d, v, _ in gc.WHEELS]
+    assert all(
+        "--no-deps" in line and "--python-version 3.12" in line and "--abi cp312" in line for line in binary
+    )
+    assert "deepspeed==0.19.8: built from its sdist" in proc.stdout
+    built = sorted(p.name for p in (tmp_path / "ok").iterdir())
+    assert "deepspeed-1-py3-none-any.whl" in built and len(built) == len(gc.WHEELS)
+    bad = wheels(tmp_path / "bad", "cp311-cp311-linux_x86_64")
+    assert (
+        bad.returncode == 1
+        and "not a wheel Python 3.12 can install: rerun with PYTHON=python3.12" in bad.stderr
+    )
