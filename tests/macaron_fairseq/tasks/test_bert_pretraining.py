@@ -361,6 +361,9 @@ def test_fairseq_train_macaron_bert_tiny_learns(corpus: Path, tmp_path: Path) ->
     )  # fmt: skip
     log = proc.stdout + proc.stderr
     assert "MacaronBertModel" in log and "MacaronEncoderLayer" in log
+    # fairseq's trainer loads the dataset of every epoch (--nsp-pairings 10): epoch 2 reads pairing 1
+    assert "end of epoch 1 " in log, log[-3000:]
+    assert re.search(r"sentence pairs of pairing 1/10 \(epoch 2;", log), log[-3000:]
     losses = train_losses(log)
     assert len(losses) >= 10, log[-3000:]
     # measured (seed 1): 9.93 over updates 1-5 (uniform MLM guess log2(505) = 8.98 + NSP 1.0), 8.90 at 60
