@@ -322,6 +322,8 @@ class Pretrainer:
             self._truncate_log(step)
             if not (self.save_dir / RUN_RECORD).exists():  # informative only: the manifest decides
                 write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": manifest["arch"]}))
+            if self.choice.latest != tag:  # the pointer names what was resumed, not a skipped checkpoint
+                checkpoints.commit_latest(self.save_dir, tag)
         restart = f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
         self._log(f"resumed from {self.save_dir / tag} at step {step}{restart}")
         return step
