@@ -26,9 +26,9 @@ TINY = [
     "--encoder-layers", "2", "--decoder-layers", "2",
 ]  # fmt: skip
 
-#: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
-#: the paper's DT-Fixup (data-dependent factors, μ measured), what ``--init-scheme dt-fixup`` means on every model
+#: the paper's DT-Fixup (data-dependent factors, μ measured): ``--init-scheme dt-fixup`` on every model
 DT_FIXUP = ("--init-scheme", "dt-fixup")
+#: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
 TINY_TASK = SymbolTask({"train": 400, "valid": 30, "test": 30}, vocab=30, max_words=8, prefixes=("w", "v"))
 
 
