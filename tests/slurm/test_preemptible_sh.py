@@ -62,6 +62,14 @@ say "command status $status"
 """
 
 
+def default_signals() -> None:
+    """In the child: HUP and TERM at their default disposition. A signal ignored when bash starts cannot be
+    trapped, and a suite started under ``nohup`` (or a worker that ignores SIGHUP) passes SIG_IGN on; a
+    Slurm batch shell starts with the defaults."""
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 def run_shell(tmp_path: Path, *, scancel_exit: int = 1, step: bool = True, task_requeues: bool = True,
               signum: int = signal.SIGHUP) -> tuple[str, Path]:  # fmt: skip
     """Start the script, send ``signum`` to the shell once the task runs; (its output, the state dir)."""
@@ -79,7 +87,7 @@ def run_shell(tmp_path: Path, *, scancel_exit: int = 1, step: bool = True, task_
     env.update(PATH=f"{bin_dir}:/usr/bin:/bin", STATE=str(state), SLURM_JOB_ID="7",
                TASK_REQUEUES="1" if task_requeues else "0")  # fmt: skip
     shell = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)  # fmt: skip
+                             stderr=subprocess.STDOUT, text=True, preexec_fn=default_signals)  # fmt: skip
     deadline = time.monotonic() + 60
     while not (state / "task.pid").exists():
         assert time.monotonic() < deadline and shell.poll() is None, shell.communicate()[0]
