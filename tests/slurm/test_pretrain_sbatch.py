@@ -15,8 +15,10 @@ with its losses,
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import time
 from pathlib import Path
 
@@ -113,16 +115,37 @@ def run_time_seconds(cluster: SlurmCluster, job: int) -> int:
     return int(days or 0) * 86400 + hours * 3600 + minutes * 60 + seconds
 
 
+def job_task_pids(cluster: SlurmCluster, job: int) -> list[int]:
+    """The job's task processes on this host (``scontrol listpids``: not the batch shell's, not extern)."""
+    pids = []
+    for line in cluster.run("scontrol", "listpids", str(job)).stdout.splitlines()[1:]:
+        pid, _job, step, localid, *_ = line.split()
+        if step not in ("batch", "extern") and localid != "-":
+            pids.append(int(pid))
+    return pids
+
+
 def test_a_time_limit_with_a_failing_scancel_saves_requeues_and_finishes(
     slurm_cluster: SlurmCluster, corpus: Path, uninterrupted: Path, tmp_path: Path
 ) -> None:
     save = tmp_path / "run"
     job = submit(slurm_cluster, corpus, save, env={**NO_EXPORT, **fake_commands(tmp_path / "bin")})
     wait_for_steps(save, 5)
-    # less than the script's --signal=B:HUP@300 left: Slurm sends the warning at its next time-limit check
-    # (every 30 s); the requeued run gets a long limit again
-    minutes = run_time_seconds(slurm_cluster, job) // 60 + 4
-    slurm_cluster.run("scontrol", "update", f"JobId={job}", f"TimeLimit={minutes}")
+    # the tasks are frozen until the shell has forwarded the warning: on an idle machine the rest of the
+    # training (~15 s) ends before Slurm's next time-limit check (every 30 s) sends it
+    tasks = job_task_pids(slurm_cluster, job)
+    assert len(tasks) == 2, tasks
+    for pid in tasks:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        # less than the script's --signal=B:HUP@300 left: Slurm sends the warning at its next time-limit
+        # check; the requeued run gets a long limit again
+        minutes = run_time_seconds(slurm_cluster, job) // 60 + 4
+        slurm_cluster.run("scontrol", "update", f"JobId={job}", f"TimeLimit={minutes}")
+        wait_for_text(tmp_path / "run.out", "sent SIGHUP to", timeout=300)
+    finally:
+        for pid in tasks:
+            os.kill(pid, signal.SIGCONT)
     output = wait_for_text(tmp_path / "run.out", f"requeued Slurm job {job}", timeout=300)
     slurm_cluster.run("scontrol", "update", f"JobId={job}", "TimeLimit=20")
     try:
