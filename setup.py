@@ -6,7 +6,9 @@ from setuptools import find_packages, setup
 
 here = Path(__file__).parent
 #: the plugin, and the checkout's command packages (see docs/architecture.md)
-TOP_LEVEL_PACKAGES = ("macaron_fairseq", "preprocess", "workflow", "tools", "pipelines", "slurm")
+TOP_LEVEL_PACKAGES = (
+    "macaron_fairseq", "preprocess", "macaron_workflow", "macaron_tools", "pipelines", "slurm",
+)
 
 
 def read_requirements(name: str) -> list[str]:

@@ -42,8 +42,8 @@ from dt_fixup_ablation import SCHEMES, RunKey, claim_out_dir, parse_lrs, read_ro
 from dt_fixup_ablation_report import grid_table, render_budget, selected_table
 from results_file import REPO, machine_info, provenance, write_results
 
+from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, catalog_paths, read_catalogs
-from workflow.atomic import write_text_atomically
 
 DEFAULT_LRS = tuple(f"{scheme}=3e-4,1e-3,3e-3,6e-3,1e-2" for scheme in SCHEMES)
 

@@ -50,7 +50,7 @@ for _path in (REPO, BENCHMARKS):
 
 from results_file import RESULTS_DIR, machine_info  # noqa: E402
 
-from workflow.atomic import write_text_atomically  # noqa: E402
+from macaron_workflow.atomic import write_text_atomically  # noqa: E402
 
 CONFIGS = REPO / "configs" / "deepspeed"
 WHEEL_DIR = "wheels/gpu"
@@ -592,7 +592,7 @@ SIZES: dict[str, dict[str, Any]] = {
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    from workflow.cli import ArgumentParser
+    from macaron_workflow.cli import ArgumentParser
 
     p = ArgumentParser(prog="python -m benchmarks.gpu_check", description=__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip

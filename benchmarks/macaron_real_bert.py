@@ -56,8 +56,8 @@ from macaron_real_translation import (
 )
 from results_file import REPO, machine_info, provenance, write_results
 
+from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources import python_docs
-from workflow.atomic import write_text_atomically
 
 ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
 MAX_PARITY = 1e-3

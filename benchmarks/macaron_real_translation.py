@@ -23,7 +23,8 @@ Training (:func:`train_argv`): the same command for both arms but ``--arch`` and
 batches, ``--updates`` updates; per seed the same batches in the same order for both arms (fairseq's
 batching depends on the data, ``--max-tokens`` and the seed only). The validation loss is logged at every
 epoch end. Test: ``fairseq-generate`` with beam 5 from the last checkpoint (both arms alike), sentencepiece
-removed, Moses-detokenized and scored with sacreBLEU against the raw references (:mod:`tools.score_bleu`).
+removed, Moses-detokenized and scored with sacreBLEU against the raw references
+(:mod:`macaron_tools.score_bleu`).
 
 Resumable: a run's checkpoints and log live in ``OUT_DIR/runs/ARM-sSEED``; a finished run is one row of
 ``OUT_DIR/results.jsonl``. A rerun of the same command skips the finished runs and resumes an interrupted
@@ -54,8 +55,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import REPO, machine_info, provenance, write_results
 
+from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
-from workflow.atomic import write_text_atomically
 
 ARMS = {"transformer": "fixup_transformer_iwslt_de_en", "macaron": "macaron_small"}
 MAX_PARITY = 1e-3  # |Macaron − Transformer| / Transformer parameters
@@ -413,7 +414,7 @@ def prepare_run_dir(run_dir: Path) -> Path:
 
 def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey) -> dict[str, Any]:
     """Train (or resume) one run, translate the test set, score it; the results row."""
-    from tools.score_bleu import score_file
+    from macaron_tools.score_bleu import score_file
 
     run_dir = out / "runs" / key.name
     save_dir = prepare_run_dir(run_dir)

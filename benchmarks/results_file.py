@@ -20,8 +20,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from workflow.atomic import write_text_atomically  # noqa: E402
-from workflow.machine import cpu_model  # noqa: E402
+from macaron_workflow.atomic import write_text_atomically  # noqa: E402
+from macaron_workflow.machine import cpu_model  # noqa: E402
 
 RESULTS_DIR = REPO / "docs" / "results"
 

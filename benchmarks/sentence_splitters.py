@@ -22,11 +22,11 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
 
+from macaron_workflow.errors import UserError  # noqa: E402
 from preprocess.sources import mediawiki  # noqa: E402
 from preprocess.sources.synthetic_wiki import write_dump  # noqa: E402
 from preprocess.text.sentences import SentenceSplitter  # noqa: E402
 from preprocess.text.wikitext import article_paragraphs, drop_reason  # noqa: E402
-from workflow.errors import UserError  # noqa: E402
 
 HARD_CASES = (
     # (paragraph, the sentences a careful reader finds)

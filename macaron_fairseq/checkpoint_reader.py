@@ -5,7 +5,7 @@ A checkpoint is untrusted input: it is read with ``torch.load(weights_only=True)
 of :mod:`macaron_fairseq.repairs.checkpoint_safety`, memory-mapped (``mmap=True``: the tensors stay on disk
 until used, so :func:`describe` costs the pickled metadata only), and a refused global becomes one line that
 names it, the file and how to convert a file the user trusts. Every failure is a
-:class:`workflow.errors.UserError` (the CLIs print it as one line and exit 2):
+:class:`macaron_workflow.errors.UserError` (the CLIs print it as one line and exit 2):
 
 * :class:`CheckpointError` — missing, unreadable, or not a PyTorch checkpoint;
 * :class:`~macaron_fairseq.repairs.checkpoint_safety.UnsafeCheckpointError` — it pickles a global outside
@@ -38,7 +38,7 @@ import torch
 
 from macaron_fairseq.repairs import checkpoint_safety
 from macaron_fairseq.repairs.checkpoint_safety import UnsafeCheckpointError, is_refusal, unsafe_checkpoint
-from workflow.errors import UserError, cannot_read
+from macaron_workflow.errors import UserError, cannot_read
 
 #: the state-dict key of a BERT encoder's token embedding (its rows are the vocabulary with ``<mask>``)
 EMBEDDING_KEY = "encoder.embed_tokens.weight"

@@ -4,7 +4,7 @@
   corpus, on CPU, in minutes;
 * :mod:`pipelines.translation` (``bash pipelines/iwslt14.sh`` / ``wmt14.sh``): the paper's recipes.
 
-Both are sequences of resumable stages (:class:`workflow.stages.StageRunner`, markers in
+Both are sequences of resumable stages (:class:`macaron_workflow.stages.StageRunner`, markers in
 ``WORKDIR/.stages/``); the fairseq stages they share are in :mod:`pipelines.fairseq_steps`, the running of
 external commands in :mod:`pipelines.commands`.
 """

@@ -3,7 +3,7 @@
 :class:`Console` prints the pipeline's stamped progress lines (and the stage runner's); :func:`run_command`
 runs one command from the repository root, optionally capturing its stdout into a file, and turns a
 failure into a :class:`PipelineError` that names the command and its log. :func:`report_errors` ends a
-pipeline by the project's one error rule (:mod:`workflow.errors`, docs/architecture.md "Errors").
+pipeline by the project's one error rule (:mod:`macaron_workflow.errors`, docs/architecture.md "Errors").
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workflow.cli import run_cli
-from workflow.errors import FAILURE_EXIT, USAGE_EXIT, ReportedError, UserError
-from workflow.preemption import PREEMPTED_EXIT
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import FAILURE_EXIT, USAGE_EXIT, ReportedError, UserError
+from macaron_workflow.preemption import PREEMPTED_EXIT
 
 REPO = Path(__file__).resolve().parents[1]
 USER_DIR = REPO / "macaron_fairseq"
@@ -40,7 +40,8 @@ class PipelineUsageError(UserError, PipelineError):
 
 
 class Preempted(PipelineError):
-    """Training stopped on the preemption signal after saving (:mod:`workflow.preemption`): the pipeline
+    """Training stopped on the preemption signal after saving (:mod:`macaron_workflow.preemption`): the
+    pipeline
     exits with that protocol's status, and the requeued job (or a rerun) resumes."""
 
     exit_status = PREEMPTED_EXIT
@@ -114,8 +115,10 @@ def run_command(
 
 
 def report_errors(prog: str, main: Callable[[], None]) -> None:
-    """Run a pipeline's ``main`` by the one error rule (:func:`workflow.cli.run_cli`): every error one line
-    ``PROG: error: ...``, exit 2 for usage and input errors (any :class:`~workflow.errors.UserError`, e.g.
+    """Run a pipeline's ``main`` by the one error rule (:func:`macaron_workflow.cli.run_cli`): every error
+    one line
+    ``PROG: error: ...``, exit 2 for usage and input errors (any :class:`~macaron_workflow.errors.UserError`,
+    e.g.
     ``GlueDataError``), 1 for a failed stage, the preemption status after a preempted training saved, 130
     on Ctrl-C (finished stages are kept)."""
     run_cli(main, prog)

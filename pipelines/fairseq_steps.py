@@ -1,15 +1,17 @@
-"""The fairseq stages both pipelines share, each a resumable stage of :class:`workflow.stages.StageRunner`.
+"""The fairseq stages both pipelines share, each a resumable stage of
+:class:`macaron_workflow.stages.StageRunner`.
 
-* :func:`train` — ``fairseq-train`` with the progress display of :mod:`tools.train_progress`, in place in
-  its checkpoint directory (:meth:`~workflow.stages.StageRunner.run_in_place`). A rerun with the same
+* :func:`train` — ``fairseq-train`` with the progress display of :mod:`macaron_tools.train_progress`, in
+place in
+  its checkpoint directory (:meth:`~macaron_workflow.stages.StageRunner.run_in_place`). A rerun with the same
   command is skipped; one that differs only in when training stops or which checkpoints it keeps
   (:data:`STOP_AND_SAVE_OPTIONS`, e.g. a larger ``--max-update``) resumes from ``checkpoint_last.pt``;
   any other change, or changed data, moves the old checkpoint directory aside and starts afresh.
-* :func:`average` — :mod:`tools.average_checkpoints` over the last N interval checkpoints.
+* :func:`average` — :mod:`macaron_tools.average_checkpoints` over the last N interval checkpoints.
 * :func:`generate` — ``fairseq-generate`` on the test split into a file renamed into place when done.
-* :func:`score` — :mod:`tools.score_bleu` into a JSON file (and the detokenized hypotheses); the BLEU
+* :func:`score` — :mod:`macaron_tools.score_bleu` into a JSON file (and the detokenized hypotheses); the BLEU
   lines are printed on every run, from the stored results when the stage is up to date.
-* :func:`plot` — :mod:`tools.plot_curves` into a PNG.
+* :func:`plot` — :mod:`macaron_tools.plot_curves` into a PNG.
 
 Every stage's inputs fingerprint the files it reads (data-bin files, checkpoints, generate output, log),
 so a new checkpoint or new data invalidates every later stage. The tools run in this process (they import
@@ -28,11 +30,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_tools import plot_curves, score_bleu, train_progress
+from macaron_tools.average_checkpoints import AveragingError, last_checkpoints
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, slurm_port
+from macaron_workflow.stages import StageReport, StageRunner
 from pipelines.commands import USER_DIR, Console, PipelineError, Preempted, run_command
-from tools import plot_curves, score_bleu, train_progress
-from tools.average_checkpoints import AveragingError, last_checkpoints
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, slurm_port
-from workflow.stages import StageReport, StageRunner
 
 STOP_AND_SAVE_OPTIONS = ("--max-update", "--max-epoch", "--save-interval-updates", "--keep-interval-updates")
 """fairseq-train options that decide when training stops and which checkpoints it keeps, not what it
@@ -74,7 +76,8 @@ def data_bin_files(data_bin: Path) -> list[Path]:
 
 def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> list[str]:
     """The ``fairseq-train ARGS`` ``command`` as one task per GPU of the current Slurm allocation: ``srun``
-    starts :mod:`tools.train_preemptible` once per task; fairseq's Slurm inference takes the ranks from
+    starts :mod:`macaron_tools.train_preemptible` once per task; fairseq's Slurm inference takes the ranks
+    from
     ``SLURM_PROCID``/``SLURM_LOCALID`` and the master from the first host of the step's nodes, on
     ``--distributed-port`` (derived from the job id, which a requeue keeps)."""
     job, tasks = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_NTASKS")
@@ -83,7 +86,7 @@ def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> l
                             "submit slurm/translate.sbatch with sbatch")  # fmt: skip
     port = slurm_port(job)
     return [
-        "srun", "--kill-on-bad-exit=1", sys.executable, "-m", "tools.train_preemptible",
+        "srun", "--kill-on-bad-exit=1", sys.executable, "-m", "macaron_tools.train_preemptible",
         "--preemption-signal", signal_name, *command[1:],
         "--distributed-world-size", tasks, "--distributed-port", str(port),
     ]  # fmt: skip
@@ -119,7 +122,8 @@ def train(
 
     ``launch``: what actually runs when it is not ``command`` itself (:func:`slurm_launch`); the stage is
     keyed by ``command``, so the same training resumes on another number of nodes. Its exit status
-    :data:`workflow.preemption.PREEMPTED_EXIT` (saved on the preemption signal) raises :class:`Preempted`.
+    :data:`macaron_workflow.preemption.PREEMPTED_EXIT` (saved on the preemption signal) raises
+    :class:`Preempted`.
 
     With ``log_per_training`` the log describes only the training in ``save_dir``: a training that starts
     from scratch first moves the previous log aside (a resumed one appends to it).
@@ -165,7 +169,7 @@ def average(
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         run_command(
-            [sys.executable, "-m", "tools.average_checkpoints", "--inputs", save_dir,
+            [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", save_dir,
              "--num-update-checkpoints", count, "--output", temps[output]],
             console,
         )  # fmt: skip
@@ -214,7 +218,7 @@ def generate(
 
 @dataclass(frozen=True)
 class BleuSettings:
-    """Which BLEU variants :mod:`tools.score_bleu` computes, and how."""
+    """Which BLEU variants :mod:`macaron_tools.score_bleu` computes, and how."""
 
     metrics: tuple[str, ...] = ("sacrebleu", "tokenized")
     lowercase: bool = False

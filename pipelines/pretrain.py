@@ -52,6 +52,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_tools import plot_curves
+from macaron_tools.plot_curves import StepLog
+from macaron_workflow.cli import available_cores
+from macaron_workflow.stages import StageReport, StageRunner
 from pipelines.commands import (
     REPO,
     Console,
@@ -61,10 +65,6 @@ from pipelines.commands import (
     run_command,
 )
 from pipelines.fairseq_steps import data_bin_files, without_options
-from tools import plot_curves
-from tools.plot_curves import StepLog
-from workflow.cli import available_cores
-from workflow.stages import StageReport, StageRunner
 
 CONFIGS = REPO / "configs" / "deepspeed"
 FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100,
@@ -303,7 +303,7 @@ def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> N
 
 # -------------------------------------------------------------------------------------- plot and results
 def read_step_log(path: Path) -> StepLog:
-    """The trainer's log (:func:`tools.plot_curves.read_step_log`); a missing or empty one is the
+    """The trainer's log (:func:`macaron_tools.plot_curves.read_step_log`); a missing or empty one is the
     pipeline's error."""
     try:
         return plot_curves.read_step_log(path)

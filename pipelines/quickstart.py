@@ -9,13 +9,13 @@ WORKDIR/.stages/ and, for preprocessing, WORKDIR/data/.stages/):
   corpus      python -m preprocess.synthetic_en_de: generated en→de corpus (or your own files, see below)
   preprocess  python -m preprocess.custom: sacremoses tokenization, joint sentencepiece BPE, binarized
               data-bin (joined dictionary)
-  train       fairseq-train --arch macaron_base ... with the progress display of tools.train_progress;
+  train       fairseq-train --arch macaron_base ... with the progress display of macaron_tools.train_progress;
               the full JSON log goes to train.log. A rerun with a larger --max-update or --max-epoch
               continues from checkpoints/checkpoint_last.pt; other settings or data move checkpoints/
               and train.log aside (*.before-TIME) and train afresh.
   generate    fairseq-generate --beam 5 --post-process sentencepiece on the test split
-  score       tools.score_bleu: detokenized sacreBLEU + tokenized BLEU -> results/bleu.json
-  plot        tools.plot_curves: train/valid loss per epoch and per update -> results/loss_curves.png
+  score       macaron_tools.score_bleu: detokenized sacreBLEU + tokenized BLEU -> results/bleu.json
+  plot        macaron_tools.plot_curves: train/valid loss per epoch and per update -> results/loss_curves.png
   record      (every run, not a stage) results/quickstart.json: this run's command, date, machine, load,
               versions, threads, wall and CPU time, which stages ran, sacreBLEU, exact matches, the
               copy-the-source baseline and the first test translations
@@ -49,14 +49,14 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, NoReturn
 
+from macaron_tools import score_bleu
+from macaron_workflow.atomic import temporary_path, write_text_atomically
+from macaron_workflow.cli import available_cores
+from macaron_workflow.machine import cpu_flags, cpu_model
+from macaron_workflow.stages import StageReport, StageRunner
 from pipelines import fairseq_steps
 from pipelines.commands import REPO, USER_DIR, Console, PipelineError, report_errors, run_command
 from pipelines.fairseq_steps import BleuSettings
-from tools import score_bleu
-from workflow.atomic import temporary_path, write_text_atomically
-from workflow.cli import available_cores
-from workflow.machine import cpu_flags, cpu_model
-from workflow.stages import StageReport, StageRunner
 
 PROG = "quickstart"
 SPLITS = ("train", "valid", "test")

@@ -36,10 +36,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_workflow.stages import StageRunner
 from pipelines import fairseq_steps
 from pipelines.commands import USER_DIR, Console, parse_with_passthrough, report_errors, run_command
 from pipelines.fairseq_steps import BleuSettings
-from workflow.stages import StageRunner
 
 #: optimiser, schedule and loss of the Macaron authors' train-iwslt14.sh / train-wmt14-base.sh
 AUTHORS_TRAINING = [

@@ -9,5 +9,6 @@ Entry points, one module per corpus at the top of this package (each has ``--hel
 
 Below them: :mod:`preprocess.text` (the text steps: Moses tokenization, cleaning, holdout, sentencepiece BPE,
 binarization, bitext checks) and :mod:`preprocess.sources` (where text comes from: archives, upstream
-formats, generated corpora). The stage/atomic-write/worker machinery is the shared :mod:`workflow` package.
+formats, generated corpora). The stage/atomic-write/worker machinery is the shared :mod:`macaron_workflow`
+package.
 """

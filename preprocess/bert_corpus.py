@@ -25,6 +25,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import ArgumentParser, add_run_options, positive_int, run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import ensure_writable_dir, require_files
+from macaron_workflow.stages import StageRunner
 from preprocess.text.bpe import BpeConfig
 from preprocess.text.corpus_layout import SPLITS, CorpusLayout
 from preprocess.text.corpus_stages import apply_bpe, binarize, collect, learn_bpe
@@ -32,11 +37,6 @@ from preprocess.text.corpus_summary import build_summary, summary_table
 from preprocess.text.documents import DocumentConfig
 from preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
 from preprocess.text.sentences import RULE_BASED
-from workflow.atomic import write_text_atomically
-from workflow.cli import ArgumentParser, add_run_options, positive_int, run_cli
-from workflow.errors import UserError
-from workflow.files import ensure_writable_dir, require_files
-from workflow.stages import StageRunner
 
 LATEST = "latest"
 

@@ -10,7 +10,7 @@ Usage::
 Input: raw (detokenized) UTF-8 text, one sentence per line, ``RAW/train.en`` aligned line by line with
 ``RAW/train.de`` (likewise valid/test).
 
-Stages (each resumable, see :mod:`workflow.stages`):
+Stages (each resumable, see :mod:`macaron_workflow.stages`):
 
 1. tokenize: Moses tokenization (sacremoses, no escaping), optional lowercasing. Pairs with invalid
    UTF-8 or an empty/whitespace-only side are dropped pairwise and reported; training pairs are also
@@ -36,6 +36,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from macaron_workflow.cli import ArgumentParser, positive_int, run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import require_files
 from preprocess.text.bitext import BitextFiles, check_bitext_counts
 from preprocess.text.cleaning import CleanConfig
 from preprocess.text.moses import MosesConfig
@@ -43,9 +46,6 @@ from preprocess.text.options import add_shared_options, bpe_config, start_run
 from preprocess.text.summary import line_count_table
 from preprocess.text.to_databin import bpe_and_binarize, tokenize_jobs
 from preprocess.text.tokenize_stage import tokenize_split
-from workflow.cli import ArgumentParser, positive_int, run_cli
-from workflow.errors import UserError
-from workflow.files import require_files
 
 OUTPUTS_HELP = """outputs in DEST:
   raw/{train,valid,test}.{SRC,TGT}  raw input of the kept pairs (train after pairwise cleaning; valid/test

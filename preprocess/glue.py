@@ -28,13 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow.cli import ArgumentParser, add_run_options, run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split
 from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
 from preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
 from preprocess.text.wordpiece_encode import wordpiece_tokenizer
-from workflow.cli import ArgumentParser, add_run_options, run_cli
-from workflow.errors import UserError
-from workflow.stages import StageReport, StageRunner
 
 SPM_MODEL = "sentencepiece.bpe.model"
 MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dictionary

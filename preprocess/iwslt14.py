@@ -29,6 +29,7 @@ Output in DIR::
 
 from __future__ import annotations
 
+from macaron_workflow.cli import run_cli
 from preprocess.sources.archives import ArchiveSpec, locate_members
 from preprocess.sources.ted_metadata import remove_talk_metadata
 from preprocess.sources.xml_segments import extract_segments
@@ -40,7 +41,6 @@ from preprocess.text.options import CorpusCli, bpe_config
 from preprocess.text.summary import describe_cleaning, line_count_table
 from preprocess.text.to_databin import bpe_and_binarize
 from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
-from workflow.cli import run_cli
 
 SRC, TGT = "de", "en"
 TEST_SETS = (

@@ -35,6 +35,7 @@ Output in DIR::
 
 from __future__ import annotations
 
+from macaron_workflow.cli import run_cli
 from preprocess.sources.archives import ArchiveSpec, locate_all
 from preprocess.sources.xml_segments import extract_segments
 from preprocess.text.bitext import BitextFiles
@@ -44,7 +45,6 @@ from preprocess.text.options import CorpusCli, bpe_config
 from preprocess.text.summary import line_count_table
 from preprocess.text.to_databin import bpe_and_binarize
 from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
-from workflow.cli import run_cli
 
 SRC, TGT = "en", "de"
 TRAIN_CORPORA = (

@@ -37,9 +37,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from workflow.cli import run_cli
-from workflow.errors import UserError
-from workflow.preemption import signal_number
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.preemption import signal_number
 
 SLURM_DIR = Path(__file__).resolve().parent
 REPO = SLURM_DIR.parent

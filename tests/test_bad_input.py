@@ -17,13 +17,13 @@ import sentencepiece as spm
 import torch
 from helpers import REPO, write_malicious_checkpoint
 
+from macaron_workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.errors import ReportedError, UserError
 from pipelines.commands import PipelineError, Preempted, report_errors, run_command
 from pipelines.glue.__main__ import main as glue_main
 from preprocess import glue as preprocess_glue
 from preprocess.sources.glue import GlueDataError, read_split
 from preprocess.sources.synthetic_glue import write_synthetic_glue
-from workflow.cli import ArgumentParser, run_cli
-from workflow.errors import ReportedError, UserError
 
 GLUE_TASKS = ("RTE", "WNLI")
 
@@ -381,7 +381,7 @@ def test_every_error_is_one_line_with_its_exit_status(
     error: BaseException, code: int, line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """What let ``GlueDataError`` escape ``report_errors`` as a traceback: pipelines caught only their own
-    exception type. Now one wrapper (``workflow.cli.run_cli``) ends every command."""
+    exception type. Now one wrapper (``macaron_workflow.cli.run_cli``) ends every command."""
     result = ended(capsys, lambda: report_errors("p", lambda: _raise(error)))
     assert result.code == code and len(result.lines) == 1 and result.lines[0].startswith(line), result.stderr
 
@@ -410,12 +410,12 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tools.average_checkpoints", "--inputs", "nope.pt", "--output", "avg.pt"],
+        (["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--output", "avg.pt"],
          "average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
-        (["tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
+        (["macaron_tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
          "plot_curves: error: cannot read nope.log: No such file or directory (ENOENT)"),
-        (["tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
-         "python -m tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
+        (["macaron_tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
+         "python -m macaron_tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
         (["preprocess.glue", "--glue-dir", "GLUE"],
          "python -m preprocess.glue: error: the following arguments"),
     ],

@@ -56,7 +56,7 @@ from fairseq.data.mask_tokens_dataset import MaskTokensDataset
 from macaron_fairseq.data.pair_cache import PairIndexKey, load_or_build
 from macaron_fairseq.data.pair_index import PairIndex, build_pair_index
 from macaron_fairseq.data.sentence_pairs import SentencePairDataset
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 MASK_SYMBOL = "<mask>"
 

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from workflow.cli import run_cli
+from macaron_workflow.cli import run_cli
 
 
 def build_parser() -> argparse.ArgumentParser:

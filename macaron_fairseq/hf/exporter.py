@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 MODELING_FILE = "modeling_macaron_bert.py"
 TOLERANCE = 1e-4

@@ -36,7 +36,7 @@ from macaron_fairseq.hf.mapping import (
 )
 from macaron_fairseq.hf.vocab import WordPieceVocabulary
 from macaron_fairseq.hf.weights import read_weights
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from macaron_fairseq.hf.importer import TOKENIZER_DIR, VOCABULARY_RECORD
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 SPM_MODEL = "sentencepiece.bpe.model"
 TOKENIZER_FILE = "tokenization_macaron.py"

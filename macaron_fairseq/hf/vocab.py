@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 #: fairseq's special symbols, in id order, and the BERT tasks' appended mask symbol
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")

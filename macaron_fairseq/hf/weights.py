@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 SAFETENSORS = "model.safetensors"
 PYTORCH_BIN = "pytorch_model.bin"

@@ -31,9 +31,9 @@ from macaron_fairseq.pretrain.ds_config import (
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from macaron_fairseq.pretrain.init_from import read_init_weights
-from workflow.cli import run_cli
-from workflow.errors import UserError
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 if TYPE_CHECKING:
     from macaron_fairseq.pretrain.trainer import Pretrainer

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workflow.atomic import write_text_atomically
+from macaron_workflow.atomic import write_text_atomically
 
 MANIFEST = "complete.json"
 LATEST = "latest"

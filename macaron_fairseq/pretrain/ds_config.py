@@ -34,7 +34,7 @@ from typing import Any
 
 from torch import nn
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 
 def read_config(path: Path) -> dict[str, Any]:

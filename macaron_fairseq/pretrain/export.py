@@ -20,8 +20,8 @@ import torch
 from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.repairs.checkpoint_safety import deepspeed_globals
-from workflow.cli import run_cli
-from workflow.errors import UserError
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
 
 
 def tied_names(model: torch.nn.Module) -> set[str]:

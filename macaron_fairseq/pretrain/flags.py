@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 #: fairseq flag → the DeepSpeed config key that decides it
 CONFIG_OWNED: dict[str, str] = {

@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 
 from macaron_fairseq.pretrain import checkpoints
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 FLAG = "--init-from"
 

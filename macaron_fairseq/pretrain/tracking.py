@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 TRAIN_SCALARS = (
     "mlm_loss",

@@ -36,9 +36,9 @@ from macaron_fairseq.pretrain.flops import BertFlops, device_peak_tflops
 from macaron_fairseq.pretrain.init_from import InitWeights, load_into
 from macaron_fairseq.pretrain.progress import PretrainProgress
 from macaron_fairseq.pretrain.tracking import Tracker
-from workflow.atomic import write_text_atomically
-from workflow.errors import UserError
-from workflow.preemption import PREEMPTED_EXIT, Preemption
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.errors import UserError
+from macaron_workflow.preemption import PREEMPTED_EXIT, Preemption
 
 CLIENT_STATE_VERSION = 1
 RUN_RECORD = "run.json"
@@ -377,7 +377,7 @@ class Pretrainer:
 
     def _plot(self) -> None:
         """``SAVE_DIR/loss_curves.png`` from the log so far (a failed plot never stops training)."""
-        from tools.plot_curves import plot_step_log, read_step_log
+        from macaron_tools.plot_curves import plot_step_log, read_step_log
 
         try:
             log = read_step_log(self.log_path)
@@ -496,7 +496,8 @@ class Pretrainer:
                 self._preempted(step)
 
     def _preempted(self, step: int) -> None:
-        """After the checkpoint of this step: rank 0 requeues the Slurm job (workflow.preemption: after the
+        """After the checkpoint of this step: rank 0 requeues the Slurm job (macaron_workflow.preemption:
+        after the
         warning signal, or SIGTERM of a preemption), then a barrier, then every rank exits. The barrier comes
         after the requeue: a rank that exited earlier would make ``srun --kill-on-bad-exit`` kill rank 0
         before it requeued."""

@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 #: ``module:qualname`` of the non-tensor classes fairseq checkpoints pickle. fairseq stores its hydra
 #: config with ``OmegaConf.to_container(..., enum_to_str=True)`` (plain dicts/lists/str, which torch

@@ -37,7 +37,7 @@ from macaron_fairseq.data.bert_pairs import (
     check_sentence_data,
     check_token_ids,
 )
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 logger = logging.getLogger(__name__)
 

@@ -44,6 +44,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import ArgumentParser, available_cores
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 from pipelines.commands import (
     Console,
     PipelineError,
@@ -68,9 +71,6 @@ from pipelines.glue.grid import (
 )
 from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
 from preprocess.sources.glue import BERT_TASKS, TASKS
-from workflow.atomic import write_text_atomically
-from workflow.cli import ArgumentParser, available_cores
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 
 STEPS = ("all", "prepare", "count", "cell", "collect")
 

@@ -1,7 +1,8 @@
 """One fine-tuning run of the grid: ``python -m pipelines.glue.run_one RUN_DIR/spec.json``.
 
 1. ``fairseq-train`` with the run's configuration (:func:`pipelines.glue.grid.train_command`) into
-   ``RUN_DIR/checkpoint/``, under :mod:`tools.train_preemptible` (its output goes to this process's stdout:
+   ``RUN_DIR/checkpoint/``, under :mod:`macaron_tools.train_preemptible` (its output goes to this process's
+   stdout:
    the scheduler's ``run.log``). A rerun resumes an unfinished training from its ``checkpoint_last.pt``;
    ``checkpoint/trained`` marks a finished one. On the preemption signal (``--preemption-signal``, which
    this process passes on to the trainer) the trainer saves and exits 3, and so does this run;
@@ -28,13 +29,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from pipelines.commands import USER_DIR
 from pipelines.glue.grid import RunSpec, train_command
 from pipelines.glue.metrics import dev_metrics, task_score
-from workflow.atomic import write_text_atomically
-from workflow.cli import run_cli
-from workflow.errors import UserError
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 STSB_RANGE = (0.0, 5.0)
 
@@ -73,7 +74,7 @@ TRAINED = "trained"
 def train(spec: RunSpec, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> None:
     """fairseq-train, resumable and preemptible; the signal is passed on to it."""
     fairseq_args = train_command(spec, save_dir, USER_DIR)[1:]
-    command = [sys.executable, "-m", "tools.train_preemptible", "--preemption-signal", signal_name,
+    command = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", signal_name,
                *fairseq_args]  # fmt: skip
     print("$ " + " ".join(command), flush=True)
     number = signal_number(signal_name)

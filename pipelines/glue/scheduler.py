@@ -21,10 +21,10 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.preemption import DEFAULT_SIGNAL
 from pipelines.commands import REPO
 from pipelines.glue.grid import RunSpec
-from workflow.atomic import write_text_atomically
-from workflow.preemption import DEFAULT_SIGNAL
 
 RUN_RECORD = "run.json"
 ATTEMPTS = 2  # a failed run is retried once
@@ -72,7 +72,8 @@ def is_finished(spec: RunSpec) -> bool:
 
 def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
     """One attempt in a child process; its record (a failure record when the child wrote none). The child
-    stops on ``signal_name`` after saving (exit :data:`workflow.preemption.PREEMPTED_EXIT`); the next attempt
+    stops on ``signal_name`` after saving (exit :data:`macaron_workflow.preemption.PREEMPTED_EXIT`); the next
+    attempt
     resumes its training."""
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     (spec.run_dir / RUN_RECORD).unlink(missing_ok=True)

@@ -39,6 +39,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from macaron_workflow.errors import UserError
 from pipelines.glue.metrics import (
     GLUE_SCORE_TASKS,
     METRIC_LABELS,
@@ -47,7 +48,6 @@ from pipelines.glue.metrics import (
     task_score,
 )
 from preprocess.sources.glue import TASKS
-from workflow.errors import UserError
 
 STATUSES = ("ok", "failed")
 OPTIMISM_NOTE = (

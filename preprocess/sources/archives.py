@@ -28,10 +28,10 @@ from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import OutputFile, open_input
+from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.sources.download import download_archive
-from workflow.errors import UserError
-from workflow.files import OutputFile, open_input
-from workflow.stages import StageReport, StageRunner
 
 _CORRUPT = (tarfile.TarError, EOFError, zlib.error, OSError)
 """What reading a damaged archive raises (``OSError`` included: gzip reports a bad header or CRC with it).
@@ -88,7 +88,8 @@ def _copy_member(
     archive: tarfile.TarFile, member: tarfile.TarInfo, destination: Path, progress: tqdm
 ) -> None:
     """Write one member to ``destination``: reading errors propagate as they are (the archive's fault),
-    writing errors become a ``UserError`` naming ``destination`` (see :class:`~workflow.files.OutputFile`)."""
+    writing errors become a ``UserError`` naming ``destination`` (see
+    :class:`~macaron_workflow.files.OutputFile`)."""
     source = archive.extractfile(member)
     assert source is not None, member.name
     with OutputFile(destination) as out:

@@ -16,8 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from workflow.errors import UserError, cannot_read
-from workflow.files import UTF8_BOM
+from macaron_workflow.errors import UserError, cannot_read
+from macaron_workflow.files import UTF8_BOM
 
 SKIP_REASONS = ("binary",)
 FALLBACK_ENCODINGS = ("cp1252", "latin-1")

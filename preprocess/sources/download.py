@@ -17,9 +17,9 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from workflow.atomic import temporary_path
-from workflow.errors import OutputError, UserError
-from workflow.files import OutputFile
+from macaron_workflow.atomic import temporary_path
+from macaron_workflow.errors import OutputError, UserError
+from macaron_workflow.files import OutputFile
 
 _BLOCK = 1 << 20
 

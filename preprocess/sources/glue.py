@@ -42,10 +42,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from macaron_workflow.atomic import remove_stale_temporaries, temporary_path
+from macaron_workflow.errors import OutputError, UserError, cannot_read
+from macaron_workflow.files import OutputFile, open_input, without_bom
 from preprocess.sources.download import fetch
-from workflow.atomic import remove_stale_temporaries, temporary_path
-from workflow.errors import OutputError, UserError, cannot_read
-from workflow.files import OutputFile, open_input, without_bom
 
 # --- the tasks -------------------------------------------------------------------------------------------
 

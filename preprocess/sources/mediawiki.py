@@ -28,7 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from workflow.errors import UserError, cannot_read
+from macaron_workflow.errors import UserError, cannot_read
 
 BLOCK_BYTES = 1 << 20
 MAX_PAGE_BYTES = 256 << 20

@@ -17,8 +17,8 @@ import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from macaron_workflow.atomic import atomic_output
 from preprocess.sources.glue import FORMATS, TASKS
-from workflow.atomic import atomic_output
 
 SUBJECTS = tuple(
     "the cat|a dog|the old man|my sister|the teacher|a small bird|the farmer|our neighbour".split("|")

@@ -24,7 +24,8 @@ already there and asks for the rest with ``Range: bytes=N-``; a server that answ
 range support) sends the whole file, and the partial file starts again from 0. Only when its size and sha1
 match the published ones is ``NAME.part`` renamed to ``NAME`` and ``NAME.sha1-verified`` written
 (``sha1sum -c`` format); a later run trusts ``NAME`` only together with that record (else hashes it again).
-A sha1 mismatch deletes the partial file and is a :class:`~workflow.errors.UserError` naming the file and
+A sha1 mismatch deletes the partial file and is a :class:`~macaron_workflow.errors.UserError` naming the file
+and
 both checksums.
 """
 
@@ -45,8 +46,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from workflow.atomic import write_text_atomically
-from workflow.errors import UserError, cannot_read, cannot_write, os_error_reason
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.errors import UserError, cannot_read, cannot_write, os_error_reason
 
 DEFAULT_MIRROR = "https://dumps.wikimedia.org"
 MIRROR_ENV = "WIKIPEDIA_DUMPS_MIRROR"

@@ -23,11 +23,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_workflow.atomic import temporary_path
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import count_lines
+from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.text.bitext import BitextFiles, check_bitext_counts
-from workflow.atomic import temporary_path
-from workflow.errors import UserError
-from workflow.files import count_lines
-from workflow.stages import StageReport, StageRunner
 
 _MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
 BINARIZERS = ("pool", "fairseq-preprocess")

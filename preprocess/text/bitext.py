@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from workflow.errors import UserError
-from workflow.files import count_lines, iter_lines
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import count_lines, iter_lines
 
 
 @dataclass(frozen=True)

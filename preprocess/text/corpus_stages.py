@@ -18,13 +18,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import OutputFile, count_lines
+from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.text.bpe import BpeConfig, encode_file, train_sentencepiece_on
 from preprocess.text.corpus_layout import SPLITS, CorpusLayout
 from preprocess.text.extract import ExtractOutputs
 from preprocess.text.pool_binarizer import binarize_joined
-from workflow.errors import UserError
-from workflow.files import OutputFile, count_lines
-from workflow.stages import StageReport, StageRunner
 
 
 def collect(runner: StageRunner, layout: CorpusLayout, sources: Sequence[ExtractOutputs]) -> StageReport:

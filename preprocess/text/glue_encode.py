@@ -25,9 +25,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_workflow.workers import chunked, ordered_map
 from preprocess.text.documents import MOSES
 from preprocess.text.moses import MosesPipeline
-from workflow.workers import chunked, ordered_map
 
 #: STS-B scores lie in [0, 5]; the regression head is trained on score / 5 (fairseq's RoBERTa GLUE recipe)
 STSB_SCALE = 5.0

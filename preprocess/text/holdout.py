@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import iter_lines
+from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.text.bitext import BitextFiles, check_bitext_counts
-from workflow.errors import UserError
-from workflow.files import iter_lines
-from workflow.stages import StageReport, StageRunner
 
 
 def split_every_nth(

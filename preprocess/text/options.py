@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_workflow.cli import ArgumentParser, add_run_options, positive_int
+from macaron_workflow.files import ensure_writable_dir
+from macaron_workflow.stages import StageRunner
 from preprocess.text.binarize import BINARIZERS
 from preprocess.text.bpe import BpeConfig
 from preprocess.text.layout import OutputLayout
-from workflow.cli import ArgumentParser, add_run_options, positive_int
-from workflow.files import ensure_writable_dir
-from workflow.stages import StageRunner
 
 
 def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> None:

@@ -19,7 +19,7 @@ byte-identical to those of
 
 A line is split like fairseq's ``tokenize_line`` does: on runs of Unicode whitespace (``str.split()``
 and the ``\\s+`` regex agree, and both drop the ``\\r`` of a ``\\r\\n`` line end). Lines end at ``\\n``
-only (see :mod:`workflow.files`).
+only (see :mod:`macaron_workflow.files`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
-from workflow.errors import UserError
-from workflow.workers import worker_pool
+from macaron_workflow.errors import UserError
+from macaron_workflow.workers import worker_pool
 
 EOS_WORD = "</s>"
 BLOCK_BYTES = 1 << 22

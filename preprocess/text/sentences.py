@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 RULE_BASED = "sentencizer"
 """The name of the default splitter: ``spacy.blank("en")`` + ``sentencizer``."""

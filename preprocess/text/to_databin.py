@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from macaron_workflow.stages import StageRunner
 from preprocess.text.binarize import binarize
 from preprocess.text.bitext import BitextFiles
 from preprocess.text.bpe import BpeConfig, apply_bpe, learn_bpe
@@ -16,7 +17,6 @@ from preprocess.text.cleaning import CleanConfig
 from preprocess.text.layout import OutputLayout
 from preprocess.text.moses import MosesConfig
 from preprocess.text.tokenize_stage import TokenizeJob
-from workflow.stages import StageRunner
 
 
 def tokenize_jobs(

@@ -25,14 +25,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import require_files
+from macaron_workflow.stages import StageReport, StageRunner
+from macaron_workflow.workers import chunked, ordered_map
 from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
 from preprocess.text.cleaning import CleanConfig, keep_pair
 from preprocess.text.moses import MosesConfig, MosesPipeline
 from preprocess.text.summary import dropped_pairs
-from workflow.errors import UserError
-from workflow.files import require_files
-from workflow.stages import StageReport, StageRunner
-from workflow.workers import chunked, ordered_map
 
 MAX_EXAMPLES = 5
 

@@ -18,8 +18,8 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from workflow.errors import UserError
-from workflow.workers import chunked, ordered_map
+from macaron_workflow.errors import UserError
+from macaron_workflow.workers import chunked, ordered_map
 
 RECORD = "hf_vocabulary.json"
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")

@@ -20,7 +20,7 @@ from macaron_fairseq.checkpoint_reader import (
     read_checkpoint,
     restricted_loads,
 )
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 
 def test_a_malicious_checkpoint_is_refused_in_one_line_and_runs_nothing(tmp_path: Path) -> None:

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from macaron_workflow.stages import StageRunner
 from pipelines import fairseq_steps, quickstart, translation
 from pipelines.commands import Console, PipelineError
 from pipelines.fairseq_steps import BleuSettings, resume_settings, without_options
-from workflow.stages import StageRunner
 
 LOG_PREFIX = "2026-01-01 00:00:00 | INFO |"
 

@@ -27,8 +27,8 @@ import pytest
 import sacrebleu
 from helpers import REPO
 
+from macaron_tools.plot_curves import parse_log
 from pipelines.quickstart import cpu_flags, results_table
-from tools.plot_curves import parse_log
 
 TINY = [
     "--skip-install", "--train-size", "1000", "--valid-size", "100", "--test-size", "100",

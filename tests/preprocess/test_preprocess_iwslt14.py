@@ -13,6 +13,10 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import IWSLT_TEST_SETS, iwslt_members, iwslt_train_tags, write_tgz
 
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import UTF8_BOM
+from macaron_workflow.stages import StageRunner
 from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
 from preprocess.iwslt14 import main as iwslt_main
 from preprocess.sources.archives import extract_members, locate_members, verify_tar
@@ -20,10 +24,6 @@ from preprocess.sources.ted_metadata import is_metadata, write_talk_text
 from preprocess.sources.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from preprocess.sources.xml_segments import segments
 from preprocess.text.bitext import BitextFiles
-from workflow.cli import run_cli
-from workflow.errors import UserError
-from workflow.files import UTF8_BOM
-from workflow.stages import StageRunner
 
 TAG_LIKE_PAIRS = [
     ("Geben Sie <url> in das Feld ein.", "Type the address into the field."),  # tag inside, one side

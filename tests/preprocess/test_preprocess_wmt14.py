@@ -10,9 +10,9 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import wmt_archives, write_tgz
 
+from macaron_workflow.cli import run_cli
 from preprocess.sources.toy_bitext import sentence_pairs
 from preprocess.wmt14_en_de import main as wmt_main
-from workflow.cli import run_cli
 
 SPECIAL_TRAIN = (
     "He said «state-of-the-art»\u200b today.",

@@ -6,8 +6,8 @@ import shlex
 
 import pytest
 
+from macaron_workflow.errors import UserError
 from slurm import submit
-from workflow.errors import UserError
 
 
 @pytest.mark.parametrize(

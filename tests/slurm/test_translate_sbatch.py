@@ -16,7 +16,7 @@ import pytest
 from helpers import REPO, TINY
 from slurm_cluster import SlurmCluster
 
-from tools.train_progress import parse_record
+from macaron_tools.train_progress import parse_record
 
 pytestmark = pytest.mark.slurm
 SCRIPT = REPO / "slurm" / "translate.sbatch"

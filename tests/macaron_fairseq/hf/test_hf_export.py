@@ -13,7 +13,7 @@ from hf_models import HF_CLS, HF_PAD, TOKENS, max_diff, perturb, random_batch, s
 
 from macaron_fairseq.hf.exporter import export_hf
 from macaron_fairseq.hf.importer import build_fairseq_model, import_hf, save_checkpoint
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 TOLERANCE = 1e-4
 CORPUS = [

@@ -27,7 +27,7 @@ from hf_models import (
 
 from macaron_fairseq.hf.importer import import_hf
 from macaron_fairseq.hf.vocab import WordPieceVocabulary
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 TOLERANCE = 1e-4
 

@@ -18,7 +18,7 @@ from macaron_fairseq.pretrain.ds_config import (
     read_config,
     reconcile_batch,
 )
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ import pytest
 from helpers import REPO, run_module
 
 from macaron_fairseq.pretrain.flags import CONFIG_OWNED, TRAINER_OWNED, refuse_ignored, run_length
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 TINY_CONFIG = REPO / "configs" / "deepspeed" / "tiny_cpu.json"
 TINY = str(TINY_CONFIG)

@@ -18,7 +18,7 @@ import pytest
 from helpers import REPO
 
 from macaron_fairseq.pretrain.tracking import Tracker, scalars
-from workflow.errors import UserError
+from macaron_workflow.errors import UserError
 
 STEP = {"step": 3, "mlm_loss": 8.5, "nsp_loss": 0.9, "mlm_accuracy": 2.0, "nsp_accuracy": 55.0, "lr": 1e-4,
         "loss_scale": 1024.0, "tokens_per_second": 900.0, "samples_per_second": 7.0, "mfu": 0.41, "pairs": 8,

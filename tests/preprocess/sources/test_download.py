@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from upstream_layouts import write_tgz
 
+from macaron_workflow.atomic import temporary_path
+from macaron_workflow.errors import UserError
 from preprocess.sources.archives import verify_tar
 from preprocess.sources.download import download_archive
-from workflow.atomic import temporary_path
-from workflow.errors import UserError
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from macaron_workflow.errors import OutputError, UserError
 from preprocess.sources import wikipedia_download
 from preprocess.sources.wikipedia_download import (
     MIRROR_ENV,
@@ -27,7 +28,6 @@ from preprocess.sources.wikipedia_download import (
     partial_path,
     record_path,
 )
-from workflow.errors import OutputError, UserError
 
 WIKI = "enwiki"
 DONE = "20261101"

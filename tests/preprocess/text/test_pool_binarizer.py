@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import count_lines
+from macaron_workflow.stages import StageRunner
 from preprocess.text import pool_binarizer
 from preprocess.text.binarize import binarize, binarized_files, run_binarizer, temporary_path
 from preprocess.text.pool_binarizer import (
@@ -26,9 +29,6 @@ from preprocess.text.pool_binarizer import (
     line_ranges,
     read_blocks,
 )
-from workflow.errors import UserError
-from workflow.files import count_lines
-from workflow.stages import StageRunner
 
 SPLITS = ("train", "valid", "test")
 

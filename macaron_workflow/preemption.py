@@ -2,7 +2,7 @@
 job, exit; the requeued job resumes from that checkpoint by itself.
 
 Shared by the DeepSpeed trainer (``python -m macaron_fairseq.pretrain``) and ``fairseq-train`` under
-:mod:`tools.train_preemptible` (translation, GLUE runs). Protocol (``slurm/*.sbatch``, docs/slurm.md):
+:mod:`macaron_tools.train_preemptible` (translation, GLUE runs). Protocol (``slurm/*.sbatch``, docs/slurm.md):
 
 * **The warning signal** (``--preemption-signal``, default SIGHUP): the job asks Slurm for
   ``--signal=B:SIG@SECONDS`` and ``--requeue``; the batch shell forwards the signal to the training tasks

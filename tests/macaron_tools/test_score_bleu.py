@@ -1,4 +1,4 @@
-"""Tests of tools.score_bleu (parsing fairseq-generate output, labelled BLEU, JSON)."""
+"""Tests of macaron_tools.score_bleu (parsing fairseq-generate output, labelled BLEU, JSON)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import score_bleu
-from workflow.cli import run_cli
+from macaron_tools import score_bleu
+from macaron_workflow.cli import run_cli
 
 REFS = ["Der Hund schläft.", "Die Frau liest ein Buch, weil sie müde ist.", "Sieht er den Mann?"]
 TOK_REFS = ["Der Hund schläft .", "Die Frau liest ein Buch , weil sie müde ist .", "Sieht er den Mann ?"]
@@ -158,7 +158,8 @@ def test_cli_writes_json_and_hypotheses(tmp_path: Path, capsys: pytest.CaptureFi
 def test_cli_reports_missing_h_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     gen = write(tmp_path / "gen.txt", ["nothing useful here"])
     ref = write(tmp_path / "ref.de", REFS)
-    with pytest.raises(SystemExit) as ended:  # the error rule: one line, exit 2 (workflow.cli.run_cli)
+    # the error rule: one line, exit 2 (macaron_workflow.cli.run_cli)
+    with pytest.raises(SystemExit) as ended:
         run_cli(lambda: score_bleu.main(["--gen", str(gen), "--ref", str(ref)]), "score_bleu")
     err = capsys.readouterr().err
     assert ended.value.code == 2 and err.count("\n") == 1

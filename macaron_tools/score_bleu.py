@@ -1,6 +1,6 @@
 """Score ``fairseq-generate`` output with clearly labelled BLEU variants and write a results JSON.
 
-    python -m tools.score_bleu --gen generate-test.txt --ref raw/test.de \\
+    python -m macaron_tools.score_bleu --gen generate-test.txt --ref raw/test.de \\
         --tok-ref tok/test.de --lang de --json results/bleu.json --hyp-out results/test.hyp.de
 
 The hypotheses are the ``H-<id>`` lines of the generate output, put back in corpus order by id. They are
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from workflow.atomic import write_text_atomically
-from workflow.cli import ArgumentParser, run_cli
-from workflow.errors import UserError, cannot_read
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.errors import UserError, cannot_read
 
 METRICS = ("sacrebleu", "tokenized")
 _LINE = re.compile(r"^(?P<kind>[HT])-(?P<id>\d+)\t(?P<rest>.*)$")
@@ -191,7 +191,7 @@ def format_report(results: dict[str, Any]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
-        prog="python -m tools.score_bleu",
+        prog="python -m macaron_tools.score_bleu",
         description=__doc__.split("\n\n", 2)[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -1,21 +1,22 @@
 """``fairseq-train`` that survives preemption and time limits: on a signal it saves ``checkpoint_last.pt`` at
 the next update, requeues its Slurm job and exits; the requeued job resumes from that checkpoint by itself.
 
-    python -m tools.train_preemptible [--preemption-signal HUP] DATA --user-dir macaron_fairseq ...
+    python -m macaron_tools.train_preemptible [--preemption-signal HUP] DATA --user-dir macaron_fairseq ...
 
 Everything but ``--preemption-signal`` is passed to fairseq's own ``fairseq_cli.train.cli_main`` unchanged
 (``slurm/translate.sbatch`` and the GLUE runs of :mod:`pipelines.glue.run_one` start it this way). fairseq has
 no signal handling of its own, so this adds three hooks to its training loop, the protocol of
-:mod:`workflow.preemption`:
+:mod:`macaron_workflow.preemption`:
 
 * the handlers of the signal and of SIGTERM (Slurm's own preemption) only record it (forked data-loader
   workers inherit the handlers, so a signal sent to the whole Slurm step does not kill them);
 * after every update (fairseq's ``validate_and_save``) the ranks all-reduce the flags; when one is set, every
   rank calls fairseq's ``save_checkpoint`` (rank 0 writes ``checkpoint_last.pt`` atomically, with the
   iterator's position inside the epoch), rank 0 requeues the job (after SIGTERM only when Slurm is
-  preempting it, :meth:`workflow.preemption.Preemption.requeue`), a barrier keeps every rank until then
+  preempting it, :meth:`macaron_workflow.preemption.Preemption.requeue`), a barrier keeps every rank until
+  then
   (``srun --kill-on-bad-exit`` would otherwise end the step before the requeue), and training stops; the
-  process exits with :data:`workflow.preemption.PREEMPTED_EXIT` (3);
+  process exits with :data:`macaron_workflow.preemption.PREEMPTED_EXIT` (3);
 * the checkpoint load says where training resumes from (``resumed from SAVE_DIR/checkpoint_last.pt at update
   U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh;
 * fairseq writes a checkpoint to ``NAME.tmp`` and renames it, but copies it to its other names
@@ -38,11 +39,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from workflow.cli import run_cli
-from workflow.errors import UserError
-from workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
 
-logger = logging.getLogger("tools.train_preemptible")
+logger = logging.getLogger("macaron_tools.train_preemptible")
 SIGNAL_OPTION = "--preemption-signal"
 
 

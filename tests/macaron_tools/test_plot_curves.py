@@ -1,4 +1,4 @@
-"""Tests of tools.plot_curves (fairseq log parsing, PNG output)."""
+"""Tests of macaron_tools.plot_curves (fairseq log parsing, PNG output)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tools import plot_curves
-from workflow.cli import run_cli
+from macaron_tools import plot_curves
+from macaron_workflow.cli import run_cli
 
 PREFIX = "2026-01-01 10:00:00 | INFO |"
 
@@ -128,7 +128,8 @@ def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.Capture
         (missing, f"plot_curves: error: cannot read {missing}"),
     ):
         argv = ["--log", str(given), "--out", str(tmp_path / "x.png")]
-        with pytest.raises(SystemExit) as ended:  # the error rule: one line, exit 2 (workflow.cli.run_cli)
+        # the error rule: one line, exit 2 (macaron_workflow.cli.run_cli)
+        with pytest.raises(SystemExit) as ended:
             run_cli(lambda argv=argv: plot_curves.main(argv), "plot_curves")
         err = capsys.readouterr().err
         assert ended.value.code == 2 and err.startswith(message) and err.count("\n") == 1, err

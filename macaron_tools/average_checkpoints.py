@@ -1,9 +1,9 @@
 """Average the parameters of the last N checkpoints of a fairseq run (the WMT/IWSLT recipes' last step
 before beam search).
 
-    python -m tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
+    python -m macaron_tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
         --output CKPT_DIR/checkpoint_avg_last5.pt
-    python -m tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
+    python -m macaron_tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
 
 The output keeps the newest checkpoint's configuration and training state and replaces its model
 weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The
@@ -21,9 +21,9 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from workflow.atomic import atomic_output
-from workflow.cli import ArgumentParser, run_cli
-from workflow.errors import UserError
+from macaron_workflow.atomic import atomic_output
+from macaron_workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.errors import UserError
 
 EPOCH_CHECKPOINT = re.compile(r"^checkpoint(\d+)\.pt$")
 UPDATE_CHECKPOINT = re.compile(r"^checkpoint_\d+_(\d+)\.pt$")
@@ -84,7 +84,7 @@ def average(paths: Sequence[Path]) -> dict:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = ArgumentParser(
-        prog="python -m tools.average_checkpoints",
+        prog="python -m macaron_tools.average_checkpoints",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

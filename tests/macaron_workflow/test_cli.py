@@ -1,4 +1,5 @@
-"""How the preprocessing CLIs end (workflow.cli.run_cli): one ``error:`` line and exit 2 for what the user
+"""How the preprocessing CLIs end (macaron_workflow.cli.run_cli): one ``error:`` line and exit 2 for what the
+user
 can fix, a traceback only for bugs."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ import os
 
 import pytest
 
-from workflow.cli import run_cli
-from workflow.errors import UserError
+from macaron_workflow.cli import run_cli
+from macaron_workflow.errors import UserError
 
 
 def _raise(exc: BaseException) -> None:

@@ -2,7 +2,8 @@
 the operating-system errors it reports (which side failed, which file, which errno).
 
 One rule for every CLI, pipeline, tool, the pre-trainer and ``slurm.submit``, applied by one wrapper
-(:func:`workflow.cli.run_cli`): an error is ONE line on stderr, ``PROG: error: message``, never a traceback,
+(:func:`macaron_workflow.cli.run_cli`): an error is ONE line on stderr, ``PROG: error: message``, never a
+traceback,
 and the exit status says whose it is —
 
 * :data:`USAGE_EXIT` (2): a usage or input error the user can fix (:class:`UserError`: a bad option, a
@@ -10,7 +11,7 @@ and the exit status says whose it is —
 * :data:`FAILURE_EXIT` (1): an internal failure (:class:`ReportedError`: a stage or external command
   failed; an unexpected exception keeps its traceback, and Python exits 1 for it too);
 * 130 on Ctrl-C (completed stages are kept), and the preemption protocol's own status
-  (:data:`workflow.preemption.PREEMPTED_EXIT`) after a preempted training saved.
+  (:data:`macaron_workflow.preemption.PREEMPTED_EXIT`) after a preempted training saved.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tools.average_checkpoints import AveragingError, average, last_checkpoints, main
+from macaron_tools.average_checkpoints import AveragingError, average, last_checkpoints, main
 
 
 def fake_checkpoint(path: Path, value: float, epoch: int) -> None:

@@ -1,4 +1,5 @@
-"""``python -m tools.train_preemptible``: fairseq-train that saves, exits 3 and resumes on a signal (no Slurm
+"""``python -m macaron_tools.train_preemptible``: fairseq-train that saves, exits 3 and resumes on a signal
+(no Slurm
 here; ``tests/slurm/test_translate_sbatch.py`` runs it under a real one)."""
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from pathlib import Path
 import pytest
 from helpers import REPO, TINY
 
-from tools.train_preemptible import split_signal_option
-from tools.train_progress import parse_record
-from workflow.preemption import PREEMPTED_EXIT
+from macaron_tools.train_preemptible import split_signal_option
+from macaron_tools.train_progress import parse_record
+from macaron_workflow.preemption import PREEMPTED_EXIT
 
 UPDATES = 60
 
@@ -30,14 +31,14 @@ def test_the_signal_option_is_taken_out_of_the_fairseq_arguments() -> None:
 
 
 def test_an_unknown_signal_is_refused_before_fairseq_starts() -> None:
-    argv = [sys.executable, "-m", "tools.train_preemptible", "--preemption-signal", "NOPE", "x"]
+    argv = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", "NOPE", "x"]
     proc = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "'NOPE': not a signal name" in proc.stderr
 
 
 def command(data: Path, save_dir: Path) -> list[str]:
     return [
-        sys.executable, "-m", "tools.train_preemptible", str(data),
+        sys.executable, "-m", "macaron_tools.train_preemptible", str(data),
         "--user-dir", str(REPO / "macaron_fairseq"),
         "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
         "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(UPDATES), "--batch-size", "8",
@@ -106,7 +107,7 @@ def test_fairseq_copies_a_checkpoint_to_its_other_names_atomically(
 
     from fairseq.file_io import PathManager
 
-    from tools.train_preemptible import PreemptibleTraining
+    from macaron_tools.train_preemptible import PreemptibleTraining
 
     original = PathManager.copy
     src, dst = tmp_path / "checkpoint_1_20.pt", tmp_path / "checkpoint_last.pt"

@@ -9,7 +9,7 @@ Text enters the project through these functions, so they are where its edge case
 * a UTF-8 byte-order mark at the start of a file (Windows editors, GLUE's MRPC files) is not text: it is
   dropped by :func:`iter_lines` and :func:`open_text_input` (otherwise it sticks to the first token);
 * an input that cannot be read (permission denied, a directory where a file is expected) is a
-  :class:`~workflow.errors.UserError` naming it (:func:`require_files`, :func:`open_input`);
+  :class:`~macaron_workflow.errors.UserError` naming it (:func:`require_files`, :func:`open_input`);
 * an output that cannot be written (disk full, file-size limit) is a ``UserError`` naming the file being
   written and the errno (:class:`OutputFile`), never mistaken for a bad input.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO, TextIO
 
-from workflow.errors import UserError, cannot_read, cannot_write, os_error_reason
+from macaron_workflow.errors import UserError, cannot_read, cannot_write, os_error_reason
 
 _BLOCK_SIZE = 1 << 20
 UTF8_BOM = b"\xef\xbb\xbf"

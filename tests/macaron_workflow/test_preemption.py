@@ -1,4 +1,5 @@
-"""workflow.preemption: SIGTERM is recorded (not fatal) beside the warning signal, and rank 0 requeues after
+"""macaron_workflow.preemption: SIGTERM is recorded (not fatal) beside the warning signal, and rank 0
+requeues after
 the warning signal always, after SIGTERM only when Slurm is preempting the job (a requeue after ``scancel``
 would undo the cancel: ``scontrol requeue`` accepts a cancelled job). ``scontrol`` is a fake on the PATH that
 logs its calls and answers ``show job`` with a given record."""
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from workflow.preemption import Preemption, slurm_port
+from macaron_workflow.preemption import Preemption, slurm_port
 
 
 @pytest.fixture

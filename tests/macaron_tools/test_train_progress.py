@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.train_progress import main, option_value, parse_args, parse_record, run
+from macaron_tools.train_progress import main, option_value, parse_args, parse_record, run
 
 TRAIN_INNER = (
     '2026-11-21 08:02:43 | INFO | train_inner | {"epoch": 1, "update": 0.526, "loss": "7.207", '

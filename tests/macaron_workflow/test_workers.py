@@ -1,4 +1,4 @@
-"""The worker pool and the ordered, bounded map (workflow.workers)."""
+"""The worker pool and the ordered, bounded map (macaron_workflow.workers)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from workflow.workers import chunked, ordered_map
+from macaron_workflow.workers import chunked, ordered_map
 
 
 def _square(chunk: list[int]) -> list[int]:

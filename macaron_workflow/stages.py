@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workflow.atomic import remove_stale_temporaries, temporary_path, write_text_atomically
+from macaron_workflow.atomic import remove_stale_temporaries, temporary_path, write_text_atomically
 
 StageReport = dict[str, Any]
 """JSON-serialisable facts a stage returns (line counts, dropped pairs, ...), kept in its marker."""

@@ -1,10 +1,10 @@
 """Run ``fairseq-train`` with a compact progress display and keep its full log for plotting.
 
-    python -m tools.train_progress --log train.log -- fairseq-train DATA ... \\
+    python -m macaron_tools.train_progress --log train.log -- fairseq-train DATA ... \\
         --log-format json --log-interval 10
 
 Every line the command prints (stdout and stderr) goes to ``--log`` unchanged, so the JSON records of
-``--log-format json`` are available to :mod:`tools.plot_curves`. On the terminal it
+``--log-format json`` are available to :mod:`macaron_tools.plot_curves`. On the terminal it
 shows instead: a progress bar over updates (``--max-update`` read from the command; tqdm on a terminal,
 one line per log interval otherwise) with the current loss and learning rate, one summary line per
 epoch (train/valid loss), and warnings/errors. When the command fails, the last lines of the log are
@@ -26,12 +26,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.cli import ArgumentParser, run_cli
 
 _RECORD = re.compile(r"\|\s*INFO\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>\{.*\})\s*$")
 _ALERT = re.compile(r"\|\s*(WARNING|ERROR|CRITICAL)\s*\||Traceback|Error:|error:")
 _NOTEWORTHY = re.compile(  # fairseq: "No existing checkpoint found" / "Loaded checkpoint"; the rest:
-    # tools.train_preemptible (signal received, requeue, where training resumed, a checkpoint gone)
+    # macaron_tools.train_preemptible (signal received, requeue, where training resumed, a checkpoint gone)
     r"num\. (shared )?model params|done training|no existing checkpoint|loaded checkpoint|resumed from"
     r"|received: checkpoint saved|requeue|starting fresh",
     re.IGNORECASE,
@@ -165,7 +165,7 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
-        prog="python -m tools.train_progress",
+        prog="python -m macaron_tools.train_progress",
         description="Run a fairseq-train command with a progress display; its full output goes to --log.",
         usage="%(prog)s --log FILE [--no-bar] -- fairseq-train ARGS...",
     )

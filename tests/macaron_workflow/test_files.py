@@ -1,4 +1,4 @@
-"""Line-oriented file access (workflow.files): lines as fairseq counts them."""
+"""Line-oriented file access (macaron_workflow.files): lines as fairseq counts them."""
 
 from __future__ import annotations
 
@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from workflow.errors import UserError
-from workflow.files import UTF8_BOM, OutputFile, count_lines, iter_lines, open_text_input, require_files
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import (
+    UTF8_BOM,
+    OutputFile,
+    count_lines,
+    iter_lines,
+    open_text_input,
+    require_files,
+)
 
 DenyReading = Callable[[Path], None]  # the deny_reading fixture (tests/conftest.py)
 

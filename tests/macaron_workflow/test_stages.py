@@ -1,4 +1,4 @@
-"""Resumable stages (workflow.stages) and atomic outputs (workflow.atomic)."""
+"""Resumable stages (macaron_workflow.stages) and atomic outputs (macaron_workflow.atomic)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from workflow.atomic import atomic_output, temporary_path
-from workflow.stages import StageRunner
+from macaron_workflow.atomic import atomic_output, temporary_path
+from macaron_workflow.stages import StageRunner
 
 
 def test_stage_runner_skips_redoes_and_never_trusts_a_crashed_stage(tmp_path: Path) -> None:

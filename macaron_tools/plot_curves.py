@@ -1,6 +1,6 @@
 """Plot training and validation loss from a fairseq training log into a PNG.
 
-    python -m tools.plot_curves --log train.log --out loss_curves.png
+    python -m macaron_tools.plot_curves --log train.log --out loss_curves.png
 
 Reads the log written by ``fairseq-train`` in either ``--log-format json`` (lines ending in a JSON
 object) or ``--log-format simple`` (``epoch 003 | loss 4.12 | ...``). Records tagged ``train`` and
@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workflow.atomic import atomic_output, write_text_atomically
-from workflow.cli import ArgumentParser, run_cli
-from workflow.errors import UserError, cannot_read
+from macaron_workflow.atomic import atomic_output, write_text_atomically
+from macaron_workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.errors import UserError, cannot_read
 
 
 class PlotError(UserError, RuntimeError):
@@ -282,7 +282,7 @@ def plot_step_log(log: StepLog, out: Path, title: str = "") -> None:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m tools.plot_curves",
+    parser = ArgumentParser(prog="python -m macaron_tools.plot_curves",
                                      description="Plot train/valid loss of a fairseq training log as a PNG.")
     parser.add_argument("--log", required=True, type=Path, help="fairseq-train log (json or simple format)")
     parser.add_argument("--out", required=True, type=Path, help="PNG to write")

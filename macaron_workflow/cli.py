@@ -1,5 +1,6 @@
 """What every command shares: option types, ``--workers``/``--force`` (preprocessing), and the one wrapper
-that ends every CLI, pipeline and tool by the error rule of :mod:`workflow.errors` (:func:`run_cli`)."""
+that ends every CLI, pipeline and tool by the error rule of :mod:`macaron_workflow.errors`
+(:func:`run_cli`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn
 
-from workflow.errors import (
+from macaron_workflow.errors import (
     INTERRUPTED_EXIT,
     OUTPUT_SIDE_ADVICE,
     USAGE_EXIT,
@@ -67,7 +68,7 @@ def report(prog: str | None, label: str, message: object) -> None:
 
 
 def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
-    """Run ``main`` by the error rule (:mod:`workflow.errors`): a :class:`ReportedError` is one line
+    """Run ``main`` by the error rule (:mod:`macaron_workflow.errors`): a :class:`ReportedError` is one line
     ``PROG: error: ...`` and its exit status (2 for a :class:`UserError`, 1 for an internal failure), and so
     are errors only writing can cause (disk full, file-size limit, read-only file system: exit 2) wherever
     they happen; Ctrl-C exits 130 with a resume hint. Any other exception is a bug and keeps its traceback
