@@ -114,5 +114,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.output}")
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """Console script ``macaron-average-checkpoints``: ``python -m macaron_tools.average_checkpoints``."""
     run_cli(main, "average_checkpoints")
+
+
+if __name__ == "__main__":
+    cli()

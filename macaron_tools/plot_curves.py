@@ -311,5 +311,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-plot-curves`` console script: what ``python -m macaron_tools.plot_curves`` runs."""
     run_cli(main, "plot_curves")
+
+
+if __name__ == "__main__":
+    cli()

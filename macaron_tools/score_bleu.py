@@ -236,5 +236,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-score-bleu`` console script: what ``python -m macaron_tools.score_bleu`` runs."""
     run_cli(main, "score_bleu")
+
+
+if __name__ == "__main__":
+    cli()

@@ -181,5 +181,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """Console script ``macaron-train-preemptible``: runs as ``python -m macaron_tools.train_preemptible``."""
     run_cli(main, "train_preemptible")
+
+
+if __name__ == "__main__":
+    cli()

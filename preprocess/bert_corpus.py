@@ -161,5 +161,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"data-bin: {layout.dest}", file=sys.stderr)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """Console script ``macaron-preprocess-bert-corpus``: runs as ``python -m preprocess.bert_corpus``."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -150,5 +150,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"data-bin: {layout.data_bin}", file=sys.stderr)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-preprocess-custom`` console script: what ``python -m preprocess.custom`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

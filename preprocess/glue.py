@@ -260,5 +260,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"GLUE data: {args.dest} ({', '.join(args.tasks)})")
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-preprocess-glue`` console script: what ``python -m preprocess.glue`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

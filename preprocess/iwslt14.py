@@ -122,5 +122,10 @@ def main(argv: list[str] | None = None) -> None:
     print(line_count_table(layout, splits, runner.reports))
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-preprocess-iwslt14`` console script: what ``python -m preprocess.iwslt14`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -164,5 +164,10 @@ def main(argv: list[str] | None = None) -> None:
     print(line_count_table(layout, splits, runner.reports))
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-preprocess-wmt14`` console script: what ``python -m preprocess.wmt14_en_de`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

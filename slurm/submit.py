@@ -290,5 +290,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         submit_chain(glue_commands(args, job, extra), ["PREP", "ARRAY", "COLLECT"], args.dry_run)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-submit`` console script: what ``python -m slurm.submit`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

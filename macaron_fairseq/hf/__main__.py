@@ -47,5 +47,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"wrote {out}")
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-hf`` console script: what ``python -m macaron_fairseq.hf`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -180,5 +180,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     build_pretrainer(sys.argv[1:] if argv is None else list(argv)).train()
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-pretrain`` console script: what ``python -m macaron_fairseq.pretrain`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()

@@ -110,5 +110,10 @@ def main() -> None:
     print(f"wrote {path}")
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-export`` console script: what ``python -m macaron_fairseq.pretrain.export`` runs."""
     run_cli(main)
+
+
+if __name__ == "__main__":
+    cli()
