@@ -450,5 +450,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     submission(args, glue_dir, selection, console)
 
 
-if __name__ == "__main__":
+def cli() -> None:
+    """The ``macaron-glue`` console script: what ``python -m pipelines.glue`` runs."""
     report_errors("pipelines.glue", main)
+
+
+if __name__ == "__main__":
+    cli()
