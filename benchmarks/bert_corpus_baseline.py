@@ -7,7 +7,7 @@ paragraph, then sacremoses (punctuation normalization, tokenization) and lowerca
 sentence per line and a blank line after each document. No BPE, no binarization, no split: it does less
 than ``python -m preprocess.bert_corpus``.
 
-    python benchmarks/bert_corpus_baseline.py EXTRACTED_DIR OUTPUT.txt
+    python -m benchmarks.bert_corpus_baseline EXTRACTED_DIR OUTPUT.txt
 """
 
 from __future__ import annotations

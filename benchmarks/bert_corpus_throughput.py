@@ -14,7 +14,7 @@
 The projection for the full English dump on a 64-core node uses the measured per-worker rates; see
 docs/pretraining_data.md for its assumptions.
 
-    python benchmarks/bert_corpus_throughput.py [--mb 200] [--workers 1 2] [--memory-mb 100 1000]
+    python -m benchmarks.bert_corpus_throughput [--mb 200] [--workers 1 2] [--memory-mb 100 1000]
         [--skip-baseline] [--skip-throughput] [--work DIR] [--json FILE]
 """
 
@@ -31,13 +31,11 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from process_memory import TreeMemorySampler  # noqa: E402
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+from benchmarks.process_memory import TreeMemorySampler
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from preprocess.sources.synthetic_wiki import write_dump
 
-from preprocess.sources.synthetic_wiki import write_dump  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 STAGES = ("extract", "collect", "learn-bpe", "bpe-train", "bpe-valid", "binarize")
 ENWIKI_BZ2_GB = 22.0
@@ -132,8 +130,8 @@ def run_baseline(dump: Path, work: Path, processes: int) -> dict:
     )  # fmt: skip
     extract_seconds = time.monotonic() - started
     subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "bert_corpus_baseline.py"), str(extracted), str(output)],
-        check=True, env=env, capture_output=True,
+        [sys.executable, "-m", "benchmarks.bert_corpus_baseline", str(extracted), str(output)],
+        check=True, env=env, capture_output=True, cwd=REPO,
     )  # fmt: skip
     total = time.monotonic() - started
     words = 0

@@ -1,7 +1,7 @@
 """Put the benchmarks' measured tables into the README and docs, from their results files.
 
-    python benchmarks/doc_tables.py           # rewrite every marked block from docs/results/*.json
-    python benchmarks/doc_tables.py --check   # exit 1 if a block differs from its results file
+    python -m benchmarks.doc_tables           # rewrite every marked block from docs/results/*.json
+    python -m benchmarks.doc_tables --check   # exit 1 if a block differs from its results file
 
 A block is the text between ``<!-- results:NAME:start -->`` and ``<!-- results:NAME:end -->`` in a
 markdown file; its content is ``render(payload)`` of the benchmark module that wrote the results file.
@@ -15,10 +15,8 @@ import importlib
 import re
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import REPO, RESULTS_DIR, read_results
+from benchmarks.results_file import REPO, RESULTS_DIR, read_results
 
 
 @dataclass(frozen=True)
@@ -30,7 +28,7 @@ class DocBlock:
     function: str = "render"  # or another renderer of that module (one part of a results file)
 
     def render(self) -> str:
-        renderer = getattr(importlib.import_module(self.module), self.function)
+        renderer = getattr(importlib.import_module(f"benchmarks.{self.module}"), self.function)
         return renderer(read_results(RESULTS_DIR / self.results))
 
 

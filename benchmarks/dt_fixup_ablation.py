@@ -1,6 +1,6 @@
 """Depth ablation in the spirit of DT-Fixup's Table 5, with a learning-rate grid per scheme.
 
-    python benchmarks/dt_fixup_ablation.py --out-dir runs/dt_fixup_ablation --jobs 2 \\
+    python -m benchmarks.dt_fixup_ablation --out-dir runs/dt_fixup_ablation --jobs 2 \\
         --results docs/results/dt_fixup_ablation.json --plot docs/dt_fixup_depth_ablation.png
 
 Three schemes, each a real ``fairseq-train`` run on a generated translation task
@@ -46,9 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import REPO, machine_info, write_results
-
+from benchmarks.results_file import REPO, machine_info, write_results
 from preprocess.sources.toy_bitext import SymbolTask
 
 SCHEMES = ("standard", "standard-clip", "dt-fixup", "t-fixup")
@@ -248,7 +246,7 @@ def run_grid(
     """Run every wanted (scheme, depth, lr, seed) that has no finished or diverged row in ``results`` yet
     (deepest first, ``jobs`` at a time), appending each row as it finishes. A crashed run is retried; a
     diverged one (fairseq's "gradients are Nan/Inf") is not: the same seed diverges again."""
-    from dt_fixup_ablation_report import finished, is_diverged
+    from benchmarks.dt_fixup_ablation_report import finished, is_diverged
 
     rows = read_rows(results)
     done = {
@@ -270,7 +268,7 @@ def run_grid(
 
 
 def main() -> None:
-    from dt_fixup_ablation_report import plot, render_rows
+    from benchmarks.dt_fixup_ablation_report import plot, render_rows
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 import math
 import statistics
-import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import provenance
+from benchmarks.results_file import provenance
 
 NAMES = {
     "standard": "standard",

@@ -1,6 +1,6 @@
 """DT-Fixup's own setting on real text: K new layers on a pre-trained encoder, trained on a small dataset.
 
-    python benchmarks/dt_fixup_mixed.py --out-dir runs/dt_fixup_mixed --jobs 2 \\
+    python -m benchmarks.dt_fixup_mixed --out-dir runs/dt_fixup_mixed --jobs 2 \\
         --results docs/results/dt_fixup_mixed.json
 
 Data: the English→German gettext catalogs of the machine's installed programs
@@ -37,11 +37,9 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_ablation import SCHEMES, RunKey, claim_out_dir, parse_lrs, read_rows, run_grid
-from dt_fixup_ablation_report import grid_table, render_budget, selected_table
-from results_file import REPO, machine_info, provenance, write_results
-
+from benchmarks.dt_fixup_ablation import SCHEMES, RunKey, claim_out_dir, parse_lrs, read_rows, run_grid
+from benchmarks.dt_fixup_ablation_report import grid_table, render_budget, selected_table
+from benchmarks.results_file import REPO, machine_info, provenance, write_results
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, catalog_paths, read_catalogs
 

@@ -6,21 +6,18 @@ one for the decoder stack — target embeddings plus the encoder output its cros
 time one full training epoch (``trainer.train_step`` on every batch). The issue's budget is
 μ time ≤ 0.35 × epoch time.
 
-    python benchmarks/dt_fixup_mu_cost.py --arch fixup_transformer_iwslt_de_en --encoder-layers 8 32
+    python -m benchmarks.dt_fixup_mu_cost --arch fixup_transformer_iwslt_de_en --encoder-layers 8 32
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch is imported anywhere: one thread per process
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the checkout
-from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
-
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 from preprocess.sources.toy_bitext import SymbolTask
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,6 +1,6 @@
 """Why DT-Fixup stays on the plateau at a rate tuned for post-LN: its recipe varied one thing at a time.
 
-    python benchmarks/dt_fixup_plateau.py --out-dir runs/dt_fixup_plateau --jobs 2 \\
+    python -m benchmarks.dt_fixup_plateau --out-dir runs/dt_fixup_plateau --jobs 2 \\
         --results docs/results/dt_fixup_plateau.json
 
 The depth ablation (``dt_fixup_ablation.py``, same task and model) found DT-Fixup at η = 1e-3 still near the
@@ -33,15 +33,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid, train_argv
-from dt_fixup_ablation_report import finished
-from results_file import REPO, machine_info, provenance, read_results, write_results
+from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid, train_argv
+from benchmarks.dt_fixup_ablation_report import finished
+from benchmarks.results_file import REPO, machine_info, provenance, read_results, write_results
 
 # label -> (scheme of the ablation, flags changed with respect to it)
 VARIANTS: dict[str, tuple[str, tuple[str, ...]]] = {

@@ -21,7 +21,7 @@ column tests. (Scaling Macaron weights by the vanilla factor instead would multi
 √(3/4), hence the first-order update by exactly 3/4 — an algebraic identity, not a measurement, so it is
 not a column.)
 
-    python benchmarks/dt_fixup_update_size.py
+    python -m benchmarks.dt_fixup_update_size
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ import torch
 from fairseq.models.transformer import TransformerConfig
 from fairseq.models.transformer.transformer_config import EncDecBaseConfig
 from fairseq.modules import SinusoidalPositionalEmbedding
-from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 from torch import Tensor, nn
 
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
 from macaron_fairseq.init import apply_dt_fixup, xavier_init_
 from macaron_fairseq.models.layer_plan import LayerSpec, build_encoder_layer
 

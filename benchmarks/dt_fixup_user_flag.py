@@ -1,6 +1,6 @@
 """What a user gets who only adds ``--init-scheme auto`` to the standard recipe, at every depth.
 
-    python benchmarks/dt_fixup_user_flag.py --out-dir runs/dt_fixup_plateau --jobs 2 \\
+    python -m benchmarks.dt_fixup_user_flag --out-dir runs/dt_fixup_plateau --jobs 2 \\
         --results docs/results/dt_fixup_user_flag.json
 
 At each depth of the depth ablation (``dt_fixup_ablation.py``, same task and model) this runs the standard
@@ -18,16 +18,14 @@ applied T-Fixup to a from-scratch model, commit ea06d3f; docs/dt_fixup.md §4.2 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid
-from dt_fixup_ablation_report import best_lr
-from dt_fixup_plateau import VARIANTS, seed_cell, variant_argv
-from results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
+from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid
+from benchmarks.dt_fixup_ablation_report import best_lr
+from benchmarks.dt_fixup_plateau import VARIANTS, seed_cell, variant_argv
+from benchmarks.results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
 
 VARIANT = "only --init-scheme auto"
 

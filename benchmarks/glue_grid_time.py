@@ -1,8 +1,8 @@
 """How long the GLUE grid of ``bash pipelines/glue.sh`` takes per task on this machine's device, from
 measured fine-tuning steps/s.
 
-    python benchmarks/glue_grid_time.py [--arch macaron_bert_base] [--preset bert] [--steps 3] [--warmup 1]
-    python benchmarks/glue_grid_time.py --arch vanilla_bert_base     # bert-base-uncased's calibration grid
+    python -m benchmarks.glue_grid_time [--arch macaron_bert_base] [--preset bert] [--steps 3] [--warmup 1]
+    python -m benchmarks.glue_grid_time --arch vanilla_bert_base     # bert-base-uncased's calibration grid
 
 Measured: the time of one fine-tuning step (forward, classification loss, backward, Adam update) of the
 model fairseq-train builds for ``--task macaron_sentence_prediction`` (BERT encoder + pooler + a 2-way
@@ -22,18 +22,14 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS_DIR, machine_info, write_results  # noqa: E402
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
+from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset
 
-from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 #: training examples of the GLUE distribution (Wang et al. 2019, Table 1; Hugging Face ``glue`` dataset)
 TRAIN_EXAMPLES = {

@@ -1,6 +1,6 @@
 """``SMALL=1 bash pipelines/glue.sh`` in a fresh work directory: the table it prints and its wall time.
 
-    python benchmarks/glue_small_run.py [--workdir DIR] [--keep]
+    python -m benchmarks.glue_small_run [--workdir DIR] [--keep]
 
 Records the results table the pipeline printed (``WORKDIR/glue/results.md``), its ``results.json`` summary
 and the wall time of the whole command (tiny pre-training, generated GLUE, preprocessing, the reduced grid,
@@ -14,15 +14,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
 
 
 def run_small(workdir: Path) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """macaron_bert vs vanilla_bert pre-training on real English prose (the Python documentation), equal
 parameters and steps.
 
-    nohup nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/macaron_real_bert.py \\
+    nohup nice -n 10 env OMP_NUM_THREADS=1 python -m benchmarks.macaron_real_bert \\
         --out-dir runs/macaron_real_bert --jobs 2 \\
         --results docs/results/macaron_real_bert.json --plot docs/macaron_real_bert.png \\
         > runs/macaron_real_bert.log 2>&1 &
@@ -45,8 +45,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from macaron_real_translation import (
+from benchmarks.macaron_real_translation import (
     claim_out_dir,
     data_is_frozen,
     freeze_data,
@@ -54,8 +53,7 @@ from macaron_real_translation import (
     read_rows,
     render_docs,
 )
-from results_file import REPO, machine_info, provenance, write_results
-
+from benchmarks.results_file import REPO, machine_info, provenance, write_results
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources import python_docs
 

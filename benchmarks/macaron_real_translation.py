@@ -1,6 +1,6 @@
 """Macaron vs Transformer on real text: English→German gettext messages, equal parameters and updates.
 
-    nohup nice -n 10 env OMP_NUM_THREADS=1 python benchmarks/macaron_real_translation.py \\
+    nohup nice -n 10 env OMP_NUM_THREADS=1 python -m benchmarks.macaron_real_translation \\
         --out-dir runs/macaron_real_translation --jobs 2 \\
         --results docs/results/macaron_real_translation.json --plot docs/macaron_real_translation.png \\
         > runs/macaron_real_translation.log 2>&1 &
@@ -52,9 +52,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import REPO, machine_info, provenance, write_results
-
+from benchmarks.results_file import REPO, machine_info, provenance, write_results
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 
@@ -692,8 +690,8 @@ def render_docs(results_path: Path) -> None:
     """Re-render the docs blocks made from this results file (``benchmarks/doc_tables.py``), so that the
     docs in the working tree agree with the file the grid has just rewritten; a results file outside
     ``docs/results`` has none."""
-    from doc_tables import BLOCKS, rewrite
-    from results_file import RESULTS_DIR
+    from benchmarks.doc_tables import BLOCKS, rewrite
+    from benchmarks.results_file import RESULTS_DIR
 
     if Path(results_path).resolve().parent != RESULTS_DIR.resolve():
         return

@@ -13,7 +13,7 @@ pairs per sentence do not depend on the corpus size; the line's intercept takes 
 buffers), with CPU time rather than wall time: on a shared machine the wall time also measures the other
 users' load.
 
-    python benchmarks/pair_index_build.py [--sentences 2000000 10000000] [--blocks 128] [--work DIR]
+    python -m benchmarks.pair_index_build [--sentences 2000000 10000000] [--blocks 128] [--work DIR]
         [--json FILE]
 """
 
@@ -33,10 +33,9 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
 
 SEED = 1
 SHORT_SEQ_PROB = 0.1
@@ -159,10 +158,10 @@ def child_cached(sizes: np.ndarray, block: int, cache: Path) -> dict[str, Any]:
 
 
 def run_child(kind: str, sizes_path: Path, block: int, cache: Path) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--child", kind, "--sizes", str(sizes_path)]
-    command += ["--blocks", str(block), "--cache", str(cache)]
+    command = [sys.executable, "-m", "benchmarks.pair_index_build", "--child", kind]
+    command += ["--sizes", str(sizes_path), "--blocks", str(block), "--cache", str(cache)]
     print(f"  {kind}, block {block}: ", end="", flush=True)
-    proc = subprocess.run(command, check=True, capture_output=True, text=True)
+    proc = subprocess.run(command, check=True, capture_output=True, text=True, cwd=REPO)
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     print(f"{result['build_s']:.1f} s, peak RSS {result['peak_rss_mb']:.0f} MB", flush=True)
     return result

@@ -14,7 +14,7 @@ The load average is printed too: the numbers only mean something on an otherwise
 
 Usage::
 
-    python benchmarks/preprocess_throughput.py [--lines 100000] [--rss-lines 1000000] [--workers 1 2]
+    python -m benchmarks.preprocess_throughput [--lines 100000] [--rss-lines 1000000] [--workers 1 2]
         [--repeats 1] [--binarizer pool] [--work DIR] [--skip-rss] [--skip-throughput]
 """
 
@@ -31,19 +31,17 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from process_memory import TreeMemorySampler  # noqa: E402
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
-
-from preprocess.sources.toy_bitext import (  # noqa: E402
+from benchmarks.process_memory import TreeMemorySampler
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from preprocess.sources.toy_bitext import (
     Lexicon,
     SentenceStyle,
     sentence_pair,
     write_bitext,
     zipf_weights,
 )
+
+REPO = Path(__file__).resolve().parents[1]
 
 STAGES = ("tokenize-train", "learn-bpe", "bpe-train", "binarize")
 

@@ -1,8 +1,8 @@
 """Pre-training speed: one DeepSpeed BERT step of ``macaron_bert_base``, ``vanilla_bert_base`` and Hugging
 Face's ``BertForPreTraining``; 1 vs 2 ranks of the real pre-training command; tokens/s and MFU on a GPU.
 
-    python benchmarks/pretrain_speed.py [--rounds 6] [--parts steps ranks gpu] [--json OUT]
-    python benchmarks/doc_tables.py      # docs/pretraining_speed.md from docs/results/pretrain_speed.json
+    python -m benchmarks.pretrain_speed [--rounds 6] [--parts steps ranks gpu] [--json OUT]
+    python -m benchmarks.doc_tables      # docs/pretraining_speed.md from docs/results/pretrain_speed.json
 
 1. ``steps``: the Macaron model against the BERT baseline (``--archs``, default ``macaron_bert_base
    vanilla_bert_base``), each built exactly as the trainer builds it (fairseq's parser, BERT's 30,522-symbol
@@ -59,13 +59,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_fairseq.pretrain.flops import BertFlops
 
-from macaron_fairseq.pretrain.flops import BertFlops  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 HF_VERSION = "5.23.0"
 HF_INSTALL = (

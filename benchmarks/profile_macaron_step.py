@@ -1,7 +1,7 @@
 """Where Macaron's training step spends its extra time: torch-profiler self time per operator, Macaron
 (each ``--macaron-ffn-impl``) vs its parameter-matched Transformer, at one batch size.
 
-    python benchmarks/profile_macaron_step.py [--tokens 4096] [--rounds 3] [--json OUT]
+    python -m benchmarks.profile_macaron_step [--tokens 4096] [--rounds 3] [--json OUT]
 
 Both models are built as ``fairseq-train`` builds them (``benchmarks/speed_macaron_vs_transformer.py``
 explains the batch); each variant runs one warm-up step, then ``--rounds`` profiled steps (forward +
@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
-from speed_macaron_vs_transformer import TRANSFORMER, random_batch, set_impl, train_step_seconds
 from torch.profiler import ProfilerActivity, profile
 
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
+from benchmarks.speed_macaron_vs_transformer import TRANSFORMER, random_batch, set_impl, train_step_seconds
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
 

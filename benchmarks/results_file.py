@@ -16,12 +16,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.machine import cpu_model
 
-from macaron_workflow.atomic import write_text_atomically  # noqa: E402
-from macaron_workflow.machine import cpu_model  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 RESULTS_DIR = REPO / "docs" / "results"
 
@@ -43,7 +41,11 @@ def machine_info() -> dict[str, Any]:
 
 
 def command_line() -> str:
-    """How this benchmark was run, relative to the repository root."""
+    """How this benchmark was run: ``python -m benchmarks.NAME ARGS`` (a script run by its path is shown
+    relative to the repository root)."""
+    main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
+    if main_spec is not None and main_spec.name.startswith("benchmarks."):
+        return shlex.join(["python", "-m", main_spec.name, *sys.argv[1:]])
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(REPO) if script.is_relative_to(REPO) else script
     return shlex.join(["python", str(shown), *sys.argv[1:]])

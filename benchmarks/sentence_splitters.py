@@ -5,28 +5,25 @@ Compares the default rule-based ``sentencizer`` (``spacy.blank("en")``) with tra
 name (``en_core_web_sm``, ...) when they are installed; a pipeline that is not installed is reported as
 such, not skipped silently.
 
-    python benchmarks/sentence_splitters.py [--splitters sentencizer en_core_web_sm] [--mb 2]
+    python -m benchmarks.sentence_splitters [--splitters sentencizer en_core_web_sm] [--mb 2]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from results_file import RESULTS_DIR, machine_info, provenance, write_results  # noqa: E402
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_workflow.errors import UserError
+from preprocess.sources import mediawiki
+from preprocess.sources.synthetic_wiki import write_dump
+from preprocess.text.sentences import SentenceSplitter
+from preprocess.text.wikitext import article_paragraphs, drop_reason
 
-from macaron_workflow.errors import UserError  # noqa: E402
-from preprocess.sources import mediawiki  # noqa: E402
-from preprocess.sources.synthetic_wiki import write_dump  # noqa: E402
-from preprocess.text.sentences import SentenceSplitter  # noqa: E402
-from preprocess.text.wikitext import article_paragraphs, drop_reason  # noqa: E402
+REPO = Path(__file__).resolve().parents[1]
 
 HARD_CASES = (
     # (paragraph, the sentences a careful reader finds)

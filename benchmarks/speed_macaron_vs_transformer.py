@@ -1,10 +1,10 @@
 """Training-step and beam-search speed of a Macaron architecture vs its parameter-matched Transformer, at
 several batch sizes, for each implementation of Macaron's extra half-step FFN (``--macaron-ffn-impl``).
 
-    python benchmarks/speed_macaron_vs_transformer.py [--tokens 1024 4096 8192] [--rounds 5] [--compile]
+    python -m benchmarks.speed_macaron_vs_transformer [--tokens 1024 4096 8192] [--rounds 5] [--compile]
 
 The results go to ``docs/results/speed_macaron_vs_transformer.json`` (``--json``) with the machine and the
-date; the README table is rendered from that file (``python benchmarks/doc_tables.py``).
+date; the README table is rendered from that file (``python -m benchmarks.doc_tables``).
 
 Both models are built as ``fairseq-train`` builds them (shared embeddings, joined vocabulary, dropout 0.1)
 and live in one process. Per batch size and round, every variant is measured once, in an order that is
@@ -38,8 +38,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
-from results_file import RESULTS_DIR, machine_info, provenance, write_results
 
+from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
 from macaron_fairseq.modules.macaron_layer import MacaronFFNMixin

@@ -7,20 +7,18 @@ import json
 import re
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from helpers import DT_FIXUP, REPO, TINY, run_cli
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import doc_tables
+from benchmarks import doc_tables
 
 MU_LINE = re.compile(r"DT-Fixup μ pass \((\w+)\): (μ\[.*?\(\d+ batches\))")
 
 
 def test_every_results_block_is_rendered_from_its_results_file() -> None:
-    assert doc_tables.mismatches() == [], "run: python benchmarks/doc_tables.py"
+    assert doc_tables.mismatches() == [], "run: python -m benchmarks.doc_tables"
 
 
 def test_a_changed_results_file_is_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

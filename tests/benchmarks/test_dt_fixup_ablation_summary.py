@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import dt_fixup_ablation as ablation
-import dt_fixup_ablation_report as report
+from benchmarks import dt_fixup_ablation as ablation
+from benchmarks import dt_fixup_ablation_report as report
 
 LOG = """\
 2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 4.85 | nll_loss 4.85 | total 221.5 \

@@ -3,14 +3,10 @@ names changed, and its table reports every seed, failures counted and never aver
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from helpers import REPO
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import dt_fixup_ablation as ablation
-import dt_fixup_plateau as plateau
+from benchmarks import dt_fixup_ablation as ablation
+from benchmarks import dt_fixup_plateau as plateau
 
 
 def argv(label: str) -> list[str]:
@@ -48,7 +44,7 @@ def test_summary_and_table_keep_every_seed_and_count_failures() -> None:
     assert [(e["variant"], e["lr"]) for e in summary] == [("DT-Fixup", 1e-3), ("DT-Fixup, μ := 1", 1e-3)]
     dt = summary[0]["cells"]["8"]
     assert dt["test_nll"] == [3.0, 4.0] and dt["mean"] == 3.5 and dt["failed"] == 1 and dt["accuracy"] == 51.5
-    payload = {"command": "python benchmarks/dt_fixup_plateau.py",
+    payload = {"command": "python -m benchmarks.dt_fixup_plateau",
                "machine": {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 0,
                            "load_average_1min_at_end": 0},
                "results": {"summary": summary, "depths": [8], "lrs": [1e-3], "seeds": [1, 2, 3],

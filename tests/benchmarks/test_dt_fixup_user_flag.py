@@ -4,16 +4,13 @@ averaged."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import dt_fixup_ablation as ablation
-import dt_fixup_plateau as plateau
-import dt_fixup_user_flag as user_flag
+from benchmarks import dt_fixup_ablation as ablation
+from benchmarks import dt_fixup_plateau as plateau
+from benchmarks import dt_fixup_user_flag as user_flag
 
 
 def test_the_variant_is_the_standard_command_plus_the_flag_and_nothing_else() -> None:
@@ -42,7 +39,7 @@ def test_rates_cells_and_table() -> None:
     two, eight = summary
     assert two["standard"]["test_nll"] == [1.01, 1.01] and two["flag"]["mean"] == pytest.approx(0.61)
     assert eight["flag"]["test_nll"] == [pytest.approx(0.21)] and eight["flag"]["failed"] == 1
-    payload = {"command": "python benchmarks/dt_fixup_user_flag.py",
+    payload = {"command": "python -m benchmarks.dt_fixup_user_flag",
                "machine": {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 0,
                            "load_average_1min_at_end": 0},
                "results": {"summary": summary, "seeds": [1, 2], "ablation_results": "docs/results/a.json",

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from helpers import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import glue_grid_time as bench
+from benchmarks import glue_grid_time as bench
 
 
 def test_grid_updates_by_hand() -> None:

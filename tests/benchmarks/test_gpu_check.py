@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import gpu_check as gc
+from benchmarks import gpu_check as gc
 
 CUDA = gc.Device("cuda", "NVIDIA A100-SXM4-80GB", 2, True)
 CPU = gc.Device("cpu", "CPU", 1, True)

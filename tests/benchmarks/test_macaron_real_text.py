@@ -4,17 +4,13 @@ the split by package, parameter parity, log parsing, the resume logic and the Py
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-
-import macaron_real_bert as bert
-import macaron_real_translation as mt
-
+from benchmarks import macaron_real_bert as bert
+from benchmarks import macaron_real_translation as mt
 from preprocess.sources.gettext_catalogs import Catalog
 from preprocess.sources.python_docs import convert, page_paragraphs
 
@@ -225,7 +221,7 @@ def translation_payload(rows: list[dict]) -> dict:
     machine = {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 1,
                "load_average_1min_at_end": 1}  # fmt: skip
     return {
-        "command": "python benchmarks/macaron_real_translation.py",
+        "command": "python -m benchmarks.macaron_real_translation",
         "machine": machine,
         "results": results,
     }

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-sys.path.insert(0, str(REPO / "benchmarks"))
-import pretrain_speed as bench
+from benchmarks import pretrain_speed as bench
 
 MACHINE = {
     "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
@@ -62,7 +61,7 @@ RANKS = {
 
 
 def payload(results: dict) -> dict:
-    return {"command": "python benchmarks/pretrain_speed.py", "machine": MACHINE, "results": results}
+    return {"command": "python -m benchmarks.pretrain_speed", "machine": MACHINE, "results": results}
 
 
 # ------------------------------------------------------------------------------------------------- fast
@@ -150,7 +149,7 @@ def test_bert_batch_has_bert_shapes_and_no_padding() -> None:
 def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
     out = tmp_path / "pretrain_speed.json"
     command = [
-        sys.executable, str(REPO / "benchmarks" / "pretrain_speed.py"), "--json", str(out),
+        sys.executable, "-m", "benchmarks.pretrain_speed", "--json", str(out),
         "--archs", "macaron_bert_tiny", "vanilla_bert_tiny", "--vocab", "1000", "--seq-len", "16",
         "--batch-size", "4", "--rounds", "1", "--warmup", "1",
         "--rank-model-flags=", "--rank-seq-len", "16", "--rank-steps", "3", "--rank-warmup", "1",
@@ -161,7 +160,7 @@ def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     written = json.loads(out.read_text())
-    assert written["command"].startswith("python benchmarks/pretrain_speed.py --json")
+    assert written["command"].startswith("python -m benchmarks.pretrain_speed --json")
     assert {"load_average_1min_at_start", "load_average_1min_at_end", "torch_threads"} <= set(
         written["machine"]
     )

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-
-from helpers import REPO
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-import preprocess_throughput
-import results_file
+from benchmarks import preprocess_throughput, results_file
 
 MACHINE = {
     "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
@@ -38,7 +32,7 @@ def test_provenance_names_command_machine_threads_and_load() -> None:
 
 
 def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
-    import speed_macaron_vs_transformer as speed
+    from benchmarks import speed_macaron_vs_transformer as speed
 
     times = {
         "transformer": [2.0, 4.0, 3.0], "macaron:plain": [2.4, 4.4, 3.3], "macaron:fused": [2.0, 4.2, 3.0],
