@@ -2,8 +2,12 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies four repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies five repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
+
+* :mod:`macaron_fairseq.repairs.lazy_deepspeed` — importing fairseq does not import DeepSpeed (fairseq's
+  ``cpu_adam`` module imports it eagerly); nothing heavy (DeepSpeed, transformers, spaCy, matplotlib) is
+  imported with the plugin (``tests/test_import_contract.py``);
 
 * :mod:`macaron_fairseq.repairs.checkpoint_safety` — fairseq checkpoints load under torch >= 2.6 through
   an allow-list, not ``weights_only=False``;
@@ -19,7 +23,16 @@ Use::
     fairseq-train DATA --user-dir macaron_fairseq --arch macaron_base ...
 """
 
-from macaron_fairseq.repairs import batching, bf16_without_tpu, checkpoint_safety, nan_detector_hooks
+from macaron_fairseq.repairs import lazy_deepspeed
+
+lazy_deepspeed.import_fairseq()  # first: before any module below imports fairseq
+
+from macaron_fairseq.repairs import (  # noqa: E402
+    batching,
+    bf16_without_tpu,
+    checkpoint_safety,
+    nan_detector_hooks,
+)
 
 checkpoint_safety.install()
 batching.install()
