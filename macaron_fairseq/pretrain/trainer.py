@@ -377,7 +377,7 @@ class Pretrainer:
 
     def _plot(self) -> None:
         """``SAVE_DIR/loss_curves.png`` from the log so far (a failed plot never stops training)."""
-        from macaron_tools.plot_curves import plot_step_log, read_step_log
+        from macaron_workflow.step_log import plot_step_log, read_step_log
 
         try:
             log = read_step_log(self.log_path)

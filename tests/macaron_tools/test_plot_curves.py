@@ -148,3 +148,14 @@ def test_the_pretrainers_step_log_is_recognised_and_plotted(tmp_path: Path) -> N
     (tmp_path / "empty.jsonl").write_text('{"step": 1, "split": "valid", "mlm_loss": 1.0}\n')
     with pytest.raises(plot_curves.PlotError, match="holds no training records"):
         plot_curves.main(["--log", str(tmp_path / "empty.jsonl"), "--out", str(out)])
+
+
+def test_the_step_log_functions_are_the_shared_ones() -> None:
+    """The tool, the trainer (``SAVE_DIR/loss_curves.png``) and the pre-training pipeline draw the step log
+    with one implementation from the base layer, and catch one error type (``plot_curves.PlotError``)."""
+    from macaron_workflow import step_log
+
+    assert plot_curves.PlotError is step_log.PlotError
+    assert plot_curves.read_step_log is step_log.read_step_log
+    assert plot_curves.plot_step_log is step_log.plot_step_log
+    assert plot_curves.smoothed([1.0, 3.0, 5.0], 2) == [1.0, 2.0, 4.0]
