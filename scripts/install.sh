@@ -1,42 +1,78 @@
 #!/usr/bin/env bash
-# Idempotent installer used by both README commands (quickstart and tests).
+# Idempotent installer used by the README commands, the pipelines' wrappers and scripts/test.sh.
 #
-#   bash scripts/install.sh          # runtime: torch (if missing), fairseq fork, deps, this package
-#   bash scripts/install.sh --dev    # + test/lint tools (pytest, ruff)
+#   bash scripts/install.sh                          # the plugin + translation (no extras)
+#   bash scripts/install.sh --extras pretrain,glue   # + extras: pretrain corpus glue hf (dev)
+#   bash scripts/install.sh --dev                    # every extra + the test/lint tools (= --extras dev)
 #
-# * torch: an importable torch >= 2.1 (e.g. your cluster's CUDA build) is kept as is. Otherwise
-#   torch==${MACARON_TORCH_VERSION:-2.13.0} is installed. Every later pip call is constrained to the
+# The same as 'pip install -e ".[EXTRAS]"' after torch and the fairseq fork (docs/installation.md), but:
+# * Python: CPython 3.11 or 3.12 on x86-64 Linux only (the fork has wheels for nothing else): others are
+#   refused with one line (exit 2).
+# * torch: an importable torch >= 2.1 (e.g. your cluster's CUDA build) is kept as is. Otherwise the CPU
+#   build torch==${MACARON_TORCH_VERSION:-2.13.0+cpu} is installed (from the PyTorch CPU index if the
+#   configured ones lack it), never PyPI's default CUDA wheel. Every later pip call is constrained to the
 #   torch that is installed, so no dependency can swap it for another build.
-# * fairseq: PyPI's fairseq 0.12.2 does not import on Python 3.11, and its declared pins need
-#   torchaudio (which would pull a different torch). We install ve-fairseq==0.12.3 (upstream main +
-#   the 3.11 dataclass fix, prebuilt wheels) with --no-deps, then its real runtime deps
-#   (requirements.txt).
-# * Everything already satisfied is skipped without calling pip's resolver.
+# * fairseq: ve-fairseq==0.12.3 (upstream main + the Python 3.11 fix, prebuilt wheels) with --no-deps:
+#   PyPI's fairseq does not import on 3.11, and the fork's declared pins need torchaudio (another torch).
+#   Its real runtime dependencies are in requirements.txt.
+# * Dependencies: requirements.txt and requirements-X.txt per extra X (what pyproject.toml declares);
+#   only the unsatisfied ones go to pip, so a provisioned machine never calls pip's resolver.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 FAIRSEQ_DIST="ve-fairseq"
 FAIRSEQ_VERSION="0.12.3"
-TORCH_VERSION="${MACARON_TORCH_VERSION:-2.13.0}"
-dev=0
-for arg in "$@"; do
-  case "$arg" in
-    --dev) dev=1 ;;
-    -h|--help) sed -n '2,16p' "${BASH_SOURCE[0]}"; exit 0 ;;
-    *) echo "install.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+TORCH_VERSION="${MACARON_TORCH_VERSION:-2.13.0+cpu}"
+TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
+SUPPORTED="CPython 3.11 or 3.12 on x86-64 Linux"
+usage_error() { echo "install.sh: $* (try --help)" >&2; exit 2; }
+extras=()
+add_extras() { local list; IFS=',' read -r -a list <<< "$1"; extras+=("${list[@]}"); }
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    --dev) extras+=(dev) ;;
+    --extras) [ "$#" -ge 2 ] || usage_error "--extras needs a list, e.g. --extras pretrain,glue"
+              add_extras "$2"; shift ;;
+    --extras=*) add_extras "${1#--extras=}" ;;
+    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) usage_error "unknown option '$1'" ;;
   esac
+  shift
 done
 say() { echo "[install] $*"; }
 pipi() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-check -q "$@"; }
 
-"$PY" - <<'PYEOF' || { echo "[install] Python >= 3.10 is required (found $("$PY" --version 2>&1))" >&2; exit 1; }
-import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)
-PYEOF
+# 0. the interpreter: the fairseq fork ships wheels for CPython 3.11/3.12 on x86-64 Linux only
+found="$("$PY" -c 'import platform as p; print(p.python_implementation(), p.python_version(), p.system(), p.machine())' \
+  2>/dev/null </dev/null || true)"
+case "$found" in
+  "CPython 3.11."*" Linux x86_64" | "CPython 3.12."*" Linux x86_64") ;;
+  "") echo "[install] cannot run Python '$PY'; supported: $SUPPORTED (set PYTHON=...)" >&2; exit 2 ;;
+  *) echo "[install] unsupported Python: found $found ($PY); supported: $SUPPORTED (the fairseq fork" \
+       "$FAIRSEQ_DIST ships wheels only for those)" >&2; exit 2 ;;
+esac
 
-# 0. the installer's own helper dependency (a bare virtualenv has no 'packaging')
+# the requirements files of the extras asked for (dev: every extra + the tools)
+reqs=("$here/requirements.txt")
+for extra in ${extras[@]+"${extras[@]}"}; do
+  if [ "$extra" = dev ]; then
+    reqs+=("$here/requirements-dev.txt")
+    for file in "$here"/requirements-*.txt; do
+      [ -e "$file" ] && [ "$file" != "$here/requirements-dev.txt" ] && reqs+=("$file")
+    done
+  elif [[ "$extra" =~ ^[a-z0-9]+$ ]] && [ -e "$here/requirements-$extra.txt" ]; then
+    reqs+=("$here/requirements-$extra.txt")
+  else
+    known="$(cd "$here" && ls requirements-*.txt 2>/dev/null | sed 's/^requirements-//; s/\.txt$//' | tr '\n' ' ')"
+    usage_error "unknown extra '$extra' (extras: ${known% })"
+  fi
+done
+mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | awk '!seen[$0]++')  # each file once
+
+# 1. the installer's own helper dependency (a bare virtualenv has no 'packaging')
 "$PY" -c 'import packaging.requirements, packaging.version' 2>/dev/null || { say "installing packaging"; pipi packaging; }
 
-# 1. torch
+# 2. torch
 torch_version="$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
 if [ -n "$torch_version" ] && "$PY" -c "
 import sys; from packaging.version import Version
@@ -44,15 +80,18 @@ sys.exit(0 if Version('$torch_version'.split('+')[0]) >= Version('2.1') else 1)"
   say "torch $torch_version present: kept"
 else
   say "installing torch==$TORCH_VERSION"
-  pipi "torch==$TORCH_VERSION"
+  if ! pipi "torch==$TORCH_VERSION"; then
+    # a +cpu build is not on PyPI: the PyTorch CPU index has it (and only CPU builds)
+    [[ "$TORCH_VERSION" == *+cpu ]] || exit 1
+    say "torch==$TORCH_VERSION is not on the configured indexes: trying $TORCH_CPU_INDEX"
+    pipi --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
+  fi
   torch_version="$("$PY" -c 'import torch; print(torch.__version__)')"
 fi
 constraints="$(mktemp)"; trap 'rm -f "$constraints"' EXIT
 echo "torch==${torch_version}" > "$constraints"
 
-# 2. requirements (only the unsatisfied ones go to pip)
-reqs=("$here/requirements.txt")
-[ "$dev" = 1 ] && reqs+=("$here/requirements-dev.txt")
+# 3. requirements (only the unsatisfied ones go to pip)
 missing_list="$("$PY" "$here/scripts/missing_requirements.py" "${reqs[@]}")" \
   || { echo "[install] could not check the requirements in ${reqs[*]} (the error is above)" >&2; exit 1; }
 missing=()
@@ -64,7 +103,7 @@ else
   say "requirements satisfied"
 fi
 
-# 3. fairseq fork, without its declared deps
+# 4. fairseq fork, without its declared deps
 fs_ok="$("$PY" - "$FAIRSEQ_DIST" "$FAIRSEQ_VERSION" <<'PYEOF'
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -95,14 +134,35 @@ else
   pipi --no-deps "$FAIRSEQ_DIST==$FAIRSEQ_VERSION"
 fi
 
-# 4. this package (editable), without touching dependencies
+# 5. this package (editable), without touching dependencies (step 3 installed them)
 # Asked from / (not from this checkout, where the package would be found in the current directory): an
 # editable install of another clone must be replaced, or every test run elsewhere would import that clone.
 # (find_spec: located without importing it, which would import fairseq and print whatever that prints)
 pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.abspath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
-if [ "$pkg_dir" = "$here" ]; then
+# an install from here whose console scripts are not pyproject.toml's (installed before they were added or
+# renamed) is refreshed too
+scripts_ok="$(cd / && "$PY" - "$here/pyproject.toml" 2>/dev/null <<'PYEOF'
+import sys
+import tomllib
+from importlib.metadata import PackageNotFoundError, distribution
+
+try:
+    installed = {ep.name for ep in distribution("macaron-fairseq").entry_points if ep.group == "console_scripts"}
+except PackageNotFoundError:
+    installed = set()
+with open(sys.argv[1], "rb") as f:
+    declared = set(tomllib.load(f)["project"].get("scripts", {}))
+print("yes" if installed == declared else "no")
+PYEOF
+)" || scripts_ok=no
+if [ "$pkg_dir" = "$here" ] && [ "$scripts_ok" = yes ]; then
   say "macaron_fairseq installed from $here"
 else
+  # --no-build-isolation (the build would otherwise fetch a build environment): needs setuptools >= 77
+  "$PY" -c "
+import sys; from importlib.metadata import version; from packaging.version import Version
+sys.exit(0 if Version(version('setuptools')) >= Version('77') else 1)" 2>/dev/null \
+    || { say "installing setuptools>=77 (to build this package)"; pipi -c "$constraints" "setuptools>=77"; }
   say "installing macaron_fairseq (editable) from $here"
   pipi --no-deps --no-build-isolation -e "$here"
 fi
