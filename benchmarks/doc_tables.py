@@ -1,97 +1,130 @@
-"""Put the benchmarks' measured tables into the README and docs, from their results files.
+"""Put the measured and computed tables into the README and docs: one marker scheme, one renderer per block.
 
-    python -m benchmarks.doc_tables           # rewrite every marked block from docs/results/*.json
-    python -m benchmarks.doc_tables --check   # exit 1 if a block differs from its results file
+    python -m benchmarks.doc_tables                   # rewrite every marked block
+    python -m benchmarks.doc_tables --check           # exit 1 if a block differs from what its renderer makes
+    python -m benchmarks.doc_tables --check --skip-computed   # only the blocks rendered from results files
 
-A block is the text between ``<!-- results:NAME:start -->`` and ``<!-- results:NAME:end -->`` in a
-markdown file; its content is ``render(payload)`` of the benchmark module that wrote the results file.
-``tests/test_docs_numbers.py`` runs the check, so a table in the docs is always a command's output.
+A block is the text between ``<!-- results:NAME:start -->`` and ``<!-- results:NAME:end -->``; it may live
+in README.md or in any markdown file under docs/, and each NAME must appear there exactly once (the block is
+found by its marker, so moving it to another page needs no change here). Its content is the block's renderer
+applied to its results file in docs/results/ (written by the benchmark, :mod:`benchmarks.results_file`), or,
+for a *computed* block (no results file: the parameter counts), the renderer's output from the code as it is
+today. Files are rewritten atomically. ``tests/test_docs_numbers.py`` runs the check, so a table in the docs
+is always a command's output.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
-import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from benchmarks import (
+    bert_corpus_throughput,
+    dt_fixup_ablation_report,
+    dt_fixup_mixed,
+    dt_fixup_mu_cost,
+    dt_fixup_plateau,
+    dt_fixup_update_size,
+    dt_fixup_user_flag,
+    glue_grid_time,
+    glue_small_run,
+    macaron_real_bert,
+    macaron_real_translation,
+    pair_index_build,
+    preprocess_throughput,
+    pretrain_speed,
+    profile_macaron_step,
+    sentence_splitters,
+    speed_macaron_vs_transformer,
+)
 from benchmarks.results_file import REPO, RESULTS_DIR, read_results
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.errors import UserError
+
+MARKER = re.compile(r"<!-- results:([A-Za-z0-9_-]+):start -->")
 
 
 @dataclass(frozen=True)
 class DocBlock:
     name: str  # the marker name
-    doc: str  # markdown file, relative to the repository
-    results: str  # results file in docs/results/
-    module: str  # the benchmark module whose render(payload) makes the block
-    function: str = "render"  # or another renderer of that module (one part of a results file)
+    renderer: Callable[..., str]  # renderer(payload of the results file), or renderer() for a computed block
+    results: str | None = None  # the results file in docs/results/; None: a computed block
 
-    def render(self) -> str:
-        renderer = getattr(importlib.import_module(f"benchmarks.{self.module}"), self.function)
-        return renderer(read_results(RESULTS_DIR / self.results))
+    @property
+    def computed(self) -> bool:
+        return self.results is None
+
+    def render(self, results_dir: Path | None = None) -> str:
+        if self.results is None:
+            return self.renderer()
+        return self.renderer(read_results((results_dir or RESULTS_DIR) / self.results))
 
 
-PREPROCESS = "preprocess_throughput"
-BERT_CORPUS = "bert_corpus_throughput"
-SPLITTERS = "sentence_splitters"
-SPEED = "speed_macaron_vs_transformer"
-ABLATION = "dt_fixup_ablation_report"
-BUDGET = "render_budget"
-MIXED = "dt_fixup_mixed"
-CURVES = "render_curves"
-PLATEAU = "dt_fixup_plateau"
-USER_FLAG = "dt_fixup_user_flag"
-REAL_MT = "macaron_real_translation"
-REAL_BERT = "macaron_real_bert"
+def _quickstart_runs(payload: dict[str, Any]) -> str:
+    from pipelines.quickstart import results_table
+
+    return results_table(payload["runs"])
+
+
+def _param_parity() -> str:
+    from macaron_fairseq.param_parity import markdown_table, parity_rows
+
+    return markdown_table(parity_rows(32768), 32768)
+
+
+def _bert_parity() -> str:
+    from macaron_fairseq.param_parity import BERT_VOCAB, bert_markdown_table, bert_parity_rows
+
+    return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
+
+
+ABLATION = dt_fixup_ablation_report
+PREPROCESS = preprocess_throughput.render
 BLOCKS = (
-    DocBlock("update-size", "docs/dt_fixup.md", "dt_fixup_update_size.json", "dt_fixup_update_size"),
-    DocBlock("mu-cost", "docs/dt_fixup.md", "dt_fixup_mu_cost.json", "dt_fixup_mu_cost"),
-    DocBlock("depth-ablation", "docs/dt_fixup.md", "dt_fixup_ablation.json", ABLATION),
-    DocBlock("depth-ablation-summary", "README.md", "dt_fixup_ablation.json", ABLATION, "render_summary"),
-    DocBlock("depth-ablation-macaron", "docs/dt_fixup.md", "dt_fixup_ablation_macaron.json", ABLATION),
-    DocBlock("ablation-budget", "docs/dt_fixup.md", "dt_fixup_ablation_budget.json", ABLATION, BUDGET),
-    DocBlock("dt-fixup-mixed", "docs/dt_fixup.md", "dt_fixup_mixed.json", MIXED),
-    DocBlock("dt-fixup-mixed-budget", "docs/dt_fixup.md", "dt_fixup_mixed_budget.json", MIXED, CURVES),
-    DocBlock("dt-fixup-plateau", "docs/dt_fixup.md", "dt_fixup_plateau.json", PLATEAU),
-    DocBlock("dt-fixup-plateau-rates", "docs/dt_fixup.md", "dt_fixup_plateau_rates.json", PLATEAU),
-    DocBlock("init-scheme-auto", "docs/dt_fixup.md", "dt_fixup_user_flag.json", USER_FLAG),
-    DocBlock("init-scheme-auto", "README.md", "dt_fixup_user_flag.json", USER_FLAG),
-    DocBlock("dt-fixup-user-flag-mu1", "docs/dt_fixup.md", "dt_fixup_user_flag_mu1.json", USER_FLAG),
-    DocBlock("speed", "README.md", "speed_macaron_vs_transformer.json", SPEED),
-    DocBlock("speed", "docs/macaron_speed.md", "speed_macaron_vs_transformer.json", SPEED),
-    DocBlock("step-profile", "docs/macaron_speed.md", "macaron_step_profile.json", "profile_macaron_step"),
-    DocBlock("preprocess-1m", "README.md", "preprocess_throughput_1m.json", PREPROCESS),
-    DocBlock("preprocess-1m", "docs/preprocessing.md", "preprocess_throughput_1m.json", PREPROCESS),
-    DocBlock("preprocess-100k", "docs/preprocessing.md", "preprocess_throughput_100k.json", PREPROCESS),
+    DocBlock("update-size", dt_fixup_update_size.render, "dt_fixup_update_size.json"),
+    DocBlock("mu-cost", dt_fixup_mu_cost.render, "dt_fixup_mu_cost.json"),
+    DocBlock("depth-ablation", ABLATION.render, "dt_fixup_ablation.json"),
+    DocBlock("depth-ablation-summary", ABLATION.render_summary, "dt_fixup_ablation.json"),
+    DocBlock("depth-ablation-macaron", ABLATION.render, "dt_fixup_ablation_macaron.json"),
+    DocBlock("ablation-budget", ABLATION.render_budget, "dt_fixup_ablation_budget.json"),
+    DocBlock("dt-fixup-mixed", dt_fixup_mixed.render, "dt_fixup_mixed.json"),
+    DocBlock("dt-fixup-mixed-budget", dt_fixup_mixed.render_curves, "dt_fixup_mixed_budget.json"),
+    DocBlock("dt-fixup-plateau", dt_fixup_plateau.render, "dt_fixup_plateau.json"),
+    DocBlock("dt-fixup-plateau-rates", dt_fixup_plateau.render, "dt_fixup_plateau_rates.json"),
+    DocBlock("init-scheme-auto", dt_fixup_user_flag.render, "dt_fixup_user_flag.json"),
+    DocBlock("dt-fixup-user-flag-mu1", dt_fixup_user_flag.render, "dt_fixup_user_flag_mu1.json"),
+    DocBlock("speed", speed_macaron_vs_transformer.render, "speed_macaron_vs_transformer.json"),
+    DocBlock("step-profile", profile_macaron_step.render, "macaron_step_profile.json"),
+    DocBlock("preprocess-1m", PREPROCESS, "preprocess_throughput_1m.json"),
+    DocBlock("preprocess-100k", PREPROCESS, "preprocess_throughput_100k.json"),
+    DocBlock("preprocess-100k-fairseq", PREPROCESS, "preprocess_throughput_100k_fairseq.json"),
+    DocBlock("preprocess-memory", PREPROCESS, "preprocess_memory_1m.json"),
+    DocBlock("bert-corpus", bert_corpus_throughput.render_throughput, "bert_corpus_throughput.json"),
+    DocBlock("bert-corpus-memory", bert_corpus_throughput.render, "bert_corpus_memory.json"),
+    DocBlock("sentence-splitters", sentence_splitters.render, "sentence_splitters.json"),
+    DocBlock("pair-index-build", pair_index_build.render, "pair_index_build.json"),
+    DocBlock("pretrain-speed", pretrain_speed.render, "pretrain_speed.json"),
+    DocBlock("glue-grid-time", glue_grid_time.render, "glue_grid_time.json"),
+    DocBlock("glue-small", glue_small_run.render, "glue_small.json"),
+    DocBlock("real-translation", macaron_real_translation.render, "macaron_real_translation.json"),
     DocBlock(
-        "preprocess-100k-fairseq",
-        "docs/preprocessing.md",
-        "preprocess_throughput_100k_fairseq.json",
-        PREPROCESS,
+        "real-translation-summary", macaron_real_translation.render_summary, "macaron_real_translation.json"
     ),
-    DocBlock("preprocess-memory", "docs/preprocessing.md", "preprocess_memory_1m.json", PREPROCESS),
-    DocBlock("bert-corpus", "README.md", "bert_corpus_throughput.json", BERT_CORPUS, "render_throughput"),
-    DocBlock(
-        "bert-corpus",
-        "docs/pretraining_data.md",
-        "bert_corpus_throughput.json",
-        BERT_CORPUS,
-        "render_throughput",
-    ),
-    DocBlock("bert-corpus-memory", "docs/pretraining_data.md", "bert_corpus_memory.json", BERT_CORPUS),
-    DocBlock("sentence-splitters", "docs/pretraining_data.md", "sentence_splitters.json", SPLITTERS),
-    DocBlock("pair-index-build", "docs/pretraining_data.md", "pair_index_build.json", "pair_index_build"),
-    DocBlock("pretrain-speed", "docs/pretraining_speed.md", "pretrain_speed.json", "pretrain_speed"),
-    DocBlock("pretrain-speed", "README.md", "pretrain_speed.json", "pretrain_speed", "render_summary"),
-    DocBlock("glue-grid-time", "docs/glue.md", "glue_grid_time.json", "glue_grid_time"),
-    DocBlock("glue-small", "docs/glue.md", "glue_small.json", "glue_small_run"),
-    DocBlock("glue-small", "README.md", "glue_small.json", "glue_small_run"),
-    DocBlock("real-translation", "docs/real_text.md", "macaron_real_translation.json", REAL_MT),
-    DocBlock("real-translation", "README.md", "macaron_real_translation.json", REAL_MT, "render_summary"),
-    DocBlock("real-bert", "docs/real_text.md", "macaron_real_bert.json", REAL_BERT),
-    DocBlock("real-bert", "README.md", "macaron_real_bert.json", REAL_BERT, "render_summary"),
+    DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
+    DocBlock("real-bert-summary", macaron_real_bert.render_summary, "macaron_real_bert.json"),
+    DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
+    DocBlock("param-parity", _param_parity),
+    DocBlock("bert-parity", _bert_parity),
 )
+
+
+def doc_files(repo: Path = REPO) -> list[Path]:
+    """Where blocks may live: README.md and every markdown file under docs/."""
+    return [repo / "README.md", *sorted((repo / "docs").rglob("*.md"))]
 
 
 def block_pattern(name: str) -> re.Pattern[str]:
@@ -99,49 +132,115 @@ def block_pattern(name: str) -> re.Pattern[str]:
     return re.compile(rf"(<!-- results:{marker}:start -->)\n?(.*?)\n?(<!-- results:{marker}:end -->)", re.S)
 
 
-def current(block: DocBlock) -> str | None:
-    match = block_pattern(block.name).search((REPO / block.doc).read_text(encoding="utf-8"))
-    return None if match is None else match.group(2)
+def _shown(path: Path, repo: Path) -> str:
+    return str(path.relative_to(repo)) if path.is_relative_to(repo) else str(path)
 
 
-def mismatches(blocks: tuple[DocBlock, ...] = BLOCKS) -> list[str]:
-    """What differs between the docs and the results files (empty when in sync)."""
+def locate(blocks: Iterable[DocBlock], files: list[Path], repo: Path = REPO) -> dict[str, Path]:
+    """The one file holding each block's marker pair. A marker that is missing, appears more than once
+    (in one file or several), has no end marker, or that no block renders is a :class:`UserError` listing
+    every such problem."""
+    texts = {path: path.read_text(encoding="utf-8") for path in files if path.is_file()}
+    names = [block.name for block in blocks]
+    known = set(names) | {block.name for block in BLOCKS}
+    problems = []
+    for name in sorted({m for text in texts.values() for m in MARKER.findall(text)} - known):
+        where = ", ".join(_shown(p, repo) for p, t in texts.items() if f"<!-- results:{name}:start" in t)
+        problems.append(f"{where}: block '{name}' has no renderer in benchmarks/doc_tables.py BLOCKS")
+    found: dict[str, Path] = {}
+    for name in names:
+        start = f"<!-- results:{name}:start -->"
+        holders = [(path, text.count(start)) for path, text in texts.items() if start in text]
+        count = sum(n for _, n in holders)
+        if count != 1:
+            where = ", ".join(f"{_shown(p, repo)} ({n}x)" for p, n in holders) or "no file"
+            problems.append(
+                f"block '{name}': its marker {start} must appear exactly once in README.md and docs/**/*.md, "
+                f"found {count} ({where})"
+            )
+            continue
+        path = holders[0][0]
+        if not block_pattern(name).search(texts[path]):
+            problems.append(f"{_shown(path, repo)}: block '{name}' has no <!-- results:{name}:end -->")
+            continue
+        found[name] = path
+    if problems:
+        raise UserError("\n".join(problems))
+    return found
+
+
+def _replace(text: str, block: DocBlock, rendered: str) -> str:
+    return block_pattern(block.name).sub(lambda m: f"{m.group(1)}\n{rendered}\n{m.group(3)}", text, count=1)
+
+
+def mismatches(
+    blocks: tuple[DocBlock, ...] = BLOCKS, repo: Path = REPO, results_dir: Path | None = None
+) -> list[str]:
+    """What differs between the docs and the renderers (empty when in sync), including markers that are
+    missing, duplicated or unknown."""
+    try:
+        where = locate(blocks, doc_files(repo), repo)
+    except UserError as exc:
+        return str(exc).splitlines()
     problems = []
     for block in blocks:
-        text = current(block)
-        if text is None:
-            problems.append(f"{block.doc}: no block <!-- results:{block.name}:start/end -->")
-        elif text != block.render():
-            problems.append(f"{block.doc}: block '{block.name}' differs from docs/results/{block.results}")
+        path = where[block.name]
+        match = block_pattern(block.name).search(path.read_text(encoding="utf-8"))
+        assert match is not None  # located above
+        if match.group(2) != block.render(results_dir):
+            source = "the code" if block.computed else f"docs/results/{block.results}"
+            problems.append(f"{_shown(path, repo)}: block '{block.name}' differs from {source}")
     return problems
 
 
-def rewrite(blocks: tuple[DocBlock, ...] = BLOCKS) -> None:
+def rewrite(
+    blocks: tuple[DocBlock, ...] = BLOCKS, repo: Path = REPO, results_dir: Path | None = None
+) -> list[Path]:
+    """Rewrite the blocks in place (each changed file atomically); the files changed."""
+    where = locate(blocks, doc_files(repo), repo)
+    by_file: dict[Path, list[DocBlock]] = {}
     for block in blocks:
-        path = REPO / block.doc
-        text = path.read_text(encoding="utf-8")
-        new, count = block_pattern(block.name).subn(
-            lambda m, b=block: f"{m.group(1)}\n{b.render()}\n{m.group(3)}", text
-        )
-        if count != 1:
-            raise SystemExit(f"{block.doc}: expected one block '{block.name}', found {count}")
-        if new != text:
-            path.write_text(new, encoding="utf-8")
-            print(f"updated {block.doc} ({block.name})")
+        by_file.setdefault(where[block.name], []).append(block)
+    changed = []
+    for path, in_file in by_file.items():
+        text = original = path.read_text(encoding="utf-8")
+        for block in in_file:
+            text = _replace(text, block, block.render(results_dir))
+        if text != original:
+            write_text_atomically(path, text)
+            changed.append(path)
+            print(f"updated {_shown(path, repo)} ({', '.join(b.name for b in in_file)})")
+    return changed
 
 
-def main() -> None:
+def blocks_of(results: str) -> tuple[DocBlock, ...]:
+    """The blocks rendered from one results file (a benchmark re-renders them after writing it)."""
+    return tuple(block for block in BLOCKS if block.results == results)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+        prog="python -m benchmarks.doc_tables",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--check", action="store_true", help="only report differences (exit 1 if any)")
+    parser.add_argument(
+        "--skip-computed",
+        action="store_true",
+        help="leave out the computed blocks (parameter counts: they build the big models, ~1 min)",
+    )
     args = parser.parse_args()
+    blocks = tuple(b for b in BLOCKS if not (args.skip_computed and b.computed))
     if args.check:
-        problems = mismatches()
-        print("\n".join(problems) or "every results block is in sync")
-        sys.exit(1 if problems else 0)
-    rewrite()
+        problems = mismatches(blocks)
+        print("\n".join(problems) or f"all {len(blocks)} blocks are in sync")
+        return 1 if problems else 0
+    rewrite(blocks)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from macaron_workflow.cli import run_cli
+
+    run_cli(main, "python -m benchmarks.doc_tables")

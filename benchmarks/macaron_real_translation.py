@@ -687,17 +687,18 @@ def plot(r: dict, path: Path) -> None:
 
 
 def render_docs(results_path: Path) -> None:
-    """Re-render the docs blocks made from this results file (``benchmarks/doc_tables.py``), so that the
+    """Re-render the docs blocks made from this results file (:mod:`benchmarks.doc_tables`), so that the
     docs in the working tree agree with the file the grid has just rewritten; a results file outside
     ``docs/results`` has none."""
-    from benchmarks.doc_tables import BLOCKS, rewrite
+    from benchmarks.doc_tables import blocks_of, rewrite
     from benchmarks.results_file import RESULTS_DIR
+    from macaron_workflow.errors import UserError
 
     if Path(results_path).resolve().parent != RESULTS_DIR.resolve():
         return
     try:
-        rewrite(tuple(b for b in BLOCKS if b.results == Path(results_path).name))
-    except SystemExit as err:  # a block missing from its doc: the grid goes on
+        rewrite(blocks_of(Path(results_path).name))
+    except UserError as err:  # a block missing from the docs: the grid goes on
         print(f"warning: docs not re-rendered: {err}", file=sys.stderr)
 
 

@@ -18,18 +18,69 @@ MU_LINE = re.compile(r"DT-Fixup μ pass \((\w+)\): (μ\[.*?\(\d+ batches\))")
 
 
 def test_every_results_block_is_rendered_from_its_results_file() -> None:
-    assert doc_tables.mismatches() == [], "run: python -m benchmarks.doc_tables"
+    blocks = tuple(b for b in doc_tables.BLOCKS if not b.computed)
+    assert doc_tables.mismatches(blocks) == [], "run: python -m benchmarks.doc_tables"
 
 
-def test_a_changed_results_file_is_detected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    block = doc_tables.BLOCKS[0]
+@pytest.mark.slow  # builds the big translation and BERT architectures (~1 min)
+def test_every_computed_block_is_what_the_code_computes_today() -> None:
+    blocks = tuple(b for b in doc_tables.BLOCKS if b.computed)
+    assert {b.name for b in blocks} == {"param-parity", "bert-parity"}
+    assert doc_tables.mismatches(blocks) == [], "run: python -m benchmarks.doc_tables"
+
+
+def test_a_changed_results_file_is_detected(tmp_path: Path) -> None:
+    block = next(b for b in doc_tables.BLOCKS if not b.computed)
     payload = doc_tables.read_results(doc_tables.RESULTS_DIR / block.results)
     payload["machine"]["date"] = "1970-01-01 00:00 UTC"
     (tmp_path / block.results).write_text(json.dumps(payload))
-    monkeypatch.setattr(doc_tables, "RESULTS_DIR", tmp_path)
-    assert doc_tables.mismatches((block,)) == [
-        f"{block.doc}: block '{block.name}' differs from docs/results/{block.results}"
-    ]
+    [problem] = doc_tables.mismatches((block,), results_dir=tmp_path)
+    assert problem.endswith(f"block '{block.name}' differs from docs/results/{block.results}")
+
+
+def _checkout(root: Path, readme: str, pages: dict[str, str]) -> Path:
+    (root / "docs").mkdir(parents=True)
+    (root / "README.md").write_text(readme, encoding="utf-8")
+    for name, text in pages.items():
+        (root / "docs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "docs" / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def _block(name: str, body: str) -> str:
+    return f"<!-- results:{name}:start -->\n{body}\n<!-- results:{name}:end -->\n"
+
+
+TOY = (doc_tables.DocBlock("toy", lambda: "| a |\n|---|\n| 1 |"),)
+
+
+def test_a_block_is_found_by_its_marker_wherever_it_lives_and_rewritten_there(tmp_path: Path) -> None:
+    repo = _checkout(tmp_path, "# readme\n", {"deep/page.md": "intro\n" + _block("toy", "stale") + "end\n"})
+    assert doc_tables.mismatches(TOY, repo) == ["docs/deep/page.md: block 'toy' differs from the code"]
+    assert doc_tables.rewrite(TOY, repo) == [repo / "docs/deep/page.md"]
+    rendered = _block("toy", "| a |\n|---|\n| 1 |")
+    assert (repo / "docs/deep/page.md").read_text() == "intro\n" + rendered + "end\n"
+    assert doc_tables.mismatches(TOY, repo) == [] and doc_tables.rewrite(TOY, repo) == []
+    assert sorted(p.name for p in (repo / "docs/deep").iterdir()) == ["page.md"]  # no temporary left
+
+
+def test_a_missing_duplicated_unclosed_or_unknown_marker_is_an_error_naming_it(tmp_path: Path) -> None:
+    missing = _checkout(tmp_path / "missing", "# readme\n", {})
+    [problem] = doc_tables.mismatches(TOY, missing)
+    assert "block 'toy'" in problem and "found 0 (no file)" in problem
+    twice = _checkout(tmp_path / "twice", _block("toy", "x"), {"a.md": _block("toy", "x")})
+    [problem] = doc_tables.mismatches(TOY, twice)
+    assert "found 2 (README.md (1x), docs/a.md (1x))" in problem
+    with pytest.raises(doc_tables.UserError, match="exactly once"):
+        doc_tables.rewrite(TOY, twice)
+    assert (twice / "README.md").read_text() == _block("toy", "x")  # nothing rewritten
+    unclosed = _checkout(tmp_path / "unclosed", "<!-- results:toy:start -->\nx\n", {})
+    assert doc_tables.mismatches(TOY, unclosed) == ["README.md: block 'toy' has no <!-- results:toy:end -->"]
+    unknown = _checkout(tmp_path / "unknown", _block("toy", "x"), {"b.md": _block("nobody-renders-me", "y")})
+    [problem] = doc_tables.mismatches(TOY, unknown)
+    assert problem == (
+        "docs/b.md: block 'nobody-renders-me' has no renderer in benchmarks/doc_tables.py BLOCKS"
+    )
 
 
 def _free_port() -> int:
