@@ -34,19 +34,47 @@ def positive_int(text: str) -> int:
 
 
 def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """--workers and --force, identical in every preprocessing CLI."""
-    parser.add_argument(
-        "--workers",
-        type=positive_int,
-        default=available_cores(),
-        help="worker processes (default: the usable cores, here %(default)s)",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="redo every stage even if its completion marker says it is up to date "
-        "(without it, a rerun resumes after the last completed stage)",
-    )
+    """--workers and --force, identical in every command that has them (the rows
+    :data:`macaron_workflow.options.RUN_OPTIONS`)."""
+    from macaron_workflow.options import RUN_OPTIONS, add_options  # options builds on this module
+
+    add_options(parser, RUN_OPTIONS)
+
+
+class _DeprecatedSpelling(argparse.Action):
+    """An old spelling of an option: does what the new one does, after a one-line note on stderr."""
+
+    def __init__(self, option_strings: list[str], dest: str, new: argparse.Action, **_: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=new.nargs, type=new.type, choices=new.choices, metavar=new.metavar,
+            default=argparse.SUPPRESS, help=argparse.SUPPRESS,
+        )  # fmt: skip
+        self.new = new
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        spelling = self.new.option_strings[-1]
+        report(parser.prog, "note", f"{option_string} is deprecated, use {spelling} (it will be removed)")
+        self.new(parser, namespace, values, spelling)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Accept ``old`` as a deprecated spelling of the already added option ``new`` (hidden from --help,
+    same destination, a one-line note each time it is used), so that users' scripts keep working."""
+    action = parser._option_string_actions[new]
+    if not action.required:
+        parser.add_argument(old, action=_DeprecatedSpelling, new=action)
+        return
+    # a required option given by its old spelling is given: both spellings in one required group
+    action.required = False
+    group = parser.add_mutually_exclusive_group(required=True)
+    group._group_actions.append(action)
+    group.add_argument(old, action=_DeprecatedSpelling, new=action)
 
 
 class ArgumentParser(argparse.ArgumentParser):

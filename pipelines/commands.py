@@ -13,12 +13,13 @@ import shlex
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import FAILURE_EXIT, USAGE_EXIT, ReportedError, UserError
+from macaron_workflow.options import FROM_ENV, Option, with_environment
 from macaron_workflow.preemption import PREEMPTED_EXIT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -73,14 +74,35 @@ class Console:
             self.say("$ " + shlex.join(argv))
 
 
-def parse_with_passthrough(parser: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+def parse_with_passthrough(
+    parser: argparse.ArgumentParser,
+    argv: Sequence[str] | None,
+    options: Iterable[Option] = (),
+    env_defaults: Mapping[str, str] | None = None,
+) -> argparse.Namespace:
     """``parser``'s arguments before a ``--``; what follows it is kept unparsed in ``args.train_flags``
-    (flags handed to the training command as they are)."""
+    (flags handed to the training command as they are). With ``--from-env`` (what the .sh wrappers pass),
+    the environment variables of the option table ``options`` count as flags given before the others
+    (:func:`macaron_workflow.options.with_environment`; ``env_defaults`` fill unset variables)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        argv = with_environment(argv, options, env_defaults or {})
+    except UserError as err:
+        parser.error(str(err))
     split = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:split])
     args.train_flags = argv[split + 1 :]
     return args
+
+
+def add_from_env(parser: argparse.ArgumentParser) -> None:
+    """Document ``--from-env`` in ``--help`` (:func:`parse_with_passthrough` consumes it)."""
+    parser.add_argument(
+        FROM_ENV,
+        action="store_true",
+        help="also read the options from the environment variables shown as [env NAME] (what the "
+        "pipelines/*.sh wrappers pass; flags on the command line win)",
+    )
 
 
 def run_command(

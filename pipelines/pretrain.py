@@ -48,18 +48,20 @@ import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from macaron_tools import plot_curves
 from macaron_tools.plot_curves import StepLog
-from macaron_workflow.cli import available_cores
+from macaron_workflow.cli import ArgumentParser, positive_int
+from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
 from macaron_workflow.stages import StageReport, StageRunner
 from pipelines.commands import (
     REPO,
     Console,
     PipelineError,
+    add_from_env,
     parse_with_passthrough,
     report_errors,
     run_command,
@@ -178,7 +180,8 @@ def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace
         command += ["--wikipedia", *wikipedia]
     if bookcorpus is not None:
         command += ["--bookcorpus", bookcorpus]
-    command += ["--workers", args.workers, "--vocab-size", args.vocab_size, "--valid-ratio", args.valid_ratio]
+    command += ["--workers", args.workers, "--bpe-vocab-size", args.bpe_vocab_size,
+                "--valid-ratio", args.valid_ratio]  # fmt: skip
     if args.force:
         command += ["--force"]
     run_command(command, console)
@@ -400,95 +403,61 @@ def config_total_steps(path: Path) -> int | None:
     return int(steps) if steps else None
 
 
+OPTIONS = (
+    Option("--workdir", "data-bin/, ARCH/ (checkpoints, model, plots) go here (the wrapper's default: "
+           "work_dirs/pretrain)", env="WORKDIR", type=Path, required=True),
+    Option("--wikipedia", "MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2), or 'latest' to "
+           "download the newest English dump (see docs/pretraining_data.md); the variable: files separated "
+           "by spaces",
+           env="WIKIPEDIA", kind="list", default=[], metavar="DUMP"),
+    Option("--bookcorpus", "a directory of books, one .txt each", env="BOOKCORPUS", type=Path, metavar="DIR"),
+    Option("--arch", "macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); "
+           "default: macaron_bert_base (--small: macaron_bert_tiny)", env="ARCH"),
+    Option("--deepspeed-config", "default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
+           env="DS_CONFIG", type=Path),
+    Option("--gpus", "processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank "
+           "(--small: 2)", env="GPUS", type=positive_int),
+    Option("--max-update", "optimizer steps; default: the config's scheduler total_num_steps (--small: 30); "
+           "raising it later continues the finished run", env="MAX_UPDATE", type=positive_int),
+    Option("--tokens-per-sample", "sequence length (default: the task's, 128 = BERT phase 1)",
+           env="TOKENS_PER_SAMPLE", type=positive_int),
+    Option("--phases", "BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs "
+           "phase 1's checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a "
+           "fresh optimizer, schedule and data position) and writes to DIR/ARCH/phase2/", env="PHASES"),
+    Option("--phase2-config", "phase 2's DeepSpeed config (default: bert_phase2.json)", env="PHASE2_CONFIG",
+           type=Path),
+    Option("--phase2-tokens-per-sample", "phase 2's sequence length (default 512; --small: 256)",
+           type=positive_int),
+    Option("--phase2-max-update", "phase 2's optimizer steps (default: its config's total_num_steps; "
+           "--small: 10)", env="PHASE2_MAX_UPDATE", type=positive_int),
+    Option("--save-interval-updates", "default 5000 (--small: 10)", type=positive_int),
+    Option("--log-interval", "a progress line every N steps; default 100 (--small: 5)", type=positive_int),
+    Option("--seed", "default 1", env="SEED", type=int, default=1),
+    Option("--bpe-vocab-size", "BPE pieces; default 32768 (--small: 500)", type=positive_int,
+           deprecated=("--vocab-size",)),
+    Option("--valid-ratio", "share of validation documents; default 0.005 (--small: 0.1)", type=float),
+    WORKERS.with_env("WORKERS"),
+    Option("--small", "CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated "
+           "corpus when no input is given", env="SMALL", kind="switch"),
+    replace(FORCE, help="redo every stage, the corpus included (downloads are kept; the old checkpoints "
+            "of this --arch are moved aside)"),
+    SKIP_INSTALL,
+)  # fmt: skip
+"""Every option of the pipeline; ``bash pipelines/pretrain.sh`` maps the [env NAME] variables to them."""
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m pipelines.pretrain",
         usage="%(prog)s --workdir DIR [--wikipedia DUMP... | latest] [--bookcorpus DIR] [options] "
         "[-- trainer flags]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--workdir", type=Path, required=True, help="data-bin/, ARCH/ (checkpoints, model, plots) go here"
-    )
-    parser.add_argument(
-        "--wikipedia",
-        nargs="+",
-        default=[],
-        metavar="DUMP",
-        help="MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2), or 'latest' to download the "
-        "newest English dump (see docs/pretraining_data.md)",
-    )
-    parser.add_argument("--bookcorpus", type=Path, metavar="DIR", help="a directory of books, one .txt each")
-    parser.add_argument(
-        "--arch",
-        help="macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); default: "
-        "macaron_bert_base (--small: macaron_bert_tiny)",
-    )
-    parser.add_argument(
-        "--deepspeed-config",
-        type=Path,
-        help="default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
-    )
-    parser.add_argument(
-        "--gpus",
-        type=int,
-        help="processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank (--small: 2)",
-    )
-    parser.add_argument(
-        "--max-update",
-        type=int,
-        help="optimizer steps; default: the config's scheduler total_num_steps (--small: 30); raising it "
-        "later continues the finished run",
-    )
-    parser.add_argument(
-        "--tokens-per-sample", type=int, help="sequence length (default: the task's, 128 = BERT phase 1)"
-    )
-    parser.add_argument(
-        "--phases",
-        help="BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs phase 1's "
-        "checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a fresh optimizer, "
-        "schedule and data position) and writes to DIR/ARCH/phase2/",
-    )
-    parser.add_argument(
-        "--phase2-config", type=Path, help="phase 2's DeepSpeed config (default: bert_phase2.json)"
-    )
-    parser.add_argument(
-        "--phase2-tokens-per-sample", type=int, help="phase 2's sequence length (default 512; --small: 256)"
-    )
-    parser.add_argument(
-        "--phase2-max-update",
-        type=int,
-        help="phase 2's optimizer steps (default: its config's total_num_steps; --small: 10)",
-    )
-    parser.add_argument("--save-interval-updates", type=int, help="default 5000 (--small: 10)")
-    parser.add_argument(
-        "--log-interval", type=int, help="a progress line every N steps; default 100 (--small: 5)"
-    )
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--vocab-size", type=int, help="BPE pieces; default 32768 (--small: 500)")
-    parser.add_argument(
-        "--valid-ratio", type=float, help="share of validation documents; default 0.005 (--small: 0.1)"
-    )
-    parser.add_argument(
-        "--workers",
-        type=int,
-        default=available_cores(),
-        help="corpus preprocessing processes (default: the usable cores, here %(default)s)",
-    )
-    parser.add_argument(
-        "--small",
-        action="store_true",
-        help="CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated corpus when "
-        "no input is given",
-    )
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="redo every stage, the corpus included (downloads are kept; the old checkpoints of this --arch "
-        "are moved aside)",
-    )
-    args = parse_with_passthrough(parser, argv)  # flags after -- go to the trainer as they are
+    add_options(parser, OPTIONS)
+    add_from_env(parser)
+    wrapper_default = {"WORKDIR": str(REPO / "work_dirs" / "pretrain")}
+    args = parse_with_passthrough(parser, argv, OPTIONS, wrapper_default)  # flags after -- go to the trainer
     scale = SMALL if args.small else FULL
     args.arch = args.arch or scale["arch"]
     if not ARCH_PATTERN.match(args.arch):
@@ -504,8 +473,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.max_update = SMALL_MAX_UPDATE if args.small else total_steps
         if args.max_update is None:
             parser.error(f"{args.deepspeed_config} has no scheduler total_num_steps: give --max-update")
-    if args.max_update < 1:
-        parser.error("--max-update must be >= 1")
     args.phase, args.phase_inputs = 1, []
     try:
         args.phases = sorted(
@@ -531,12 +498,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.gpus_default = args.gpus is None
     if args.gpus is None:
         args.gpus = cuda_devices() or (SMALL_CPU_RANKS if args.small else 1)
-    if args.gpus < 1:
-        parser.error("--gpus must be >= 1")
     args.save_interval_updates = args.save_interval_updates or scale["save_interval"]
     args.log_interval = args.log_interval or scale["log"]
     corpus = SMALL_CORPUS if args.small else {"vocab_size": 32768, "valid_ratio": 0.005}
-    args.vocab_size = args.vocab_size or corpus["vocab_size"]
+    args.bpe_vocab_size = args.bpe_vocab_size or corpus["vocab_size"]
     args.valid_ratio = args.valid_ratio if args.valid_ratio is not None else corpus["valid_ratio"]
     if not args.small and not args.wikipedia and args.bookcorpus is None:
         parser.error("give --wikipedia DUMP... (or 'latest') and/or --bookcorpus DIR (or --small)")

@@ -5,7 +5,7 @@
 
 Stages (each resumable: a rerun skips the finished ones, --force redoes them all; completion markers in
 WORKDIR/.stages/ and, for preprocessing, WORKDIR/data/.stages/):
-  install     bash scripts/install.sh (by quickstart.sh, unless --skip-install)
+  install     bash scripts/install.sh (by quickstart.sh, unless --skip-install or SKIP_INSTALL=1)
   corpus      python -m preprocess.synthetic_en_de: generated en→de corpus (or your own files, see below)
   preprocess  python -m preprocess.custom: sacremoses tokenization, joint sentencepiece BPE, binarized
               data-bin (joined dictionary)
@@ -52,10 +52,20 @@ from typing import Any, NoReturn
 from macaron_tools import score_bleu
 from macaron_workflow.atomic import temporary_path, write_text_atomically
 from macaron_workflow.cli import available_cores
+from macaron_workflow.errors import UserError
 from macaron_workflow.machine import cpu_flags, cpu_model
+from macaron_workflow.options import SKIP_INSTALL, add_options, with_environment
 from macaron_workflow.stages import StageReport, StageRunner
 from pipelines import fairseq_steps
-from pipelines.commands import REPO, USER_DIR, Console, PipelineError, report_errors, run_command
+from pipelines.commands import (
+    REPO,
+    USER_DIR,
+    Console,
+    PipelineError,
+    add_from_env,
+    report_errors,
+    run_command,
+)
 from pipelines.fairseq_steps import BleuSettings
 
 PROG = "quickstart"
@@ -127,6 +137,11 @@ NUMBER_OPTIONS = [
 ]
 
 
+OPTIONS = (SKIP_INSTALL,)
+"""The options shared with the other pipelines' option tables (the rest keep quickstart's own table above,
+INTEGER_OPTIONS and NUMBER_OPTIONS: the quickstart has no environment variables but SKIP_INSTALL)."""
+
+
 def build_parser() -> QuickstartParser:
     parser = QuickstartParser(
         prog=PROG,
@@ -173,11 +188,8 @@ def build_parser() -> QuickstartParser:
         "such CPU; no measured cost in speed); native: the fastest ones for this CPU (on an AVX-512 CPU they "
         "give other numbers) [%(default)s]",
     )
-    parser.add_argument(
-        "--skip-install",
-        action="store_true",
-        help="quickstart.sh: do not run scripts/install.sh (this program itself never installs)",
-    )
+    add_options(parser, OPTIONS)
+    add_from_env(parser)
     parser.add_argument(
         "--force",
         action="store_true",
@@ -188,6 +200,10 @@ def build_parser() -> QuickstartParser:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = build_parser()
+    try:
+        argv = with_environment(sys.argv[1:] if argv is None else argv, OPTIONS)
+    except UserError as err:
+        parser.error(str(err))
     args = parser.parse_args(argv)
     if args.max_update == 0 and args.max_epoch == 0:
         parser.error("set --max-update or --max-epoch (both are 0)")

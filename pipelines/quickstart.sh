@@ -3,27 +3,19 @@
 #
 #   bash pipelines/quickstart.sh [options]       # every option: bash pipelines/quickstart.sh --help
 #
-# This wrapper installs whatever is missing (scripts/install.sh; skip it with --skip-install) BEFORE any
-# Python of the project runs, then hands over to `python -m pipelines.quickstart` with the same options,
-# which runs the resumable stages (corpus, preprocessing, training, translation, BLEU, loss curves) and
-# sets the CPU thread environment of its commands (--threads; OMP_WAIT_POLICY=PASSIVE, see
-# pipelines/quickstart.py for the measurement behind it). It also hands over its start time and the command
-# as typed, for the run record WORKDIR/results/quickstart.json (whose wall time includes the installer).
+# This wrapper installs whatever is missing (scripts/install.sh; skip it with --skip-install or
+# SKIP_INSTALL=1) BEFORE any Python of the project runs, then hands over to `python -m pipelines.quickstart`
+# with the same options, which runs the resumable stages (corpus, preprocessing, training, translation,
+# BLEU, loss curves) and sets the CPU thread environment of its commands (--threads; OMP_WAIT_POLICY=PASSIVE,
+# see pipelines/quickstart.py for the measurement behind it). It also hands over its start time and the
+# command as typed, for the run record WORKDIR/results/quickstart.json (whose wall time includes the
+# installer).
 set -euo pipefail
 MACARON_QUICKSTART_STARTED="$(date +%s.%N)"
 MACARON_QUICKSTART_COMMAND="bash $0"
 for arg in "$@"; do MACARON_QUICKSTART_COMMAND+=" $(printf '%q' "$arg")"; done
 export MACARON_QUICKSTART_STARTED MACARON_QUICKSTART_COMMAND
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-PY="${PYTHON:-python3}"
-install=1
-for arg in "$@"; do
-  case "$arg" in --skip-install|-h|--help) install=0 ;; esac
-done
-if [ "$install" = 1 ]; then
-  echo "[quickstart] checking/installing requirements (scripts/install.sh)"
-  bash "$here/scripts/install.sh"
-fi
-# the checkout's packages, without changing directory (relative paths stay relative to where you are)
-export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
-exec "$PY" -m pipelines.quickstart "$@"
+# shellcheck source=pipelines/wrapper.sh
+source "$(dirname "${BASH_SOURCE[0]}")/wrapper.sh"
+INSTALL_MESSAGE="[quickstart] checking/installing requirements (scripts/install.sh)" install_unless_skipped "$@"
+exec "$PY" -m pipelines.quickstart --from-env "$@"

@@ -33,12 +33,22 @@ import json
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from macaron_workflow.cli import ArgumentParser, positive_int
+from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
 from macaron_workflow.stages import StageRunner
 from pipelines import fairseq_steps
-from pipelines.commands import USER_DIR, Console, parse_with_passthrough, report_errors, run_command
+from pipelines.commands import (
+    REPO,
+    USER_DIR,
+    Console,
+    add_from_env,
+    parse_with_passthrough,
+    report_errors,
+    run_command,
+)
 from pipelines.fairseq_steps import BleuSettings
 
 #: optimiser, schedule and loss of the Macaron authors' train-iwslt14.sh / train-wmt14-base.sh
@@ -196,50 +206,56 @@ def write_results(
     return json.loads(paths.results.read_text(encoding="utf-8"))
 
 
+OPTIONS = (
+    Option("--workdir", "data-bin/, checkpoints/, results go here (the wrapper's default: work_dirs/RECIPE)",
+           env="WORKDIR", type=Path, required=True),
+    Option("--raw-dir", "the downloaded archives (default: download them)", env="RAW_DIR", type=Path),
+    Option("--arch", "default: macaron_small (iwslt14) / macaron_base (wmt14); e.g. transformer_iwslt_de_en "
+           "for the baseline", env="ARCH"),
+    Option("--init-scheme", "passed to fairseq-train (default, dt-fixup, t-fixup)", env="INIT_SCHEME"),
+    Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
+    Option("--max-tokens", "per GPU (default: 4096 iwslt14 / 8192 wmt14)", env="MAX_TOKENS",
+           type=positive_int),
+    Option("--update-freq", "gradient accumulation (default 1)", env="UPDATE_FREQ", type=positive_int,
+           default=1),
+    Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14; raising it later continues the finished "
+           "training", env="MAX_UPDATE", type=positive_int),
+    Option("--save-interval-updates", "default 2000", type=positive_int, default=2000),
+    Option("--num-avg", "average the last N interval checkpoints (5)", env="NUM_AVG", type=positive_int,
+           default=5),
+    Option("--bpe-vocab-size", "default: the preprocessor's (10000 / 37000)", type=positive_int),
+    WORKERS.with_env("WORKERS"),
+    Option("--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int,
+           default=128),
+    Option("--seed", "default 1", type=int, default=1),
+    Option("--log-interval", "default 100", type=positive_int, default=100),
+    Option("--small", "tiny model and schedule (CPU smoke scale)", env="SMALL", kind="switch"),
+    Option("--slurm", "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
+           "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
+           "process", kind="switch"),
+    Option("--preemption-signal", "with --slurm (default HUP)", env="PREEMPT_SIGNAL", default="HUP"),
+    replace(FORCE, help="redo every stage, preprocessing included (downloads are kept; the old checkpoints "
+            "of this --arch are moved aside)"),
+    SKIP_INSTALL,
+)  # fmt: skip
+"""Every option of the pipeline (after the recipe); ``bash pipelines/translation.sh`` maps the [env NAME]
+variables to them."""
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m pipelines.translation",
         usage="%(prog)s {iwslt14,wmt14} --workdir DIR [options] [-- fairseq-train flags]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("recipe", choices=sorted(RECIPES))
-    parser.add_argument(
-        "--workdir", type=Path, required=True, help="data-bin/, checkpoints/, results go here"
-    )
-    parser.add_argument("--raw-dir", type=Path, help="the downloaded archives (default: download them)")
-    parser.add_argument("--arch", help="default: macaron_small (iwslt14) / macaron_base (wmt14)")
-    parser.add_argument("--init-scheme", help="passed to fairseq-train (default, dt-fixup, t-fixup)")
-    parser.add_argument("--gpus", type=int, default=0, help="--distributed-world-size (default: fairseq's)")
-    parser.add_argument("--max-tokens", type=int, help="per GPU (default: 4096 iwslt14 / 8192 wmt14)")
-    parser.add_argument("--update-freq", type=int, default=1, help="gradient accumulation (default 1)")
-    parser.add_argument(
-        "--max-update",
-        type=int,
-        help="default: 100000 iwslt14 / 300000 wmt14; raising it later continues the finished training",
-    )
-    parser.add_argument("--save-interval-updates", type=int, default=2000, help="default 2000")
-    parser.add_argument("--num-avg", type=int, default=5, help="average the last N interval checkpoints (5)")
-    parser.add_argument("--bpe-vocab-size", type=int, help="default: the preprocessor's (10000 / 37000)")
-    parser.add_argument("--workers", type=int, default=2, help="preprocessing processes (default 2)")
-    parser.add_argument("--gen-batch-size", type=int, default=128)
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--log-interval", type=int, default=100)
-    parser.add_argument("--small", action="store_true", help="tiny model and schedule (CPU smoke scale)")
-    parser.add_argument(
-        "--slurm",
-        action="store_true",
-        help="inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the allocation "
-        "(srun), saving and requeueing on --preemption-signal; the other stages run in this process",
-    )
-    parser.add_argument("--preemption-signal", default="HUP", help="with --slurm (default HUP)")
-    parser.add_argument(
-        "--force",
-        action="store_true",
-        help="redo every stage, preprocessing included (downloads are kept; the old checkpoints of this "
-        "--arch are moved aside)",
-    )
-    args = parse_with_passthrough(parser, argv)  # flags after -- go to the trainer as they are
+    add_options(parser, OPTIONS)
+    add_from_env(parser)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    recipe_name = next((word for word in argv if word in RECIPES), "translation")
+    wrapper_default = {"WORKDIR": str(REPO / "work_dirs" / recipe_name)}
+    args = parse_with_passthrough(parser, argv, OPTIONS, wrapper_default)  # flags after -- go to the trainer
     recipe = RECIPES[args.recipe]
     args.arch = args.arch or recipe.arch
     args.max_tokens = args.max_tokens or (2000 if args.small else recipe.max_tokens)

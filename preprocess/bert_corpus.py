@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.cli import ArgumentParser, add_run_options, positive_int, run_cli
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, add_run_options, positive_int, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import ensure_writable_dir, require_files
 from macaron_workflow.stages import StageRunner
@@ -67,8 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_run_options(parser)
     parser.add_argument(
-        "--vocab-size", type=positive_int, default=32768, help="sentencepiece BPE size (default: %(default)s)"
+        "--bpe-vocab-size",
+        type=positive_int,
+        default=32768,
+        help="sentencepiece BPE size (default: %(default)s)",
     )
+    add_deprecated_alias(parser, "--vocab-size", "--bpe-vocab-size")
     parser.add_argument(
         "--valid-ratio",
         type=float,
@@ -77,12 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: %(default)s = 1 in 200, i.e. 199:1)",
     )
     parser.add_argument(
-        "--bpe-sample-sentences",
+        "--spm-input-sentence-size",
         type=positive_int,
         default=BpeConfig.input_sentence_size,
         help="BPE is learned on at most this many training sentences, sampled at random; this bounds its "
         "memory (default: %(default)s)",
     )
+    add_deprecated_alias(parser, "--bpe-sample-sentences", "--spm-input-sentence-size")
     parser.add_argument(
         "--sentence-splitter",
         default=RULE_BASED,
@@ -150,7 +155,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"extracted {len(sources)} source(s) into {layout.dest / 'work' / 'extract'}", file=sys.stderr)
         return
     collect(runner, layout, sources)
-    bpe = BpeConfig(args.vocab_size, input_sentence_size=args.bpe_sample_sentences, threads=args.workers)
+    bpe = BpeConfig(
+        args.bpe_vocab_size, input_sentence_size=args.spm_input_sentence_size, threads=args.workers
+    )
     learn_bpe(runner, layout, bpe)
     for split in SPLITS:
         apply_bpe(runner, layout, split, args.workers)

@@ -28,6 +28,7 @@ and catches inconsistent ones early.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import shutil
@@ -175,9 +176,10 @@ def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) ->
 
 
 def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
-    workdir = environment(args)["WORKDIR"]
-    count = [sys.executable, "-m", "pipelines.glue", "--workdir", workdir, "--step", "count", *extra]
-    proc = subprocess.run(count, cwd=REPO, capture_output=True, text=True, check=False)
+    # as the jobs will: their environment (--export=ALL plus --env) read through the pipeline's option table
+    count = [sys.executable, "-m", "pipelines.glue", "--from-env", "--step", "count", *extra]
+    env = {**os.environ, **environment(args)}
+    proc = subprocess.run(count, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise UserError(f"{shlex.join(count)} failed: {proc.stderr.strip()}")
     cells = int(proc.stdout.split()[-1])

@@ -45,13 +45,16 @@ from pathlib import Path
 from typing import Any
 
 from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.cli import ArgumentParser, available_cores
+from macaron_workflow.cli import ArgumentParser, available_cores, positive_int
+from macaron_workflow.options import SKIP_INSTALL, Option, add_options
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 from pipelines.commands import (
+    REPO,
     Console,
     PipelineError,
     PipelineUsageError,
     Preempted,
+    add_from_env,
     parse_with_passthrough,
     report_errors,
     run_command,
@@ -290,51 +293,64 @@ def ints(text: str) -> list[int]:
     return [int(v) for v in text.replace(",", " ").split()]
 
 
+def task_list(text: str) -> list[str]:
+    return [x.strip() for x in text.replace(",", " ").split()]
+
+
+OPTIONS = (
+    Option("--workdir", "DIR: glue/ (data, runs, results) goes here (the wrapper's default: work_dirs/glue)",
+           env="WORKDIR", type=Path, required=True),
+    Option("--checkpoint", "the exported pre-trained model, an export of python -m macaron_fairseq.pretrain "
+           "(with --small: optional)", env="CHECKPOINT", type=Path),
+    Option("--glue-dir", "the unpacked GLUE distribution, only read (default: downloaded into "
+           "WORKDIR/glue/glue-data)", env="GLUE_DIR", type=Path),
+    Option("--download", "download the tasks missing from --glue-dir into it", env="DOWNLOAD", kind="switch"),
+    Option("--tasks", f"default: {' '.join(BERT_TASKS)} (also WNLI)", env="TASKS", type=task_list,
+           default=list(BERT_TASKS)),
+    Option("--grid-preset", "the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
+           "authors' scripts; roberta: Liu et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
+           default=DEFAULT_PRESET),
+    Option("--batch-sizes", f"default: {' '.join(map(str, BATCH_SIZES))}", env="BATCH_SIZES", type=ints),
+    Option("--lrs", f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}", env="LRS", type=floats),
+    Option("--epochs", f"default: {' '.join(map(str, EPOCHS))}", env="EPOCHS", type=ints),
+    Option("--weight-decays", f"default: {' '.join(map(str, WEIGHT_DECAYS))}", env="WEIGHT_DECAYS",
+           type=floats),
+    Option("--seeds", "seeds, or a count N for 100, 200, ... (default: 5)", env="SEEDS", type=ints),
+    Option("--gpus", "parallel runs, one per GPU (default: the CUDA devices)", env="GPUS", type=int),
+    Option("--cpu-processes", "parallel runs without GPUs (default 2)", env="CPU_PROCESSES",
+           type=positive_int, default=2),
+    Option("--extra-layers", "K new layers under the head (DT-Fixup)", env="EXTRA_LAYERS", type=int,
+           default=0),
+    Option("--init-scheme", "initialisation of the extra layers (default dt-fixup)", env="INIT_SCHEME",
+           default="dt-fixup", choices=("dt-fixup", "t-fixup", "default")),
+    Option("--pretrained-lr-multiplier", "learning-rate factor of the pre-trained part with --extra-layers",
+           env="PRETRAINED_LR_MULTIPLIER", type=float),
+    Option("--small", "CPU smoke run: reduced grid, generated GLUE (a tiny model pre-trained first without "
+           "--checkpoint)", env="SMALL", kind="switch"),
+    Option("--step", "a part of the pipeline, for Slurm (slurm/glue.sbatch): prepare | count | cell | "
+           "collect (default all)", choices=STEPS, default="all"),
+    Option("--cell", "with --step cell: the run's index (default $SLURM_ARRAY_TASK_ID)", type=int),
+    Option("--preemption-signal", "the runs save and stop on it (default HUP; docs/slurm.md)",
+           env="PREEMPT_SIGNAL", default=DEFAULT_SIGNAL),
+    SKIP_INSTALL,
+)  # fmt: skip
+"""Every option of the pipeline; ``bash pipelines/glue.sh`` and ``slurm/glue.sbatch`` map the [env NAME]
+variables to them."""
+WRAPPER_DEFAULTS = {"WORKDIR": str(REPO / "work_dirs" / "glue")}
+"""What ``--from-env`` uses for a variable that is not set."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog="python -m pipelines.glue", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
-    parser.add_argument(
-        "--workdir", type=Path, required=True, help="DIR: glue/ (data, runs, results) goes here"
-    )
-    parser.add_argument(
-        "--checkpoint", type=Path, help="the exported pre-trained model (with --small: optional)"
-    )
-    parser.add_argument("--glue-dir", type=Path,
-                        help="the unpacked GLUE distribution, only read (default: downloaded into "
-                             "WORKDIR/glue/glue-data)")  # fmt: skip
-    parser.add_argument("--download", action="store_true",
-                        help="download the tasks missing from --glue-dir into it")  # fmt: skip
-    parser.add_argument(
-        "--tasks",
-        type=lambda t: [x.strip() for x in t.replace(",", " ").split()],
-        default=list(BERT_TASKS),
-        help=f"default: {' '.join(BERT_TASKS)} (also WNLI)",
-    )
-    parser.add_argument("--grid-preset", choices=sorted(PRESETS), default=DEFAULT_PRESET,
-                        help="the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
-                             "authors' scripts; roberta: Liu et al. table 10)")  # fmt: skip
-    parser.add_argument("--batch-sizes", type=ints, help=f"default: {' '.join(map(str, BATCH_SIZES))}")
-    parser.add_argument("--lrs", type=floats, help=f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}")
-    parser.add_argument("--epochs", type=ints, help=f"default: {' '.join(map(str, EPOCHS))}")
-    parser.add_argument("--weight-decays", type=floats, help=f"default: {' '.join(map(str, WEIGHT_DECAYS))}")
-    parser.add_argument("--seeds", type=ints, help="seeds, or a count N for 100, 200, ... (default: 5)")
-    parser.add_argument("--gpus", type=int, help="parallel runs, one per GPU (default: the CUDA devices)")
-    parser.add_argument("--cpu-processes", type=int, default=2, help="parallel runs without GPUs (default 2)")
-    parser.add_argument("--extra-layers", type=int, default=0, help="K new layers under the head (DT-Fixup)")
-    parser.add_argument("--init-scheme", default="dt-fixup", choices=("dt-fixup", "t-fixup", "default"),
-                        help="initialisation of the extra layers (default dt-fixup)")  # fmt: skip
-    parser.add_argument("--pretrained-lr-multiplier", type=float,
-                        help="learning-rate factor of the pre-trained part with --extra-layers")  # fmt: skip
-    parser.add_argument("--small", action="store_true", help="CPU smoke run: reduced grid, generated GLUE")
-    parser.add_argument("--step", choices=STEPS, default="all",
-                        help="a part of the pipeline, for Slurm (slurm/glue.sbatch): prepare | count | "
-                             "cell | collect (default all)")  # fmt: skip
-    parser.add_argument(
-        "--cell", type=int, help="with --step cell: the run's index (default $SLURM_ARRAY_TASK_ID)"
-    )
-    parser.add_argument("--preemption-signal", default=DEFAULT_SIGNAL,
-                        help="the runs save and stop on it (default HUP; docs/slurm.md)")  # fmt: skip
+                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    add_options(parser, OPTIONS)
+    add_from_env(parser)
     return parser
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The options (``--from-env``: and their environment variables) and the flags after ``--``."""
+    return parse_with_passthrough(build_parser(), argv, OPTIONS, WRAPPER_DEFAULTS)
 
 
 def settle(args: argparse.Namespace) -> None:
@@ -412,7 +428,7 @@ def collected_records(specs: Sequence[RunSpec]) -> dict[str, dict[str, Any]]:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    args = parse_with_passthrough(build_parser(), argv)
+    args = parse_args(argv)
     settle(args)
     if args.step == "count":
         print(grid_size(args))

@@ -1,6 +1,6 @@
 """English prose from Debian's Python documentation (``python3.11-doc``) in the BookCorpus layout.
 
-    python -m preprocess.sources.python_docs --out DIR [--html /usr/share/doc/python3.11/html] [--install]
+    python -m preprocess.sources.python_docs --dest DIR [--html /usr/share/doc/python3.11/html] [--install]
 
 The package installs the HTML documentation of Python (the tutorial, the library and language references,
 the HOWTOs, "What's New": about 530 pages, 67 MB of HTML) under ``/usr/share/doc/python3.11/html``. Each
@@ -21,10 +21,12 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
+
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
+from macaron_workflow.errors import ReportedError, UserError
 
 DEFAULT_HTML = Path("/usr/share/doc/python3.11/html")
 PACKAGE = "python3.11-doc"
@@ -153,23 +155,27 @@ def install(package: str = PACKAGE) -> None:
     for command in (["apt-get", "update"], ["apt-get", "install", "-y", package]):
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+            raise ReportedError(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", type=Path, required=True, help="the books directory to write")
+def main(argv: list[str] | None = None) -> None:
+    ap = ArgumentParser(
+        prog="python -m preprocess.sources.python_docs",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--dest", type=Path, required=True, help="the books directory to write")
+    add_deprecated_alias(ap, "--out", "--dest")
     ap.add_argument("--html", type=Path, default=DEFAULT_HTML, help=f"default: {DEFAULT_HTML}")
     ap.add_argument("--install", action="store_true", help=f"apt-get install {PACKAGE} when it is missing")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     if not a.html.is_dir():
         if not a.install:
-            print(f"{a.html}: not a directory (apt-get install {PACKAGE}, or --install)", file=sys.stderr)
-            sys.exit(2)
+            raise UserError(f"{a.html}: not a directory (apt-get install {PACKAGE}, or --install)")
         install()
-    summary = convert(a.html, a.out)
+    summary = convert(a.html, a.dest)
     print(json.dumps({k: v for k, v in summary.__dict__.items() if k != "skipped_pages"}, indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    run_cli(main, "python -m preprocess.sources.python_docs")

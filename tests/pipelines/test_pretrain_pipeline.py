@@ -50,7 +50,7 @@ def test_help_lists_the_stages_and_options() -> None:
 def test_small_defaults(tmp_path: Path) -> None:
     args = pretrain.parse_args(["--workdir", str(tmp_path), "--small"])
     assert args.arch == "macaron_bert_tiny" and args.deepspeed_config.name == "tiny_cpu.json"
-    assert args.max_update == 30 and args.vocab_size == 500 and args.valid_ratio == 0.1
+    assert args.max_update == 30 and args.bpe_vocab_size == 500 and args.valid_ratio == 0.1
     assert args.gpus == (pretrain.cuda_devices() or 2)
     assert args.wikipedia == [] and args.bookcorpus is None  # the pipeline generates the corpus
 
@@ -62,7 +62,7 @@ def test_full_scale_defaults_come_from_the_deepspeed_config(tmp_path: Path) -> N
     config = json.loads((REPO / "configs" / "deepspeed" / "bert_phase1.json").read_text())
     assert args.arch == "macaron_bert_base" and args.deepspeed_config.name == "bert_phase1.json"
     assert args.max_update == config["scheduler"]["params"]["total_num_steps"] == 900_000
-    assert args.vocab_size == 32768 and args.valid_ratio == 0.005 and args.wikipedia == ["latest"]
+    assert args.bpe_vocab_size == 32768 and args.valid_ratio == 0.005 and args.wikipedia == ["latest"]
     assert args.train_flags == ["--update-freq", "2"]
     command = pretrain.pretrain_command(
         args, tmp_path / "data-bin", pretrain.ArchPaths(args.workdir, args.arch)

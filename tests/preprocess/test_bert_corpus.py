@@ -26,7 +26,7 @@ BOOK_WORD = re.compile(r"\bbookword(\d+)\b")
 
 def build(dest: Path, *args: str, check: bool = True, workers: int = 2):
     return run_module(
-        "preprocess.bert_corpus", "--dest", str(dest), "--workers", str(workers), "--vocab-size", "600",
+        "preprocess.bert_corpus", "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", "600",
         "--valid-ratio", "0.1", *args, check=check, timeout=300,
     )  # fmt: skip
 
@@ -234,7 +234,7 @@ def test_ctrl_c_during_extraction_leaves_nothing_trusted_and_a_rerun_completes(t
     dump = tmp_path / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     manifest = write_dump(dump, target_bytes=4_000_000, seed=9, pages_per_stream=20)
     dest = tmp_path / "out"
-    args = ["--dest", str(dest), "--wikipedia", str(dump), "--workers", "2", "--vocab-size", "600"]
+    args = ["--dest", str(dest), "--wikipedia", str(dump), "--workers", "2", "--bpe-vocab-size", "600"]
     process = subprocess.Popen(
         [sys.executable, "-m", "preprocess.bert_corpus", *args], cwd=REPO, text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -21,7 +21,7 @@ from preprocess.sources.synthetic_wiki import write_books, write_dump
 pytestmark = pytest.mark.slurm
 SCRIPT = REPO / "slurm" / "bert_corpus.sbatch"
 #: flags of preprocess.bert_corpus, the same for the array, the merge and the direct run
-FLAGS = ["--vocab-size", "400", "--valid-ratio", "0.1"]
+FLAGS = ["--bpe-vocab-size", "400", "--valid-ratio", "0.1"]
 KINDS = {"article": 12, "stub": 1, "redirect": 2, "other_namespace": 1, "disambiguation": 1}
 #: the data-bin's files (and the text before BPE) that the merge and a direct run must write identically
 DATA_BIN = (
