@@ -2,13 +2,15 @@
 ``--init-from``, a save directory to export, a HuggingFace conversion).
 
 A checkpoint is untrusted input: it is read with ``torch.load(weights_only=True)`` through the allow-list
-of :mod:`macaron_fairseq.repairs.checkpoint_safety`, memory-mapped (``mmap=True``: the tensors stay on disk
-until used, so :func:`describe` costs the pickled metadata only), and a refused global becomes one line that
-names it, the file and how to convert a file the user trusts. Every failure is a
+of :mod:`macaron_workflow.checkpoint_safety` (the base layer, where :func:`load_checkpoint` and
+:func:`restricted_loads` live, re-exported here: the tools read checkpoints without the plugin),
+memory-mapped (``mmap=True``: the tensors stay on disk until used, so :func:`describe` costs the pickled
+metadata only), and a refused global becomes one line that names it, the file and how to convert a file
+the user trusts. Every failure is a
 :class:`macaron_workflow.errors.UserError` (the CLIs print it as one line and exit 2):
 
 * :class:`CheckpointError` — missing, unreadable, or not a PyTorch checkpoint;
-* :class:`~macaron_fairseq.repairs.checkpoint_safety.UnsafeCheckpointError` — it pickles a global outside
+* :class:`~macaron_workflow.checkpoint_safety.UnsafeCheckpointError` — it pickles a global outside
   the allow-list (nothing of it is executed).
 
 Use::
@@ -26,26 +28,22 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
-import pickle
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
 
-from macaron_fairseq.repairs import checkpoint_safety
-from macaron_fairseq.repairs.checkpoint_safety import UnsafeCheckpointError, is_refusal, unsafe_checkpoint
-from macaron_workflow.errors import UserError, cannot_read
+from macaron_workflow.checkpoint_safety import (  # the reading itself: shared with the tools
+    CheckpointError,
+    UnsafeCheckpointError,
+    load_checkpoint,
+    restricted_loads,
+)
 
 #: the state-dict key of a BERT encoder's token embedding (its rows are the vocabulary with ``<mask>``)
 EMBEDDING_KEY = "encoder.embed_tokens.weight"
-
-
-class CheckpointError(UserError):
-    """A checkpoint file that is missing, unreadable or not a PyTorch checkpoint."""
 
 
 @dataclass(frozen=True)
@@ -74,64 +72,6 @@ class CheckpointInfo:
     @property
     def is_bert_encoder(self) -> bool:
         return self.kind == "fairseq" and self.arch is not None and self.embedding_rows is not None
-
-
-def _label(path: Path, flag: str | None) -> str:
-    return f"{flag} {path}" if flag else str(path)
-
-
-def _torch_load(path: Path, mmap: bool) -> Any:
-    return torch.load(str(path), map_location="cpu", mmap=mmap, weights_only=True)
-
-
-def _starts_like_a_pickle(path: Path) -> bool:
-    """A pickle (torch's legacy format) starts with the PROTO opcode 0x80 (protocol 2 and later)."""
-    with path.open("rb") as f:
-        return f.read(1) == b"\x80"
-
-
-def load_checkpoint(path: str | Path, flag: str | None = None) -> dict[str, Any]:
-    """The whole state of ``path``, tensors memory-mapped (a checkpoint in torch's legacy, non-zip format is
-    read into memory), through the allow-list. ``flag`` (``"--checkpoint"``) prefixes the messages.
-
-    Raises :class:`CheckpointError` or :class:`UnsafeCheckpointError` (both :class:`UserError`)."""
-    path = Path(path)
-    label = _label(path, flag)
-    if not path.exists():
-        raise CheckpointError(f"{label}: no such file")
-    if path.is_dir():
-        raise CheckpointError(f"{label}: is a directory, not a checkpoint file")
-    checkpoint_safety.install()
-    try:
-        try:
-            state = _torch_load(path, mmap=True)
-        except RuntimeError as err:
-            if "mmap can only be used" not in str(err):
-                raise
-            if not _starts_like_a_pickle(path):
-                raise CheckpointError(f"{label}: not a PyTorch checkpoint (neither zip nor pickle)") from None
-            state = _torch_load(path, mmap=False)  # the legacy format cannot be memory-mapped
-    except CheckpointError:
-        raise
-    except pickle.UnpicklingError as err:
-        if is_refusal(err):
-            raise unsafe_checkpoint(path, err, flag) from None
-        raise CheckpointError(f"{label}: not a PyTorch checkpoint ({_first_line(err)})") from None
-    except OSError as err:
-        raise CheckpointError(str(cannot_read(label, err))) from None
-    except Exception as err:  # torch reports a truncated or foreign file with many exception types
-        raise CheckpointError(f"{label}: not a PyTorch checkpoint ({_first_line(err)})") from None
-    if not isinstance(state, dict):
-        raise CheckpointError(f"{label}: not a checkpoint (it holds a {type(state).__name__}, not a dict)")
-    return state
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    if not text:
-        return type(err).__name__
-    first = text.splitlines()[0]
-    return f"{type(err).__name__}: {first.split('. ')[0]}"
 
 
 def _namespace(config: Any) -> argparse.Namespace | None:
@@ -206,33 +146,6 @@ def describe(path: str | Path, flag: str | None = None) -> CheckpointInfo:
     except OSError:
         return describe_state(path, load_checkpoint(path, flag))  # raises the one-line error
     return _describe_cached(str(path), stat.st_mtime_ns, stat.st_size, flag)
-
-
-@contextmanager
-def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
-    """Inside: every ``torch.load`` — also one of code we do not own that asks for ``weights_only=False``
-    (DeepSpeed's ``zero_to_fp32``) — is the allow-listed restricted load; a refusal names the file.
-    ``extra_globals`` are allowed too, inside only (e.g. ``checkpoint_safety.deepspeed_globals()``)."""
-    checkpoint_safety.install()
-    original = torch.load
-
-    @functools.wraps(original)
-    def load(f: Any, *args: Any, **kwargs: Any) -> Any:
-        kwargs["weights_only"] = True
-        try:
-            return original(f, *args, **kwargs)
-        except pickle.UnpicklingError as err:
-            if is_refusal(err):
-                where = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", f)
-                raise unsafe_checkpoint(where, err) from None
-            raise
-
-    torch.load = load
-    try:
-        with torch.serialization.safe_globals(list(extra_globals)):
-            yield
-    finally:
-        torch.load = original
 
 
 __all__ = [

@@ -7,11 +7,13 @@ before beam search).
 
 The output keeps the newest checkpoint's configuration and training state and replaces its model
 weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The
-checkpoints are read with torch's restricted unpickler plus the plugin's allow-list; the output is
-written to a temporary file and renamed.
+checkpoints are read with torch's restricted unpickler and the allow-list of fairseq checkpoint classes
+(:func:`macaron_workflow.checkpoint_safety.load_checkpoint`: a file that pickles anything else is refused in
+one line, nothing of it runs); neither the plugin nor fairseq is imported. The output is written to a
+temporary file and renamed.
 
-torch and the plugin are imported only where checkpoints are read or written, so the pipelines can use
-:func:`last_checkpoints` to see which files an averaging will read without importing either.
+torch is imported only where checkpoints are read or written, so the pipelines can use
+:func:`last_checkpoints` to see which files an averaging will read without importing it.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from macaron_workflow.atomic import atomic_output
+from macaron_workflow.checkpoint_safety import load_checkpoint
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
 
@@ -53,14 +56,11 @@ def average(paths: Sequence[Path]) -> dict:
         raise AveragingError("no checkpoints to average")
     import torch
 
-    from macaron_fairseq.repairs import checkpoint_safety
-
-    checkpoint_safety.install()
     sums: dict[str, torch.Tensor] = {}
     keys: list[str] | None = None
     state: dict = {}
     for path in paths:
-        state = torch.load(path, map_location="cpu", weights_only=True)
+        state = load_checkpoint(path)
         model = state["model"]
         if keys is None:
             keys = list(model)

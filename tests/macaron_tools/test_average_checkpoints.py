@@ -48,3 +48,22 @@ def test_too_few_checkpoints_and_mismatched_parameters_are_errors(tmp_path: Path
     torch.save({"model": {"v": torch.zeros(1)}, "cfg": {}}, other)
     with pytest.raises(AveragingError, match="different parameters"):
         average([tmp_path / "checkpoint1.pt", other])
+
+
+def test_a_malicious_checkpoint_is_refused_in_one_line_and_runs_nothing(tmp_path: Path) -> None:
+    """The tool reads through the base layer's allow-list (no plugin, no fairseq needed)."""
+    from helpers import write_malicious_checkpoint
+
+    from macaron_workflow.checkpoint_safety import UnsafeCheckpointError
+    from macaron_workflow.errors import UserError
+
+    fake_checkpoint(tmp_path / "checkpoint1.pt", 1.0, 1)
+    marker = tmp_path / "MARKER"
+    evil = write_malicious_checkpoint(tmp_path / "checkpoint2.pt", marker)
+    out = tmp_path / "avg.pt"
+    with pytest.raises(UnsafeCheckpointError) as error:
+        main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "2", "--output", str(out)])
+    message = str(error.value)
+    assert isinstance(error.value, UserError) and "\n" not in message
+    assert message.startswith(f"refusing to load checkpoint {evil}: it pickles posix.system")
+    assert not marker.exists() and not out.exists()

@@ -1,0 +1,238 @@
+"""The import contract of docs/architecture.md ("Layers"), checked over the source.
+
+Every ``.py`` file of the project's packages is parsed with :mod:`ast`; every import in it — at module level
+and inside functions (a lazy import that goes up a layer is still a dependency on that layer) — is mapped to
+the top-level package it names, and each edge between two packages must be in :data:`ALLOWED`. A second
+check runs fresh interpreters: importing the plugin (what ``fairseq-train --user-dir macaron_fairseq`` does),
+the shared base and the tools loads none of DeepSpeed, spaCy, transformers, matplotlib.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: package -> the packages of the project it may import; the table of docs/architecture.md, in code.
+#: Layer 0: macaron_workflow; 1: macaron_fairseq, macaron_tools; 2: preprocess; 3: pipelines, slurm;
+#: 4: benchmarks (they measure the pipelines). scripts/ runs before anything is installed.
+ALLOWED: dict[str, frozenset[str]] = {
+    "macaron_workflow": frozenset(),
+    "macaron_fairseq": frozenset({"macaron_workflow"}),
+    "macaron_tools": frozenset({"macaron_workflow"}),
+    "preprocess": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools"}),
+    "pipelines": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess"}),
+    "slurm": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess"}),
+    "benchmarks": frozenset(
+        {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "pipelines", "slurm"}
+    ),
+    "scripts": frozenset(),
+}
+
+#: inside the plugin: what fairseq loads with ``--user-dir`` (everything but these two subpackages) never
+#: imports the DeepSpeed trainer or the HuggingFace bridge
+PLUGIN_EDGES: tuple[str, ...] = ("macaron_fairseq.pretrain", "macaron_fairseq.hf")
+
+#: third-party packages that load only where they are used
+HEAVY: tuple[str, ...] = ("deepspeed", "spacy", "transformers", "matplotlib")
+
+
+@dataclass(frozen=True)
+class Import:
+    path: Path
+    line: int
+    module: str
+    """The absolute module name the statement imports (relative imports resolved)."""
+
+    @property
+    def package(self) -> str:
+        return self.module.split(".")[0]
+
+    def where(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    """The module an ``ImportFrom`` names, a relative one resolved against ``path``'s package."""
+    if not node.level:
+        return node.module or ""
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(path: Path, source: str | None = None) -> Iterator[Import]:
+    """Every import statement of the file (module level, functions, classes, ``if``/``try`` blocks) and every
+    ``importlib.import_module("literal")``, with its line."""
+    tree = ast.parse(path.read_text(encoding="utf-8") if source is None else source, filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(path, node.lineno, alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(path, node)
+            yield Import(path, node.lineno, module)
+            for alias in node.names:  # "from macaron_fairseq import pretrain" imports a subpackage
+                yield Import(path, node.lineno, f"{module}.{alias.name}")
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "import_module"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield Import(path, node.lineno, node.args[0].value)
+
+
+def source_files() -> list[Path]:
+    return sorted(p for package in ALLOWED for p in (ROOT / package).rglob("*.py"))
+
+
+def _within(module: str, packages: tuple[str, ...]) -> str | None:
+    """The package of ``packages`` that ``module`` is or lies in."""
+    return next((p for p in packages if module == p or module.startswith(p + ".")), None)
+
+
+def violations(path: Path, source: str | None = None) -> list[str]:
+    """The forbidden edges of one file, as ``file:line: a -> b (import x.y) ...``, one per line and edge."""
+    own = path.relative_to(ROOT).parts[0]
+    in_core = own == "macaron_fairseq" and _within(module_name(path), PLUGIN_EDGES) is None
+    found: dict[tuple[int, str], str] = {}
+    for imp in imports_of(path, source):
+        target = imp.package
+        if target in ALLOWED and target != own and target not in ALLOWED[own]:
+            found.setdefault(
+                (imp.line, target),
+                f"{imp.where()}: {own} -> {target} (import {imp.module}) is not an allowed edge",
+            )
+        if in_core and (sub := _within(imp.module, PLUGIN_EDGES)) is not None:
+            found.setdefault(
+                (imp.line, sub),
+                f"{imp.where()}: plugin core -> {sub} (import {imp.module}): the trainer and the HF bridge "
+                "are not loaded with --user-dir",
+            )
+    return list(found.values())
+
+
+def test_every_package_of_the_table_exists() -> None:
+    for package in ALLOWED:
+        assert (ROOT / package).is_dir(), package
+    assert len(source_files()) > 150
+
+
+def test_no_import_goes_up_a_layer() -> None:
+    found = [v for path in source_files() for v in violations(path)]
+    assert not found, "imports against docs/architecture.md (Layers):\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(
+    ("file", "source", "edge"),
+    [
+        ("macaron_fairseq/pretrain/trainer.py", "def f():\n    from macaron_tools import plot_curves\n",
+         "macaron_fairseq/pretrain/trainer.py:2: macaron_fairseq -> macaron_tools"),
+        ("macaron_workflow/stages.py", "import preprocess.text\n",
+         "macaron_workflow/stages.py:1: macaron_workflow -> preprocess"),
+        ("macaron_tools/average_checkpoints.py", "if True:\n    import macaron_fairseq.repairs\n",
+         "macaron_tools/average_checkpoints.py:2: macaron_tools -> macaron_fairseq"),
+        ("preprocess/glue.py", "import importlib\nimportlib.import_module('pipelines.glue')\n",
+         "preprocess/glue.py:2: preprocess -> pipelines"),
+        ("pipelines/glue/grid.py", "from benchmarks import results_file\n",
+         "pipelines/glue/grid.py:1: pipelines -> benchmarks"),
+        ("macaron_fairseq/models/bert.py", "from ..pretrain import trainer\n",
+         "macaron_fairseq/models/bert.py:1: plugin core -> macaron_fairseq.pretrain"),
+    ],
+)
+def test_a_forbidden_edge_is_reported_with_file_and_line(file: str, source: str, edge: str) -> None:
+    """The check can fail: an upward import (module level, lazy, relative, by name) is named."""
+    found = violations(ROOT / file, source)
+    assert any(v.startswith(edge) for v in found), found
+
+
+def test_allowed_edges_pass() -> None:
+    assert violations(ROOT / "pipelines/glue/grid.py", "import macaron_fairseq\nimport preprocess\n") == []
+    inside_hf = "from macaron_fairseq.pretrain import export\n"
+    assert violations(ROOT / "macaron_fairseq/hf/exporter.py", inside_hf) == []
+
+
+#: run by a fresh interpreter: import argv[2:] in turn; print, for each of argv[1] (comma-separated) that got
+#: loaded, the module whose import loaded it
+_PROBE = """
+import importlib, json, sys
+heavy, loaded_by = sys.argv[1].split(","), {}
+for name in sys.argv[2:]:
+    importlib.import_module(name)
+    loaded_by.update({h: name for h in heavy if h in sys.modules and h not in loaded_by})
+cpu_adam = sys.modules.get("fairseq.optim.cpu_adam")
+print(json.dumps({"heavy": loaded_by, "has_deepspeed": getattr(cpu_adam, "has_deepspeed", None)}))
+"""
+
+
+def _probe(*modules: str) -> dict:
+    command = [sys.executable, "-c", _PROBE, ",".join(HEAVY), *modules]
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+#: modules that are transformers code by nature: written into an exported HuggingFace model directory
+HF_MODEL_FILES: frozenset[str] = frozenset(
+    {"macaron_fairseq.hf.modeling_macaron_bert", "macaron_fairseq.hf.tokenization_macaron"}
+)
+
+
+def modules_of(*packages: str) -> tuple[str, ...]:
+    """Every importable module of ``packages`` (``__main__`` modules, which run on import, left out)."""
+    names = (module_name(p) for package in packages for p in sorted((ROOT / package).rglob("*.py")))
+    return tuple(n for n in names if not n.endswith("__main__") and n not in HF_MODEL_FILES)
+
+
+@pytest.mark.parametrize(
+    "modules",
+    [
+        ("macaron_fairseq",),
+        modules_of("macaron_fairseq"),
+        modules_of("macaron_workflow", "macaron_tools"),
+        modules_of("preprocess"),
+    ],
+    ids=["plugin", "every-plugin-module", "base-and-tools", "preprocess"],
+)
+def test_importing_loads_nothing_heavy(modules: tuple[str, ...]) -> None:
+    """DeepSpeed, spaCy, transformers and matplotlib load where they are used (the trainer's start, the
+    sentence splitter, the HF conversion, a plot), not when a module is imported: not with the plugin
+    (``--user-dir``), nor with any module of the plugin, the base, the tools or the preprocessors."""
+    loaded = _probe(*modules)["heavy"]
+    assert not loaded, "; ".join(f"importing {module} loaded {heavy}" for heavy, module in loaded.items())
+
+
+def test_the_plugin_keeps_fairseq_cpu_adam_usable() -> None:
+    """fairseq's ``cpu_adam`` still knows that DeepSpeed is installed (``repairs.lazy_deepspeed``)."""
+    import importlib.util
+
+    found = _probe("macaron_fairseq")
+    assert found["has_deepspeed"] is (importlib.util.find_spec("deepspeed") is not None)
+
+
+def test_the_tools_do_not_import_fairseq() -> None:
+    """Stand-alone tools need neither the plugin nor fairseq (only torch, to read checkpoints)."""
+    code = (
+        "import sys, macaron_tools.average_checkpoints, macaron_tools.score_bleu, macaron_tools.plot_curves;"
+        "print(sorted(m for m in ('fairseq', 'macaron_fairseq') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
