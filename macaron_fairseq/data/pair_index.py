@@ -76,10 +76,6 @@ class PairIndex:
         row = self.pairs[index]
         return tuple(int(row[f"{side}_{name}"]) for name in ("first", "offset", "last", "length"))  # type: ignore[return-value]
 
-    def fairseq_pair(self, index: int) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int], int]:
-        """The pair as an entry of ``BlockPairDataset.sent_pairs``."""
-        return self.block(index, "a"), self.block(index, "b"), int(self.pairs[index]["is_next"])
-
 
 def document_ranges(sizes: np.ndarray, doc_break_size: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """``(starts, ends)`` (end exclusive) of the non-empty documents, as ``BlockPairDataset`` groups them:

@@ -28,7 +28,6 @@ from macaron_fairseq.models.encoder_decoder import PluginDecoder, PluginEncoder,
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
 from macaron_fairseq.modules.macaron_layer import (
-    MacaronFFNMixin,
     add_macaron_layer_args,
     configure_macaron_layers,
 )
@@ -114,11 +113,6 @@ class MacaronModel(PluginTransformerModel):
         model = super().build_model(args, task)
         configure_macaron_layers(model, args)
         return model
-
-    def set_macaron_ffn_step(self, step: float) -> None:
-        for module in self.modules():
-            if isinstance(module, MacaronFFNMixin):
-                module.set_ffn_step(step)
 
 
 @register_model("fixup_transformer")

@@ -12,7 +12,13 @@ from fairseq.data import data_utils
 from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
 
 from macaron_fairseq.data import pair_index
-from macaron_fairseq.data.pair_index import _truncation, build_pair_index, document_ranges, pair_dtype
+from macaron_fairseq.data.pair_index import (
+    PairIndex,
+    _truncation,
+    build_pair_index,
+    document_ranges,
+    pair_dtype,
+)
 
 
 class _Sizes:
@@ -47,13 +53,18 @@ def fairseq_pairs(sizes: np.ndarray, block: int, prob: float, seed: int, doc_bre
         return sent_pairs, [int(s) for s in pairs.sizes], np.random.random()
 
 
+def sent_pair(index: PairIndex, i: int) -> tuple:
+    """Pair ``i`` as an entry of fairseq's ``BlockPairDataset.sent_pairs``."""
+    return index.block(i, "a"), index.block(i, "b"), int(index.is_next[i])
+
+
 def our_pairs(sizes: np.ndarray, block: int, prob: float, seed: int, doc_break: int = 0) -> tuple:
     with data_utils.numpy_seed(seed):
         try:
             index = build_pair_index(sizes, block, prob, doc_break_size=doc_break)
         except ValueError:
             return "error", None, None
-        return [index.fairseq_pair(i) for i in range(len(index))], index.sizes.tolist(), np.random.random()
+        return [sent_pair(index, i) for i in range(len(index))], index.sizes.tolist(), np.random.random()
 
 
 def random_layout(rng: np.random.Generator, doc_break: int = 0) -> np.ndarray:
