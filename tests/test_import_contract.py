@@ -2,7 +2,8 @@
 
 Every ``.py`` file of the project's packages is parsed with :mod:`ast`; every import in it — at module level
 and inside functions (a lazy import that goes up a layer is still a dependency on that layer) — is mapped to
-the top-level package it names, and each edge between two packages must be in :data:`ALLOWED`. A second
+the top-level package it names, and each edge between two packages must be in :data:`ALLOWED`, the table
+that docs/architecture.md holds (read from there: the contract is written once). A second
 check runs fresh interpreters: importing the plugin (what ``fairseq-train --user-dir macaron_fairseq`` does),
 the shared base and the tools loads none of DeepSpeed, spaCy, transformers, matplotlib.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,21 +23,24 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: package -> the packages of the project it may import; the table of docs/architecture.md, in code.
-#: Layer 0: macaron_workflow; 1: macaron_fairseq, macaron_tools; 2: preprocess; 3: pipelines, slurm;
-#: 4: benchmarks (they measure the pipelines). scripts/ runs before anything is installed.
-ALLOWED: dict[str, frozenset[str]] = {
-    "macaron_workflow": frozenset(),
-    "macaron_fairseq": frozenset({"macaron_workflow"}),
-    "macaron_tools": frozenset({"macaron_workflow"}),
-    "preprocess": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools"}),
-    "pipelines": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess"}),
-    "slurm": frozenset({"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess"}),
-    "benchmarks": frozenset(
-        {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "pipelines", "slurm"}
-    ),
-    "scripts": frozenset(),
-}
+DOC = ROOT / "docs" / "architecture.md"
+
+#: a row of the table in docs/architecture.md, section "Layers": | `package` | layer | `a`, `b` or — |
+_ROW = re.compile(r"^\| `(?P<package>\w+)` \| (?P<layer>\d+|—) \| (?P<allowed>.*) \|$")
+
+
+def layer_table(text: str) -> dict[str, frozenset[str]]:
+    """package -> the packages of the project it may import, from the table of the "Layers" section."""
+    section = text.split("\n## Layers\n", 1)[1].split("\n## ", 1)[0]
+    table = {}
+    for line in section.splitlines():
+        if row := _ROW.match(line):
+            table[row["package"]] = frozenset(re.findall(r"`(\w+)`", row["allowed"]))
+    return table
+
+
+#: the contract: docs/architecture.md's table, written there once
+ALLOWED: dict[str, frozenset[str]] = layer_table(DOC.read_text(encoding="utf-8"))
 
 #: inside the plugin: what fairseq loads with ``--user-dir`` (everything but these two subpackages) never
 #: imports the DeepSpeed trainer or the HuggingFace bridge
@@ -130,10 +135,24 @@ def violations(path: Path, source: str | None = None) -> list[str]:
     return list(found.values())
 
 
-def test_every_package_of_the_table_exists() -> None:
-    for package in ALLOWED:
+def test_the_table_of_the_document_is_read() -> None:
+    """Every package of the project has a row; each names only packages of the table, and never itself."""
+    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "pipelines", "slurm"}
+    assert packages | {"benchmarks", "scripts"} == set(ALLOWED)
+    assert ALLOWED["macaron_workflow"] == frozenset() and ALLOWED["macaron_fairseq"] == {"macaron_workflow"}
+    for package, allowed in ALLOWED.items():
         assert (ROOT / package).is_dir(), package
+        assert allowed <= set(ALLOWED) - {package}, (package, allowed)
     assert len(source_files()) > 150
+
+
+def test_the_document_names_every_repair_and_every_base_module() -> None:
+    """docs/architecture.md lists the plugin's repairs and the base layer's modules (no stale count)."""
+    text = DOC.read_text(encoding="utf-8")
+    for folder in ("macaron_fairseq/repairs", "macaron_workflow"):
+        for path in sorted((ROOT / folder).glob("*.py")):
+            if path.name != "__init__.py":
+                assert path.name in text, f"docs/architecture.md does not name {folder}/{path.name}"
 
 
 def test_no_import_goes_up_a_layer() -> None:
