@@ -77,6 +77,15 @@ def test_readme_shows_the_install_and_test_commands_ci_runs() -> None:
     assert "bash scripts/install.sh --dev" in (REPO / "scripts" / "test.sh").read_text(encoding="utf-8")
 
 
+def test_readme_lists_every_console_script_and_no_other() -> None:
+    import tomllib
+
+    scripts = set(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"])
+    shown = set(re.findall(r"`(macaron-[a-z0-9-]+)`", README.read_text(encoding="utf-8")))
+    assert shown - scripts == set(), "the README names console scripts pyproject.toml does not define"
+    assert scripts - shown == set(), "console scripts missing from the README's entry points"
+
+
 def test_readme_links_every_docs_page() -> None:
     readme = README.read_text(encoding="utf-8")
     linked = {Path(t.partition("#")[0]).name for t in LINK.findall(readme) if t.startswith("docs/")}
