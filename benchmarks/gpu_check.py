@@ -247,7 +247,7 @@ def plan(device: Device, size: str, steps: int, resume_at: int) -> list[Run]:
 def run_config(run: Run, micro_batch: int, accumulation: int, world_size: int) -> dict[str, Any]:
     """The DeepSpeed config of ``run``: the shipped one with the precision/ZeRO/batch of the run and a
     schedule as long as the run (warm-up 10 %)."""
-    from benchmarks.pretrain_speed import batch_config
+    from benchmarks.pretrain_bench import batch_config
 
     base = CONFIGS / ("lamb_64k.json" if run.optimizer == "lamb" else "bert_phase1.json")
     config = batch_config(base, micro_batch, accumulation, world_size)
@@ -287,7 +287,7 @@ def trainer_command(
 
 
 def free_port() -> int:
-    from benchmarks.pretrain_speed import free_port as port
+    from benchmarks.pretrain_bench import free_port as port
 
     return port()
 
@@ -339,7 +339,7 @@ def write_json(path: Path, rows: Sequence[Row], context: dict[str, Any]) -> None
 
 # ---------------------------------------------------------------------------------------------- parts
 def subprocess_env(device: Device, threads: int) -> dict[str, str]:
-    from benchmarks.pretrain_speed import subprocess_env as env
+    from benchmarks.pretrain_bench import subprocess_env as env
 
     extra = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     if device.kind == "cpu":
@@ -565,7 +565,7 @@ def part_speed(device: Device, args: argparse.Namespace) -> list[Row]:
 
 
 def build_corpus(work: Path, args: argparse.Namespace) -> Path:
-    from benchmarks.pretrain_speed import build_corpus as build
+    from benchmarks.pretrain_bench import build_corpus as build
 
     return build(work / "corpus", args.corpus_mb, args.vocab)[0]
 
@@ -643,7 +643,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if device.kind == "cpu":
         args.impls = ["plain", "fused"]  # torch.compile on a CPU needs a C++ compiler and minutes
-    from benchmarks.pretrain_speed import usable_cores
+    from benchmarks.pretrain_bench import usable_cores
 
     args.threads = args.threads or max(1, usable_cores() // device.count)
     peak, source = peak_tflops(device.name, args.peak_tflops)

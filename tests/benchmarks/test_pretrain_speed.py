@@ -1,6 +1,6 @@
-"""benchmarks/pretrain_speed.py: the FLOPs count, the summaries and the tables are computed from the measured
-times (fast); the whole benchmark at tiny sizes through its command line writes a results file with every
-field (slow)."""
+"""benchmarks.pretrain_speed and its parts (pretrain_step_speed, pretrain_rank_scaling, pretrain_mfu): the
+FLOPs count, the summaries and the tables are computed from the measured times (fast); the whole benchmark
+at tiny sizes through its command line writes a results file with every field (slow)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
+from benchmarks import pretrain_bench
+from benchmarks import pretrain_mfu as mfu
+from benchmarks import pretrain_rank_scaling as rank_scaling
 from benchmarks import pretrain_speed as bench
+from benchmarks import pretrain_step_speed as step_speed
 
 MACHINE = {
     "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
@@ -67,28 +71,29 @@ def payload(results: dict) -> dict:
 # ------------------------------------------------------------------------------------------------- fast
 def test_mfu_is_model_flops_per_second_over_the_peak() -> None:
     # 100k tokens/s at 674,794,344 FLOPs per token against a 312 TFLOP/s peak: 67.4794344 TFLOP/s, 21.6 %
-    assert bench.model_flops_utilization(100_000, 674_794_344, 312.0) == pytest.approx(67.4794344 / 312)
+    assert mfu.model_flops_utilization(100_000, 674_794_344, 312.0) == pytest.approx(67.4794344 / 312)
 
 
 def test_ratio_is_of_the_medians_with_the_range_of_the_paired_rounds() -> None:
-    summary = bench.ratio_summary([2.0, 4.0, 3.0], [1.0, 2.0, 2.0])
+    summary = step_speed.ratio_summary([2.0, 4.0, 3.0], [1.0, 2.0, 2.0])
     assert summary == {"ratio": 1.5, "round_min": 1.5, "round_max": 2.0}
-    assert bench.goal_text(1.04, 1.05) == "≤ 1.05 (met)" and bench.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
+    assert step_speed.goal_text(1.04, 1.05) == "≤ 1.05 (met)"
+    assert step_speed.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
 
 
 def test_train_log_records_skip_validation_and_warm_up() -> None:
     lines = [json.dumps({"step": s, "pairs": 16, "tokens": 2000, "seconds": 0.5}) for s in (1, 2, 3)]
     lines.insert(2, json.dumps({"step": 2, "split": "valid", "pairs": 100, "mlm_loss": 3.0}))
-    assert [r["step"] for r in bench.train_records([*lines, ""], warmup=1)] == [2, 3]
+    assert [r["step"] for r in rank_scaling.train_records([*lines, ""], warmup=1)] == [2, 3]
 
 
 def test_throughput_pools_the_runs_of_each_rank_count() -> None:
-    pooled = bench.pooled_runs(RANKS["runs"])
+    pooled = rank_scaling.pooled_runs(RANKS["runs"])
     assert list(pooled) == [1, 2] and pooled[2]["runs"] == 2 and pooled[2]["seconds"] == [0.25] * 4
-    assert bench.run_throughput(pooled[1]) == {
+    assert rank_scaling.run_throughput(pooled[1]) == {
         "samples_per_second": 40.0, "tokens_per_second": 5000.0, "median_step_seconds": 0.4,
     }  # fmt: skip
-    assert bench.rank_order([1, 2], 3) == [1, 2, 2, 1, 1, 2]
+    assert rank_scaling.rank_order([1, 2], 3) == [1, 2, 2, 1, 1, 2]
 
 
 def test_render_computes_medians_ratios_and_speed_ups() -> None:
@@ -110,7 +115,7 @@ def test_render_computes_medians_ratios_and_speed_ups() -> None:
 
 
 def test_render_without_transformers_names_the_install_command() -> None:
-    steps = steps_result(hf_skipped=f"transformers not installed: {bench.HF_INSTALL}")
+    steps = steps_result(hf_skipped=f"transformers not installed: {step_speed.HF_INSTALL}")
     del steps["hf_attention"], steps["transformers"]
     for key in ("hf_bert", "hf_bert_masked_head"):
         del steps["times"][key], steps["models"][key]
@@ -131,16 +136,17 @@ def test_render_gpu_throughput_and_mfu() -> None:
 
 
 def test_bert_batch_has_bert_shapes_and_no_padding() -> None:
-    batch = bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
+    batch = pretrain_bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
     assert batch.tokens.shape == batch.segments.shape == batch.masked.shape == (3, 20)
     assert batch.masked.sum(dim=1).tolist() == [3, 3, 3]  # round(0.15 × 17 words)
-    assert (batch.tokens != bench.PAD).all() and (batch.tokens[:, 0] == bench.CLS).all()
-    assert (batch.tokens[:, -1] == bench.SEP).all() and (batch.tokens[batch.masked] == 999).all()
+    assert (batch.tokens != pretrain_bench.PAD).all() and (batch.tokens[:, 0] == pretrain_bench.CLS).all()
+    assert (batch.tokens[:, -1] == pretrain_bench.SEP).all() and (batch.tokens[batch.masked] == 999).all()
     assert not batch.masked[:, 0].any() and batch.nsp.shape == (3,)
     for row in range(3):  # [CLS] A [SEP] (segment 0) then B [SEP] (segment 1)
         split = int(batch.segments[row].argmax()) - 1
-        assert batch.originals[row, split] == bench.SEP and batch.segments[row, : split + 1].sum() == 0
-    again = bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
+        assert batch.originals[row, split] == pretrain_bench.SEP
+        assert batch.segments[row, : split + 1].sum() == 0
+    again = pretrain_bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
     assert (again.tokens == batch.tokens).all() and (again.nsp == batch.nsp).all()
 
 
