@@ -32,28 +32,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.macaron_real_translation import (
-    claim_out_dir,
-    data_is_frozen,
-    freeze_data,
-    mean_std,
-    read_rows,
-    render_docs,
-)
-from benchmarks.results_file import REPO, machine_info, provenance, write_results
+from benchmarks import real_text_grid as grid
+from benchmarks.pretrain_bench import free_port
+from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std
+from benchmarks.results_file import REPO, machine_info
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources import python_docs
 
@@ -148,7 +137,7 @@ def package_version(package: str) -> str | None:
 def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
     """``python -m preprocess.bert_corpus`` on the books (its stages resume by themselves); the data-bin
     and its size (sentences and documents per split, from the binarized indexes). Built once: a rerun
-    uses the recorded data-bin as it is (:func:`macaron_real_translation.data_is_frozen`)."""
+    uses the recorded data-bin as it is (:func:`benchmarks.real_text_grid.data_is_frozen`)."""
     if data_is_frozen(out, out / "data-bin"):
         return out / "data-bin", corpus_size(out / "data-bin")
     command = [
@@ -166,12 +155,7 @@ def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
         "--workers",
         "1",
     ]
-    proc = subprocess.run(
-        command, capture_output=True, text=True, cwd=REPO, env=dict(os.environ, PYTHONWARNINGS="ignore")
-    )
-    write_text_atomically(out / "bert_corpus.log", proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise SystemExit(f"preprocess.bert_corpus failed ({proc.returncode}): see {out / 'bert_corpus.log'}")
+    grid.run_step(command, "preprocess.bert_corpus", out / "bert_corpus.log")
     freeze_data(out, out / "data-bin")
     return out / "data-bin", corpus_size(out / "data-bin")
 
@@ -218,19 +202,11 @@ def parameter_counts(data_bin: Path) -> dict[str, int]:
 
 
 def check_parity(counts: dict[str, int]) -> float:
-    difference = (counts["macaron"] - counts["vanilla"]) / counts["vanilla"]
-    if abs(difference) > MAX_PARITY:
-        raise SystemExit(f"parameter counts differ by {100 * difference:+.3f} %: {counts}")
-    return difference
+    """The relative difference Macaron − vanilla; refuses more than ``MAX_PARITY``."""
+    return grid.check_parity(counts, "macaron", "vanilla", MAX_PARITY)
 
 
 # ------------------------------------------------------------------------------------------------ runs
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def pretrain_argv(data_bin: Path, save_dir: Path, config: Path, p: BertProtocol, key: RunKey) -> list[str]:
@@ -299,13 +275,7 @@ def prepare_run_dir(run_dir: Path) -> Path:
     """The run's save dir: kept when it holds a checkpoint (the trainer resumes there and truncates its
     log to that step); otherwise (never started, killed before its first checkpoint) removed with the
     run's log and attempt record, so the run starts cleanly."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    save_dir = run_dir / "save"
-    if not has_checkpoint(save_dir):
-        shutil.rmtree(save_dir, ignore_errors=True)
-        for name in ("pretrain.log", "attempts.jsonl"):
-            (run_dir / name).unlink(missing_ok=True)
-    return save_dir
+    return grid.prepare_run_dir(run_dir, "save", "pretrain.log", has_checkpoint)
 
 
 def run_one(out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKey) -> dict[str, Any]:
@@ -320,26 +290,18 @@ def run_one(out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKe
         MASTER_PORT=str(free_port()),
         CUDA_VISIBLE_DEVICES="",
     )
-    start = time.perf_counter()
-    with (run_dir / "pretrain.log").open("a", encoding="utf-8") as log:
-        rc = subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO).returncode
-    seconds = time.perf_counter() - start
-    with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as f:
-        f.write(json.dumps({"rc": rc, "seconds": round(seconds, 1)}) + "\n")
-    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
+    rc, seconds, attempts = grid.run_attempt(argv, env, run_dir, "pretrain.log")
     log_path = save_dir / "train_log.jsonl"
     lines = log_path.read_text(encoding="utf-8").splitlines() if log_path.exists() else []
-    command = (
-        shlex.join(["python", *argv[1:]]).replace(str(data_bin), "DATA").replace(str(save_dir), "SAVE_DIR")
-    )
+    shown = {data_bin: "DATA", save_dir: "SAVE_DIR", config: "DS_CONFIG"}
     row: dict[str, Any] = {
         **asdict(key),
         "arch": ARMS[key.arm],
         "rc": rc,
         **parse_log(lines),
-        "command": command.replace(str(config), "DS_CONFIG").replace(str(REPO) + "/", ""),
-        "seconds": round(sum(a["seconds"] for a in attempts), 1),
-        "attempts": len(attempts),
+        "command": grid.shown_command(["python", *argv[1:]], shown),
+        "seconds": seconds,
+        "attempts": attempts,
     }
     if rc != 0 or row["last_step"] != p.steps or not row["valid_curve"]:
         tail = (run_dir / "pretrain.log").read_text(encoding="utf-8", errors="replace")[-1500:]
@@ -349,11 +311,6 @@ def run_one(out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKe
 
 def finished(row: dict) -> bool:
     return row.get("rc") == 0 and "error" not in row and bool(row.get("valid_curve"))
-
-
-def todo(wanted: list[RunKey], rows: list[dict]) -> list[RunKey]:
-    done = {RunKey(r["arm"], r["seed"]) for r in rows if finished(r)}
-    return sorted((k for k in wanted if k not in done), key=lambda k: (k.seed, k.arm))
 
 
 # ---------------------------------------------------------------------------------------------- report
@@ -443,61 +400,32 @@ def protocol_line(r: dict) -> str:
 
 def status_line(r: dict, image: str) -> str:
     """How many of the planned runs have finished, and the plot once there is one."""
-    planned = len(r["seeds"]) * len(r.get("arms", ARMS))
-    done = sum(finished(row) for row in r["rows"])
-    line = f"Finished runs: {done} of {planned}" + (
-        " (the grid is still running)." if done < planned else "."
-    )
-    if done:
-        line += f"\n\n![validation MLM perplexity and NSP accuracy of every run over steps]({image})"
-    return line
+    alt = "validation MLM perplexity and NSP accuracy of every run over steps"
+    return grid.status_line(r, ARMS, finished, f"![{alt}]({image})")
 
 
 def render(payload: dict) -> str:
     """The docs block: final values, per-seed differences, the validation curves, protocol, provenance."""
     r = payload["results"]
-    return (
-        status_line(r, "macaron_real_bert.png")
-        + "\n\n**Final validation values, mean ± std over seeds**\n\n"
-        + summary_table(r)
-        + "\n\n**Per seed (Macaron − vanilla)**\n\n"
-        + per_seed_table(r)
-        + "\n\n**Validation over steps, mean ± std over seeds**\n\n"
-        + steps_table(r)
-        + "\n\n"
-        + protocol_line(r)
-        + "\n\nMeasured by "
-        + provenance(payload)
-        + "."
-    )
+    sections = [
+        ("Final validation values, mean ± std over seeds", summary_table(r)),
+        ("Per seed (Macaron − vanilla)", per_seed_table(r)),
+        ("Validation over steps, mean ± std over seeds", steps_table(r)),
+    ]
+    return grid.report(payload, status_line(r, "macaron_real_bert.png"), sections, protocol_line(r))
 
 
 def render_summary(payload: dict) -> str:
     """The README's block: the final values and per-seed differences."""
     r = payload["results"]
-    return (
-        status_line(r, "docs/macaron_real_bert.png")
-        + "\n\n"
-        + summary_table(r)
-        + "\n\n"
-        + per_seed_table(r)
-        + "\n\nMeasured by "
-        + provenance(payload)
-        + "."
-    )
+    status = status_line(r, "docs/macaron_real_bert.png")
+    return grid.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])
 
 
 def plot(r: dict, path: Path) -> None:
     """Validation perplexity and NSP accuracy over steps, one line per run (colour = arm)."""
-    import logging
-
-    import matplotlib
-
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+    plt = grid.pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     colours = {"vanilla": "tab:blue", "macaron": "tab:orange"}
     labelled: set[str] = set()
     for row in sorted(r["rows"], key=lambda x: (x["arm"], x["seed"])):
@@ -506,37 +434,21 @@ def plot(r: dict, path: Path) -> None:
         steps = [pt[0] for pt in row["valid_curve"]]
         label = None if row["arm"] in labelled else ARMS[row["arm"]]
         labelled.add(row["arm"])
-        left.plot(
-            steps,
-            [pt[2] for pt in row["valid_curve"]],
-            marker="o",
-            markersize=3,
-            color=colours[row["arm"]],
-            alpha=0.8,
-            label=label,
-        )
-        right.plot(
-            steps,
-            [pt[3] for pt in row["valid_curve"]],
-            marker="o",
-            markersize=3,
-            color=colours[row["arm"]],
-            alpha=0.8,
-            label=label,
-        )
+        for ax, column in zip(axes, (2, 3), strict=True):
+            values = [pt[column] for pt in row["valid_curve"]]
+            colour = colours[row["arm"]]
+            ax.plot(steps, values, marker="o", markersize=3, color=colour, alpha=0.8, label=label)
+    left, right = axes
     left.set_yscale("log")
     left.set_ylabel("validation MLM perplexity")
     right.set_ylabel("validation NSP accuracy (%)")
-    for ax in (left, right):
+    for ax in axes:
         ax.set_xlabel("steps")
         ax.grid(alpha=0.3)
         ax.legend()
     fig.suptitle("BERT pre-training on the Python documentation: one line per seed")
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
+    grid.save_figure(fig, path)
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -545,23 +457,15 @@ def plot(r: dict, path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     d = BertProtocol()
-    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "macaron_real_bert")
+    grid.add_grid_arguments(ap, list(ARMS), REPO / "runs" / "macaron_real_bert")
     ap.add_argument("--html", type=Path, default=python_docs.DEFAULT_HTML)
     ap.add_argument("--no-install", action="store_true", help="fail instead of apt-get installing the docs")
-    ap.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
     ap.add_argument("--steps", type=int, default=d.steps)
     ap.add_argument("--warmup", type=int, default=d.warmup)
     ap.add_argument("--eval-every", type=int, default=d.eval_every)
     ap.add_argument("--save-every", type=int, default=d.save_every)
     ap.add_argument("--micro-batch", type=int, default=d.micro_batch)
     ap.add_argument("--vocab-size", type=int, default=d.vocab_size)
-    ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
-    ap.add_argument("--results", type=Path)
-    ap.add_argument("--plot", type=Path)
-    ap.add_argument(
-        "--publish-only", action="store_true", help="only write --results/--plot from the finished rows"
-    )
     a = ap.parse_args()
     p = BertProtocol(
         steps=a.steps,
@@ -572,7 +476,7 @@ def main() -> None:
         vocab_size=a.vocab_size,
     )
     machine = machine_info()
-    claim_out_dir(a.out_dir, p)
+    grid.claim_out_dir(a.out_dir, p)
     books = prepare_books(a.out_dir, a.html, install=not a.no_install)
     print(f"books: {books}", flush=True)
     data_bin, corpus = build_data_bin(a.out_dir, p)
@@ -582,58 +486,20 @@ def main() -> None:
     print(f"parameters: {counts} (Macaron − vanilla: {100 * parity:+.4f} %)", flush=True)
     config = a.out_dir / "ds_config.json"
     write_text_atomically(config, json.dumps(ds_config(p), indent=2) + "\n")
-    wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
-    results = a.out_dir / "results.jsonl"
-    lock = threading.Lock()
 
-    def publish() -> None:
-        with lock:
-            rows = [r for r in read_rows(results) if RunKey(r["arm"], r["seed"]) in wanted and finished(r)]
-            payload = {
-                "protocol": asdict(p),
-                "ds_config": ds_config(p),
-                "books": books,
-                "corpus": corpus,
-                "parameters": counts,
-                "parity": parity,
-                "seeds": a.seeds,
-                "arms": a.arms,
-                "rows": rows,
-            }
-            if a.plot and rows:
-                plot(payload, a.plot)
-            if a.results:
-                write_results(a.results, payload, machine)
-                render_docs(a.results)
+    def results(rows: list[dict]) -> dict[str, Any]:
+        return {"protocol": asdict(p), "ds_config": ds_config(p), "books": books, "corpus": corpus,
+                "parameters": counts, "parity": parity, "seeds": a.seeds, "arms": a.arms,
+                "rows": rows}  # fmt: skip
 
-    if a.publish_only:
-        # the results file names the grid's command (this only re-renders its finished rows)
-        sys.argv = [arg for arg in sys.argv if arg != "--publish-only"]
-        publish()
-        return
-    remaining = todo(wanted, read_rows(results))
-    print(
-        f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",
-        flush=True,
-    )
-
-    def job(key: RunKey) -> None:
-        row = run_one(a.out_dir, data_bin, config, p, key)
-        with results.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")
+    def describe(_key: RunKey, row: dict) -> str:
         last = row["valid_curve"][-1] if row["valid_curve"] else None
-        print(
-            f"{key.name}: last validation {last}, {row['tokens_per_second']} tokens/s, {row['seconds']} s "
-            f"[{'ok' if finished(row) else 'FAILED rc=' + str(row['rc'])}]",
-            flush=True,
-        )
-        publish()
+        return f"last validation {last}, {row['tokens_per_second']} tokens/s, {row['seconds']} s"
 
-    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        list(pool.map(job, remaining))
-    publish()
-    if a.results:
-        print(render(json.loads(a.results.read_text())))
+    wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
+    runs = grid.Grid(wanted, a.out_dir / "results.jsonl", finished, results, plot, render, machine,
+                     a.results, a.plot)  # fmt: skip
+    runs.run(lambda key: run_one(a.out_dir, data_bin, config, p, key), describe, a.jobs, a.publish_only)
 
 
 if __name__ == "__main__":

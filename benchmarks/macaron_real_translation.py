@@ -39,20 +39,18 @@ import json
 import os
 import random
 import re
-import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results_file import REPO, machine_info, provenance, write_results
+from benchmarks import real_text_grid as grid
+from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std, run_step
+from benchmarks.results_file import REPO, machine_info
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 
@@ -147,43 +145,12 @@ def build_corpus(out: Path, p: TranslationProtocol, root: Path = LOCALE_ROOT) ->
     return summary
 
 
-def run(command: list[str], what: str, log: Path | None = None) -> None:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
-    if log is not None:
-        write_text_atomically(log, proc.stdout + proc.stderr)
-    if proc.returncode != 0:
-        raise SystemExit(f"{what} failed ({proc.returncode}): {shlex.join(command)}\n{proc.stderr[-3000:]}")
-
-
-DATA_MARKER = "data.json"
-
-
-def data_is_frozen(out: Path, data_bin: Path) -> bool:
-    """Whether ``data_bin`` was built by this out-dir's first call and is unchanged (every file it listed
-    exists with its size): then a rerun trains on it as it is, without running the preprocessing again
-    (a changed preprocessing module would otherwise rebuild the data between the runs of one grid).
-    Delete ``OUT_DIR/data.json`` to rebuild."""
-    marker = out / DATA_MARKER
-    if not marker.exists():
-        return False
-    files = json.loads(marker.read_text())["files"]
-    return all((data_bin / name).is_file() and (data_bin / name).stat().st_size == size
-               for name, size in files.items())  # fmt: skip
-
-
-def freeze_data(out: Path, data_bin: Path) -> None:
-    """Record the data-bin's files and sizes in ``OUT_DIR/data.json`` (see :func:`data_is_frozen`)."""
-    files = {path.name: path.stat().st_size for path in sorted(data_bin.iterdir()) if path.is_file()}
-    write_text_atomically(out / DATA_MARKER, json.dumps({"files": files}, indent=1) + "\n")
-
-
 def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
     """``python -m preprocess.custom`` on the raw splits (its stages resume by themselves), once."""
     if data_is_frozen(out, out / "pre" / "data-bin"):
         return out / "pre" / "data-bin"
     raw = out / "raw"
-    run(
+    run_step(
         [
             sys.executable,
             "-m",
@@ -266,13 +233,7 @@ def parameter_counts(data_bin: Path, p: TranslationProtocol) -> dict[str, int]:
 
 def check_parity(counts: dict[str, int]) -> float:
     """The relative difference Macaron − Transformer; refuses more than ``MAX_PARITY``."""
-    difference = (counts["macaron"] - counts["transformer"]) / counts["transformer"]
-    if abs(difference) > MAX_PARITY:
-        raise SystemExit(
-            f"parameter counts differ by {100 * difference:+.3f} % (more than "
-            f"{100 * MAX_PARITY:g} %): {counts}"
-        )
-    return difference
+    return grid.check_parity(counts, "macaron", "transformer", MAX_PARITY)
 
 
 # ------------------------------------------------------------------------------------------------ runs
@@ -397,17 +358,15 @@ def parse_train_log(log: str) -> dict[str, Any]:
     }
 
 
+def has_last_checkpoint(save_dir: Path) -> bool:
+    return (save_dir / "checkpoint_last.pt").exists()
+
+
 def prepare_run_dir(run_dir: Path) -> Path:
     """The run's save dir. A run with a ``checkpoint_last.pt`` resumes from it (its log goes on); one
     without (never started, or killed before its first checkpoint) starts cleanly: its partial log,
     checkpoints and attempt record are removed."""
-    run_dir.mkdir(parents=True, exist_ok=True)
-    save_dir = run_dir / "checkpoints"
-    if not (save_dir / "checkpoint_last.pt").exists():
-        shutil.rmtree(save_dir, ignore_errors=True)
-        for name in ("train.log", "attempts.jsonl"):
-            (run_dir / name).unlink(missing_ok=True)
-    return save_dir
+    return grid.prepare_run_dir(run_dir, "checkpoints", "train.log", has_last_checkpoint)
 
 
 def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey) -> dict[str, Any]:
@@ -418,19 +377,12 @@ def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey) -> d
     save_dir = prepare_run_dir(run_dir)
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     argv = train_argv(data_bin, save_dir, p, key)
-    start = time.perf_counter()
-    with (run_dir / "train.log").open("a", encoding="utf-8") as log:
-        rc = subprocess.run(argv, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=REPO).returncode
-    seconds = time.perf_counter() - start
-    with (run_dir / "attempts.jsonl").open("a", encoding="utf-8") as f:
-        f.write(json.dumps({"rc": rc, "seconds": round(seconds, 1)}) + "\n")
+    rc, seconds, attempts = grid.run_attempt(argv, env, run_dir, "train.log")
     log_text = (run_dir / "train.log").read_text(encoding="utf-8", errors="replace")
     parsed = parse_train_log(log_text)
-    command = shlex.join(argv).replace(str(data_bin), "DATA").replace(str(save_dir), "SAVE_DIR")
-    row: dict[str, Any] = {**asdict(key), "rc": rc, **parsed, "command": command.replace(str(REPO) + "/", "")}
-    attempts = [json.loads(line) for line in (run_dir / "attempts.jsonl").read_text().splitlines()]
-    row["train_seconds"] = round(sum(a["seconds"] for a in attempts), 1)
-    row["train_attempts"] = len(attempts)
+    command = grid.shown_command(argv, {data_bin: "DATA", save_dir: "SAVE_DIR"})
+    row: dict[str, Any] = {**asdict(key), "rc": rc, **parsed, "command": command}
+    row["train_seconds"], row["train_attempts"] = seconds, attempts
     last_update = parsed["valid_curve"][-1][1] if parsed["valid_curve"] else 0
     if rc != 0 or last_update != p.updates:
         row["error"] = log_text[-1500:]
@@ -466,46 +418,7 @@ def finished(row: dict) -> bool:
     return row.get("rc") == 0 and "error" not in row and "test_bleu" in row
 
 
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a results.jsonl; a line that is not JSON (killed while writing) is skipped, so its run
-    is done again."""
-    rows = []
-    if path.exists():
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                print(
-                    f"warning: {path}:{number}: not a JSON row, ignored (its run is redone)", file=sys.stderr
-                )
-    return rows
-
-
-def todo(wanted: list[RunKey], rows: list[dict]) -> list[RunKey]:
-    """The wanted runs without a finished row, seed by seed (both arms of a seed next to each other)."""
-    done = {RunKey(r["arm"], r["seed"]) for r in rows if finished(r)}
-    return sorted((k for k in wanted if k not in done), key=lambda k: (k.seed, k.arm))
-
-
-def claim_out_dir(out_dir: Path, protocol: TranslationProtocol) -> None:
-    """Record the protocol in ``out_dir/protocol.json``; refuse an out-dir of another protocol."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "protocol.json"
-    wanted = json.loads(json.dumps(asdict(protocol)))
-    if path.exists() and json.loads(path.read_text()) != wanted:
-        raise SystemExit(f"{path}: this out-dir holds runs of another protocol; use a new --out-dir")
-    write_text_atomically(path, json.dumps(wanted, indent=2) + "\n")
-
-
 # ---------------------------------------------------------------------------------------------- report
-
-
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
 
 
 def epoch_ends(curve: list[list[float]]) -> list[list[float]]:
@@ -609,60 +522,30 @@ def protocol_line(r: dict) -> str:
 
 def status_line(r: dict, image: str) -> str:
     """How many of the planned runs have finished, and the plot once there is one."""
-    planned = len(r["seeds"]) * len(r.get("arms", ARMS))
-    done = sum(finished(row) for row in r["rows"])
-    line = f"Finished runs: {done} of {planned}" + (
-        " (the grid is still running)." if done < planned else "."
-    )
-    if done:
-        line += f"\n\n![validation loss of every run over updates]({image})"
-    return line
+    return grid.status_line(r, ARMS, finished, f"![validation loss of every run over updates]({image})")
 
 
 def render(payload: dict) -> str:
     """The docs block: summary, per-seed differences, validation loss per epoch, protocol, provenance."""
     r = payload["results"]
-    return (
-        status_line(r, "macaron_real_translation.png")
-        + "\n\n**Mean ± std over seeds**\n\n"
-        + summary_table(r)
-        + "\n\n**Per seed (Macaron − Transformer)**\n\n"
-        + per_seed_table(r)
-        + "\n\n**Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds**\n\n"
-        + epoch_table(r)
-        + "\n\n"
-        + protocol_line(r)
-        + "\n\nMeasured by "
-        + provenance(payload)
-        + "."
-    )
+    sections = [
+        ("Mean ± std over seeds", summary_table(r)),
+        ("Per seed (Macaron − Transformer)", per_seed_table(r)),
+        ("Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds", epoch_table(r)),
+    ]
+    return grid.report(payload, status_line(r, "macaron_real_translation.png"), sections, protocol_line(r))
 
 
 def render_summary(payload: dict) -> str:
     """The README's block: the summary and per-seed tables."""
     r = payload["results"]
-    return (
-        status_line(r, "docs/macaron_real_translation.png")
-        + "\n\n"
-        + summary_table(r)
-        + "\n\n"
-        + per_seed_table(r)
-        + "\n\nMeasured by "
-        + provenance(payload)
-        + "."
-    )
+    status = status_line(r, "docs/macaron_real_translation.png")
+    return grid.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])
 
 
 def plot(r: dict, path: Path) -> None:
     """Validation loss over updates, one line per run (colour = arm)."""
-    import logging
-
-    import matplotlib
-
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = grid.pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.0))
     colours = {"transformer": "tab:blue", "macaron": "tab:orange"}
     for row in sorted(r["rows"], key=lambda x: (x["arm"], x["seed"])):
@@ -680,26 +563,7 @@ def plot(r: dict, path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    tmp = path.with_name(path.stem + ".tmp" + path.suffix)
-    fig.savefig(tmp, dpi=110)
-    plt.close(fig)
-    tmp.replace(path)
-
-
-def render_docs(results_path: Path) -> None:
-    """Re-render the docs blocks made from this results file (:mod:`benchmarks.doc_tables`), so that the
-    docs in the working tree agree with the file the grid has just rewritten; a results file outside
-    ``docs/results`` has none."""
-    from benchmarks.doc_tables import blocks_of, rewrite
-    from benchmarks.results_file import RESULTS_DIR
-    from macaron_workflow.errors import UserError
-
-    if Path(results_path).resolve().parent != RESULTS_DIR.resolve():
-        return
-    try:
-        rewrite(blocks_of(Path(results_path).name))
-    except UserError as err:  # a block missing from the docs: the grid goes on
-        print(f"warning: docs not re-rendered: {err}", file=sys.stderr)
+    grid.save_figure(fig, path)
 
 
 # ------------------------------------------------------------------------------------------------ main
@@ -708,9 +572,7 @@ def render_docs(results_path: Path) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     d = TranslationProtocol()
-    ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "macaron_real_translation")
-    ap.add_argument("--arms", nargs="+", choices=list(ARMS), default=list(ARMS))
-    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    grid.add_grid_arguments(ap, list(ARMS), REPO / "runs" / "macaron_real_translation")
     ap.add_argument("--updates", type=int, default=d.updates)
     ap.add_argument("--warmup", type=int, default=d.warmup)
     ap.add_argument("--dim", type=int, default=d.dim)
@@ -719,12 +581,6 @@ def main() -> None:
     ap.add_argument("--heads", type=int, default=d.heads)
     ap.add_argument("--max-tokens", type=int, default=d.max_tokens)
     ap.add_argument("--bpe-vocab-size", type=int, default=d.bpe_vocab_size)
-    ap.add_argument("--jobs", type=int, default=2, help="runs at a time (one thread each)")
-    ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
-    ap.add_argument("--plot", type=Path, help="draw the validation-loss curves here")
-    ap.add_argument(
-        "--publish-only", action="store_true", help="only write --results/--plot from the finished rows"
-    )
     a = ap.parse_args()
     p = TranslationProtocol(
         updates=a.updates,
@@ -737,7 +593,7 @@ def main() -> None:
         bpe_vocab_size=a.bpe_vocab_size,
     )
     machine = machine_info()
-    claim_out_dir(a.out_dir, p)
+    grid.claim_out_dir(a.out_dir, p)
     corpus = build_corpus(a.out_dir, p)
     print(f"corpus: {corpus['pairs']}", flush=True)
     data_bin = build_data_bin(a.out_dir, p)
@@ -748,66 +604,19 @@ def main() -> None:
     counts = parameter_counts(data_bin, p)
     parity = check_parity(counts)
     print(f"parameters: {counts} (Macaron − Transformer: {100 * parity:+.4f} %)", flush=True)
+
+    def results(rows: list[dict]) -> dict[str, Any]:
+        return {"protocol": asdict(p), "corpus": corpus, "kept": kept, "parameters": counts, "parity": parity,
+                "seeds": a.seeds, "arms": a.arms, "rows": rows}  # fmt: skip
+
+    def describe(_key: RunKey, row: dict) -> str:
+        loss = row["valid_curve"][-1][2] if row["valid_curve"] else None
+        return f"BLEU {row.get('test_bleu')}, valid loss {loss}, {row['train_seconds']} s"
+
     wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
-    results = a.out_dir / "results.jsonl"
-
-    lock = threading.Lock()
-
-    def publish() -> None:
-        with lock:  # one writer of the results file and the plot at a time
-            publish_now()
-
-    def publish_now() -> None:
-        rows = [r for r in read_rows(results) if RunKey(r["arm"], r["seed"]) in wanted and finished(r)]
-        payload = {
-            "protocol": asdict(p),
-            "corpus": corpus,
-            "kept": kept,
-            "parameters": counts,
-            "parity": parity,
-            "seeds": a.seeds,
-            "arms": a.arms,
-            "rows": rows,
-        }
-        if a.plot and rows:
-            plot(payload, a.plot)
-        if a.results:
-            write_results(a.results, payload, machine)
-            render_docs(a.results)
-
-    if a.publish_only:
-        # the results file names the grid's command (this only re-renders its finished rows)
-        sys.argv = [arg for arg in sys.argv if arg != "--publish-only"]
-        publish()
-        return
-    remaining = todo(wanted, read_rows(results))
-    print(
-        f"{len(remaining)} runs to do ({len(wanted) - len(remaining)} of {len(wanted)} done) → {results}",
-        flush=True,
-    )
-
-    def job(key: RunKey) -> None:
-        row = run_one(a.out_dir, data_bin, p, key)
-        with results.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")  # one write per row
-        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
-        print(
-            f"{key.name}: BLEU {row.get('test_bleu')}, valid loss "
-            f"{row['valid_curve'][-1][2] if row['valid_curve'] else None}, {row['train_seconds']} s "
-            f"[{status}]",
-            flush=True,
-        )
-        publish()
-
-    with ThreadPoolExecutor(max_workers=a.jobs) as pool:
-        list(pool.map(job, remaining))
-    publish()
-    if a.results:
-        print(
-            render(
-                {"results": json.loads(a.results.read_text())["results"], **json.loads(a.results.read_text())}
-            )
-        )
+    runs = grid.Grid(wanted, a.out_dir / "results.jsonl", finished, results, plot, render, machine,
+                     a.results, a.plot)  # fmt: skip
+    runs.run(lambda key: run_one(a.out_dir, data_bin, p, key), describe, a.jobs, a.publish_only)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 
 from benchmarks import macaron_real_bert as bert
 from benchmarks import macaron_real_translation as mt
+from benchmarks import real_text_grid as grid
 from preprocess.sources.gettext_catalogs import Catalog
 from preprocess.sources.python_docs import convert, page_paragraphs
 
@@ -83,10 +84,10 @@ def test_a_rerun_skips_finished_runs_and_retries_failed_ones(tmp_path: Path) -> 
     ok = {"arm": "macaron", "seed": 1, "rc": 0, "test_bleu": 20.0, "valid_curve": [[1, 10, 5.0, 4.0]]}
     failed = {"arm": "transformer", "seed": 1, "rc": 1, "error": "killed", "valid_curve": []}
     results.write_text(json.dumps(ok) + "\n" + json.dumps(failed) + "\n" + '{"arm": "transfor')  # cut row
-    rows = mt.read_rows(results)
+    rows = grid.read_rows(results)
     assert len(rows) == 2
     wanted = [mt.RunKey(arm, seed) for seed in (1, 2) for arm in mt.ARMS]
-    assert mt.todo(wanted, rows) == [
+    assert grid.todo(wanted, rows, mt.finished) == [
         mt.RunKey("transformer", 1),
         mt.RunKey("macaron", 2),
         mt.RunKey("transformer", 2),
@@ -248,11 +249,11 @@ def test_a_built_data_bin_is_reused_until_a_file_changes(tmp_path: Path) -> None
     data_bin = tmp_path / "data-bin"
     data_bin.mkdir()
     (data_bin / "dict.txt").write_text("a 1\n")
-    assert not mt.data_is_frozen(tmp_path, data_bin)
-    mt.freeze_data(tmp_path, data_bin)
-    assert mt.data_is_frozen(tmp_path, data_bin)
+    assert not grid.data_is_frozen(tmp_path, data_bin)
+    grid.freeze_data(tmp_path, data_bin)
+    assert grid.data_is_frozen(tmp_path, data_bin)
     (data_bin / "dict.txt").write_text("a 1\nb 1\n")  # rebuilt differently: no longer the grid's data
-    assert not mt.data_is_frozen(tmp_path, data_bin)
+    assert not grid.data_is_frozen(tmp_path, data_bin)
 
 
 def test_the_bert_command_passes_no_flag_the_trainer_refuses() -> None:

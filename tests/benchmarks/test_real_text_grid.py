@@ -1,0 +1,122 @@
+"""benchmarks.real_text_grid, the machinery both real-text grids share: resumable runs, attempts, publishing
+the results file and plot after every run, the report layout, atomic figures."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks import real_text_grid as grid
+
+
+@dataclass(frozen=True, order=True)
+class Key:
+    arm: str
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.arm}-s{self.seed}"
+
+
+def finished(row: dict) -> bool:
+    return row.get("rc") == 0
+
+
+def make_grid(tmp_path: Path, wanted: list[Key], plots: list[int]) -> grid.Grid:
+    def results(rows: list[dict]) -> dict[str, Any]:
+        return {"seeds": sorted({k.seed for k in wanted}), "arms": ["a", "b"], "rows": rows}
+
+    def plot(r: dict, path: Path) -> None:
+        plots.append(len(r["rows"]))
+        path.write_text(str(len(r["rows"])))
+
+    machine = {"date": "d", "cpu": "c", "usable_cores": 1, "load_average_1min_at_start": 0.0}
+    return grid.Grid(wanted, tmp_path / "results.jsonl", finished, results, plot, lambda p: "rendered",
+                     machine, tmp_path / "out.json", tmp_path / "out.png")  # fmt: skip
+
+
+def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    script = str(grid.REPO / "benchmarks" / "g.py")
+    monkeypatch.setattr(sys, "argv", [script, "--seeds", "1", "--publish-only"])
+    wanted = [Key(arm, seed) for seed in (1, 2) for arm in ("a", "b")]
+    (tmp_path / "results.jsonl").write_text(
+        json.dumps({"arm": "a", "seed": 1, "rc": 0}) + "\n"  # finished
+        + json.dumps({"arm": "b", "seed": 1, "rc": 1}) + "\n"  # failed: redone
+        + '{"arm": "b", "se'  # cut by a kill: redone
+    )  # fmt: skip
+    plots: list[int] = []
+    ran: list[Key] = []
+
+    def run_one(key: Key) -> dict:
+        ran.append(key)
+        return {"arm": key.arm, "seed": key.seed, "rc": 0 if key != Key("b", 2) else 3}
+
+    runs = make_grid(tmp_path, wanted, plots)
+    runs.run(run_one, lambda key, row: f"row {row['rc']}", jobs=1, publish_only=False)
+    assert ran == [Key("b", 1), Key("a", 2), Key("b", 2)]  # seed by seed
+    assert plots == [2, 3, 3, 3]  # after every run, and once at the end
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert [(r["arm"], r["seed"]) for r in written["results"]["rows"]] == [("a", 1), ("b", 1), ("a", 2)]
+    assert written["command"] == "python benchmarks/g.py --seeds 1 --publish-only"  # this process's argv
+    out = capsys.readouterr().out
+    assert "b-s2: row 3 [FAILED rc=3]" in out and out.rstrip().endswith("rendered")
+    assert grid.todo(wanted, grid.read_rows(tmp_path / "results.jsonl"), finished) == [Key("b", 2)]
+    runs.run(run_one, lambda key, row: "", jobs=1, publish_only=True)  # publishes only, names the grid
+    assert ran == [Key("b", 1), Key("a", 2), Key("b", 2)]
+    assert json.loads((tmp_path / "out.json").read_text())["command"] == "python benchmarks/g.py --seeds 1"
+
+
+def test_attempts_add_up_and_a_run_without_a_checkpoint_starts_cleanly(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    save = grid.prepare_run_dir(run_dir, "save", "log.txt", lambda d: (d / "ckpt").exists())
+    argv = [sys.executable, "-c", "print('step'); raise SystemExit(4)"]
+    assert grid.run_attempt(argv, {}, run_dir, "log.txt")[::2] == (4, 1)
+    assert grid.run_attempt(argv, {}, run_dir, "log.txt")[::2] == (4, 2)
+    assert (run_dir / "log.txt").read_text() == "step\nstep\n"
+    save.mkdir()
+    (save / "partial").write_text("x")
+    grid.prepare_run_dir(run_dir, "save", "log.txt", lambda d: (d / "ckpt").exists())
+    assert not save.exists() and not (run_dir / "log.txt").exists()
+    assert not (run_dir / "attempts.jsonl").exists()
+    save.mkdir()
+    (save / "ckpt").write_text("x")
+    (run_dir / "log.txt").write_text("kept")
+    grid.prepare_run_dir(run_dir, "save", "log.txt", lambda d: (d / "ckpt").exists())
+    assert (save / "ckpt").exists() and (run_dir / "log.txt").read_text() == "kept"
+
+
+def test_report_layout_status_line_and_parity() -> None:
+    payload = {"command": "python -m benchmarks.x", "results": {},
+               "machine": {"date": "D", "cpu": "C", "usable_cores": 2, "load_average_1min_at_start": 1.0,
+                           "load_average_1min_at_end": 2.0}}  # fmt: skip
+    text = grid.report(payload, "S", [("Title", "| t |"), (None, "| u |")], "P")
+    assert text == (
+        "S\n\n**Title**\n\n| t |\n\n| u |\n\nP\n\nMeasured by `python -m benchmarks.x` on D: C, 2 cores, "
+        "1-min load 1.0 → 2.0."
+    )
+    r = {"seeds": [1, 2], "rows": [{"rc": 0}, {"rc": 1}]}
+    assert grid.status_line(r, ["a", "b"], finished, "IMG") == (
+        "Finished runs: 1 of 4 (the grid is still running).\n\nIMG"
+    )
+    assert grid.mean_std([]) == "—" and grid.mean_std([1.0]) == "1.00"
+    assert grid.mean_std([1, 3]) == "2.00 ± 1.41"
+    assert grid.check_parity({"m": 1001, "t": 1000}, "m", "t", 2e-3) == pytest.approx(1e-3)
+    with pytest.raises(SystemExit, match=r"differ by \+0\.200 %"):
+        grid.check_parity({"m": 1002, "t": 1000}, "m", "t", 1e-3)
+
+
+def test_a_figure_is_written_atomically(tmp_path: Path) -> None:
+    plt = grid.pyplot()
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    grid.save_figure(fig, tmp_path / "curves.png")
+    assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["curves.png"]
