@@ -22,7 +22,7 @@ no signal handling of its own, so this adds three hooks to its training loop, th
 * fairseq writes a checkpoint to ``NAME.tmp`` and renames it, but copies it to its other names
   (``checkpoint_last.pt`` after ``checkpoint_1_2000.pt``) in place: a job killed during that copy left a
   truncated ``checkpoint_last.pt`` that every restart failed on. The copy goes through a temporary file and
-  a rename too (:func:`copy_atomically`).
+  a rename too (:func:`copy_atomically`, :mod:`macaron_workflow.atomic`).
 
 A requeue without a signal (a node failure) resumes from the last checkpoint fairseq wrote on its own
 (``--save-interval-updates``, end of epoch).
@@ -39,6 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
@@ -69,11 +70,11 @@ def restart_text() -> str:
 
 
 def copy_atomically(src_path: str, dst_path: str, overwrite: bool = False) -> str:
-    """``fairseq.file_io.PathManager.copy`` for local files, through ``DST.tmp`` and a rename: a reader (a
-    restart) sees the old file or the whole new one, never a part."""
-    tmp = f"{dst_path}.tmp"
-    shutil.copyfile(src_path, tmp)
-    os.replace(tmp, dst_path)
+    """``fairseq.file_io.PathManager.copy`` for local files, through
+    :func:`macaron_workflow.atomic.atomic_output`: a reader (a restart) sees the old file or the whole new
+    one, never a part."""
+    with atomic_output(Path(dst_path)) as tmp:
+        shutil.copyfile(src_path, tmp)
     return dst_path
 
 

@@ -30,7 +30,11 @@ def _remove(path: Path) -> None:
 @contextlib.contextmanager
 def atomic_output(final: Path) -> Iterator[Path]:
     """Yield the temporary path of ``final``; rename it to ``final`` when the block succeeds, delete it
-    when the block raises (or when the block wrote nothing, which is an error)."""
+    when the block raises (or when the block wrote nothing, which is an error).
+
+    The block may write a file or a directory there. A directory replaces an existing ``final`` directory
+    by two renames (the old one aside under a temporary name, then the new one in; the old one is deleted
+    after): a reader sees the old directory, none, or the complete new one."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_path(final)
@@ -39,9 +43,24 @@ def atomic_output(final: Path) -> Iterator[Path]:
         yield tmp
         if not tmp.exists():
             raise FileNotFoundError(f"nothing was written to {tmp} (the temporary file of {final})")
-        os.replace(tmp, final)
+        _replace(tmp, final)
     finally:
         _remove(tmp)
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    if not (tmp.is_dir() and final.is_dir() and not final.is_symlink()):
+        os.replace(tmp, final)
+        return
+    old = final.with_name(f".{final.name}.old.tmp-{os.getpid()}")
+    _remove(old)
+    os.replace(final, old)
+    try:
+        os.replace(tmp, final)
+    except BaseException:
+        os.replace(old, final)  # the old directory stays where it was
+        raise
+    _remove(old)
 
 
 def write_text_atomically(path: Path, text: str) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, add_run_options, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.stages import StageReport, StageRunner
@@ -202,15 +203,10 @@ def preprocess_task(runner: StageRunner, spec: TaskSpec, args: argparse.Namespac
     meta_path = task_dir / "meta.json"
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        staging = args.dest / f".{spec.name}.staging"
-        shutil.rmtree(staging, ignore_errors=True)
-        try:
+        # built aside, then moved into place (a bad input or Ctrl-C leaves nothing half-written; a stale
+        # task directory, whose stage marker is already gone, is replaced)
+        with atomic_output(task_dir) as staging:
             meta = build_task(staging, spec, args.glue_dir, vocab, args.workers, with_ax)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)  # a bad input or Ctrl-C leaves nothing half-written
-            raise
-        shutil.rmtree(task_dir, ignore_errors=True)  # stale: its stage marker is already gone
-        staging.rename(task_dir)
         temps[meta_path].write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
         return {split: record["examples"] for split, record in meta["splits"].items()}
 

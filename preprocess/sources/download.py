@@ -8,7 +8,6 @@ once with an error naming the file: another mirror would not help.
 
 from __future__ import annotations
 
-import os
 import sys
 import urllib.error
 import urllib.request
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from macaron_workflow.atomic import temporary_path
+from macaron_workflow.atomic import atomic_output
 from macaron_workflow.errors import OutputError, UserError
 from macaron_workflow.files import OutputFile
 
@@ -48,19 +47,16 @@ def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[P
     destination.parent.mkdir(parents=True, exist_ok=True)
     errors = []
     for url in urls:
-        temp = temporary_path(destination)
         print(f"downloading {url}", file=sys.stderr, flush=True)
         try:
-            fetch(url, temp)
-            verify(temp)
-            os.replace(temp, destination)
+            with atomic_output(destination) as temp:
+                fetch(url, temp)
+                verify(temp)
             return destination
         except OutputError:
             raise
         except (OSError, urllib.error.URLError, UserError) as exc:
             errors.append(f"{url}: {exc}")
-        finally:
-            temp.unlink(missing_ok=True)
     raise UserError(
         f"could not download {destination.name}:\n  " + "\n  ".join(errors)
         + "\ndownload it yourself and pass its folder with --raw-dir"

@@ -32,8 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import shutil
 import sys
 import urllib.error
 import zipfile
@@ -42,7 +40,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from macaron_workflow.atomic import remove_stale_temporaries, temporary_path
+from macaron_workflow.atomic import atomic_output, remove_stale_temporaries
 from macaron_workflow.errors import OutputError, UserError, cannot_read
 from macaron_workflow.files import OutputFile, open_input, without_bom
 from preprocess.sources.download import fetch
@@ -478,12 +476,11 @@ def _download(remote: RemoteFile, mirror: str, destination: Path, glue_dir: Path
             destination.unlink()
     destination.parent.mkdir(parents=True, exist_ok=True)
     url = f"{mirror.rstrip('/')}/{remote.path}"
-    temp = temporary_path(destination)
     print(f"downloading {url}", file=sys.stderr, flush=True)
     try:
-        fetch(url, temp)
-        _verify(temp, remote)
-        os.replace(temp, destination)
+        with atomic_output(destination) as temp:
+            fetch(url, temp)
+            _verify(temp, remote)
     except OutputError:
         raise
     except (OSError, urllib.error.URLError, UserError) as exc:
@@ -492,8 +489,6 @@ def _download(remote: RemoteFile, mirror: str, destination: Path, glue_dir: Path
             f"put the GLUE distribution (the layout of download_glue_data.py) into {glue_dir} yourself, "
             f"or try again later"
         ) from exc
-    finally:
-        temp.unlink(missing_ok=True)
 
 
 def _verify(path: Path, remote: RemoteFile) -> None:
@@ -509,11 +504,8 @@ def _verify(path: Path, remote: RemoteFile) -> None:
 
 
 def _unpack(spec: TaskSpec, files: Mapping[str, Path], glue_dir: Path) -> None:
-    final = glue_dir / spec.directory
-    temp = temporary_path(final)
-    shutil.rmtree(temp, ignore_errors=True)
-    temp.mkdir(parents=True)
-    try:
+    with atomic_output(glue_dir / spec.directory) as temp:
+        temp.mkdir()
         if spec.name == "MRPC":
             _build_mrpc(files, temp)
         elif spec.name == "AX":
@@ -525,9 +517,6 @@ def _unpack(spec: TaskSpec, files: Mapping[str, Path], glue_dir: Path) -> None:
         if missing:
             expected = ", ".join(f"{spec.directory}/{name}" for name in missing)
             raise GlueDataError(f"{', '.join(files)} did not give {expected}")
-        os.replace(temp, final)
-    finally:
-        shutil.rmtree(temp, ignore_errors=True)
 
 
 def _extract_folder(archive: Path, folder: str, destination: Path) -> None:

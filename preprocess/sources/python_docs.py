@@ -19,12 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
 from macaron_workflow.errors import ReportedError, UserError
 
@@ -115,38 +115,36 @@ class ConversionSummary:
 
 def convert(html_dir: Path, out: Path) -> ConversionSummary:
     """Every ``*.html`` under ``html_dir`` (but Sphinx's ``_static``/``_sources``/``_images``) to
-    ``out/<relative path>.txt``; written to ``out.tmp`` and renamed, so a half-converted directory never
-    stands at ``out``."""
+    ``out/<relative path>.txt``; written through :func:`macaron_workflow.atomic.atomic_output`, so a
+    half-converted directory never stands at ``out``."""
     pages = sorted(
         p
         for p in html_dir.rglob("*.html")
         if not any(part.startswith("_") for part in p.relative_to(html_dir).parts)
     )
     if not pages:
-        raise SystemExit(f"{html_dir}: no HTML pages (is {PACKAGE} installed? use --install)")
+        raise UserError(f"{html_dir}: no HTML pages (is {PACKAGE} installed? use --install)")
     summary = ConversionSummary(source=str(html_dir))
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    for page in pages:
-        summary.pages += 1
-        data = page.read_bytes()
-        summary.html_bytes += len(data)
-        paragraphs = page_paragraphs(data.decode("utf-8", errors="replace"))
-        relative = page.relative_to(html_dir).with_suffix(".txt")
-        if not paragraphs:
-            summary.skipped_no_prose += 1
-            summary.skipped_pages.append(relative.as_posix())
-            continue
-        text = "\n\n".join(paragraphs) + "\n"
-        target = tmp / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        summary.documents += 1
-        summary.paragraphs += len(paragraphs)
-        summary.words += sum(len(p.split()) for p in paragraphs)
-        summary.text_bytes += len(text.encode("utf-8"))
-    shutil.rmtree(out, ignore_errors=True)
-    tmp.rename(out)
+    with atomic_output(out) as tmp:
+        tmp.mkdir()
+        for page in pages:
+            summary.pages += 1
+            data = page.read_bytes()
+            summary.html_bytes += len(data)
+            paragraphs = page_paragraphs(data.decode("utf-8", errors="replace"))
+            relative = page.relative_to(html_dir).with_suffix(".txt")
+            if not paragraphs:
+                summary.skipped_no_prose += 1
+                summary.skipped_pages.append(relative.as_posix())
+                continue
+            text = "\n\n".join(paragraphs) + "\n"
+            target = tmp / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            summary.documents += 1
+            summary.paragraphs += len(paragraphs)
+            summary.words += sum(len(p.split()) for p in paragraphs)
+            summary.text_bytes += len(text.encode("utf-8"))
     return summary
 
 

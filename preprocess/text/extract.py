@@ -17,7 +17,6 @@ fixed by the document keys.
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from collections import Counter
@@ -28,7 +27,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from macaron_workflow.atomic import temporary_path
+from macaron_workflow.atomic import atomic_output
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import OutputFile
 from macaron_workflow.stages import StageReport, StageRunner
@@ -174,12 +173,10 @@ def write_extracted(
 
 def move_to_validation(train: Path, valid: Path, start: int, end: int, counts: Counter[str]) -> None:
     """Move bytes ``[start, end)`` (one document) of ``train`` to the end of ``valid``; fix ``counts``."""
-    rewritten = temporary_path(train)
-    with open(train, "rb") as source, OutputFile(rewritten) as target:
+    with atomic_output(train) as rewritten, open(train, "rb") as source, OutputFile(rewritten) as target:
         shutil.copyfileobj(_limited(source, start), target)
         document = source.read(end - start)
         shutil.copyfileobj(source, target)
-    os.replace(rewritten, train)
     with open(valid, "ab") as out:
         out.write(document)
     sentences = document.rstrip(b"\n").split(b"\n")

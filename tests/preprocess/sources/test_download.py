@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from upstream_layouts import write_tgz
 
+from macaron_workflow import files
 from macaron_workflow.atomic import temporary_path
 from macaron_workflow.errors import UserError
 from preprocess.sources.archives import verify_tar
@@ -61,13 +62,20 @@ def test_corrupt_download_is_refused_and_not_kept(server: tuple[str, Path], tmp_
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux), which is always full")
 def test_a_full_disk_stops_the_download_and_blames_no_mirror(
-    server: tuple[str, Path], tmp_path: Path
+    server: tuple[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, root = server
     write_tgz(root / "de-en.tgz", {"x": b"y" * 100000})
     target = tmp_path / "downloads" / "de-en.tgz"
     target.parent.mkdir()
-    temporary_path(target).symlink_to("/dev/full")  # the download's temporary file is on a full "disk"
+    real_open = open
+
+    def full_disk_open(path: object, *args: object, **kwargs: object) -> object:
+        """The download's temporary file is on a full "disk" (its writes go to /dev/full)."""
+        full = Path(str(path)) == temporary_path(target)
+        return real_open("/dev/full" if full else path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(files, "open", full_disk_open, raising=False)
     with pytest.raises(UserError) as info:
         download_archive([f"{url}/de-en.tgz", f"{url}/de-en.tgz"], target, verify=verify_tar)
     message = str(info.value)
