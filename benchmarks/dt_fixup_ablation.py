@@ -32,12 +32,10 @@ rates to a scheme's grid at some depths only (there its best rate was at the gri
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shlex
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -46,6 +44,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.grid_rows import append_row, claim_out_dir, read_rows
 from benchmarks.results_file import REPO, machine_info, write_results
 from preprocess.sources.toy_bitext import SymbolTask
 
@@ -201,33 +200,6 @@ def parse_extra_lrs(items: list[str]) -> dict[tuple[str, int], tuple[float, ...]
     return extra
 
 
-def read_rows(path: Path) -> list[dict]:
-    """The rows of a results.jsonl; a line that is not JSON (a run killed while writing) is skipped with
-    a warning naming it, so that run is done again."""
-    rows = []
-    if not path.exists():
-        return rows
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            print(f"warning: {path}:{number}: not a JSON row, ignored (its run is redone)", file=sys.stderr)
-    return rows
-
-
-def claim_out_dir(out_dir: Path, protocol: Any) -> None:
-    """Record the protocol in ``out_dir/protocol.json``; refuse an out-dir holding runs of another one
-    (its rows would be mixed with this protocol's)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    protocol_file = out_dir / "protocol.json"
-    wanted = json.loads(json.dumps(asdict(protocol)))
-    if protocol_file.exists() and json.loads(protocol_file.read_text()) != wanted:
-        raise SystemExit(f"{protocol_file}: this out-dir holds runs of another protocol; use a new --out-dir")
-    protocol_file.write_text(json.dumps(wanted, indent=2) + "\n")
-
-
 def prepare_out_dir(out_dir: Path, protocol: Protocol) -> Path:
     """Claim ``out_dir`` for the protocol and build its generated task there; the data-bin directory."""
     claim_out_dir(out_dir, protocol)
@@ -257,8 +229,7 @@ def run_grid(
 
     def job(key: RunKey) -> None:
         row = run_one(data, protocol, key, argv_builder)
-        with results.open("a", encoding="utf-8") as f:
-            f.write(json.dumps(row) + "\n")  # one write per row
+        append_row(results, row)
         status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
         print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
               f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip

@@ -28,19 +28,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import shutil
-import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from benchmarks.dt_fixup_ablation import SCHEMES, RunKey, claim_out_dir, parse_lrs, read_rows, run_grid
+from benchmarks.dt_fixup_ablation import SCHEMES, RunKey, parse_lrs, run_grid
 from benchmarks.dt_fixup_ablation_report import grid_table, render_budget, selected_table
+from benchmarks.grid_rows import claim_out_dir, read_rows
+from benchmarks.real_text_grid import run_step as run
+from benchmarks.real_text_grid import write_pairs
 from benchmarks.results_file import REPO, machine_info, provenance, write_results
-from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.atomic import atomic_output, write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, catalog_paths, read_catalogs
 
 DEFAULT_LRS = tuple(f"{scheme}=3e-4,1e-3,3e-3,6e-3,1e-2" for scheme in SCHEMES)
@@ -64,20 +64,6 @@ class MixedProtocol:
     eval_every: int = 100
     lr_multiplier: float = 8e-3
     seed: int = 0  # of the corpus split
-
-
-def run(command: list[str], what: str, log: Path | None = None) -> None:
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
-    if log is not None:
-        log.write_text(proc.stdout + proc.stderr, encoding="utf-8")
-    if proc.returncode != 0:
-        raise SystemExit(f"{what} failed ({proc.returncode}): {' '.join(command)}\n{proc.stderr[-3000:]}")
-
-
-def write_pairs(prefix: Path, pairs: list[tuple[str, str]], src: str, tgt: str) -> None:
-    for side, lang in ((0, src), (1, tgt)):
-        write_text_atomically(Path(f"{prefix}.{lang}"), "".join(p[side] + "\n" for p in pairs))
 
 
 def build_corpus(out: Path, p: MixedProtocol, root: Path = LOCALE_ROOT) -> dict:
@@ -140,13 +126,12 @@ def build_data_bins(out: Path, p: MixedProtocol, counts: dict[str, int]) -> tupl
         for split, n in order:
             write_text_atomically(bpe_dir / f"{split}.{lang}", "".join(lines[start : start + n]))
             start += n
-    tmp = out / "task-bin.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    run(["fairseq-preprocess", "--source-lang", "en", "--target-lang", p.lang,
-         "--trainpref", str(bpe_dir / "train"), "--validpref", str(bpe_dir / "valid"),
-         "--testpref", str(bpe_dir / "test"), "--srcdict", str(pre / "data-bin" / "dict.en.txt"),
-         "--joined-dictionary", "--destdir", str(tmp), "--workers", "2"], "fairseq-preprocess")  # fmt: skip
-    tmp.rename(task_bin)
+    with atomic_output(task_bin) as tmp:
+        run(["fairseq-preprocess", "--source-lang", "en", "--target-lang", p.lang,
+             "--trainpref", str(bpe_dir / "train"), "--validpref", str(bpe_dir / "valid"),
+             "--testpref", str(bpe_dir / "test"), "--srcdict", str(pre / "data-bin" / "dict.en.txt"),
+             "--joined-dictionary", "--destdir", str(tmp), "--workers", "2"],
+            "fairseq-preprocess", out / "task-preprocess.log")  # fmt: skip
     return pre / "data-bin", task_bin
 
 

@@ -37,8 +37,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid, train_argv
+from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, run_grid, train_argv
 from benchmarks.dt_fixup_ablation_report import finished
+from benchmarks.grid_rows import read_rows
 from benchmarks.results_file import REPO, machine_info, provenance, read_results, write_results
 
 # label -> (scheme of the ablation, flags changed with respect to it)

@@ -22,9 +22,10 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, read_rows, run_grid
+from benchmarks.dt_fixup_ablation import Protocol, RunKey, prepare_out_dir, run_grid
 from benchmarks.dt_fixup_ablation_report import best_lr
 from benchmarks.dt_fixup_plateau import VARIANTS, seed_cell, variant_argv
+from benchmarks.grid_rows import read_rows
 from benchmarks.results_file import REPO, RESULTS_DIR, machine_info, provenance, read_results, write_results
 
 VARIANT = "only --init-scheme auto"

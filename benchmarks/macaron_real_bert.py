@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import real_text_grid as grid
+from benchmarks.grid_rows import claim_out_dir
 from benchmarks.pretrain_bench import free_port
 from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std
 from benchmarks.results_file import REPO, machine_info
@@ -476,7 +477,7 @@ def main() -> None:
         vocab_size=a.vocab_size,
     )
     machine = machine_info()
-    grid.claim_out_dir(a.out_dir, p)
+    claim_out_dir(a.out_dir, p)
     books = prepare_books(a.out_dir, a.html, install=not a.no_install)
     print(f"books: {books}", flush=True)
     data_bin, corpus = build_data_bin(a.out_dir, p)

@@ -49,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import real_text_grid as grid
-from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std, run_step
+from benchmarks.grid_rows import claim_out_dir
+from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std, run_step, write_pairs
 from benchmarks.results_file import REPO, machine_info
 from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
@@ -111,11 +112,6 @@ def split_by_package(
                     splits[split].setdefault(source, target)
         claimed |= set(splits[split])
     return {split: sorted(pairs.items()) for split, pairs in splits.items()}
-
-
-def write_pairs(prefix: Path, pairs: list[tuple[str, str]], src: str, tgt: str) -> None:
-    for side, lang in ((0, src), (1, tgt)):
-        write_text_atomically(Path(f"{prefix}.{lang}"), "".join(p[side] + "\n" for p in pairs))
 
 
 def build_corpus(out: Path, p: TranslationProtocol, root: Path = LOCALE_ROOT) -> dict:
@@ -249,20 +245,18 @@ class RunKey:
         return f"{self.arm}-s{self.seed}"
 
 
+def task_args(data_bin: Path, p: TranslationProtocol) -> list[str]:
+    """The data, the plugin and the task, as both fairseq-train and fairseq-generate take them."""
+    return [str(data_bin), "--user-dir", str(REPO / "macaron_fairseq"), "--task", "translation",
+            "-s", "en", "-t", p.lang]  # fmt: skip
+
+
 def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunKey) -> list[str]:
     """The ``fairseq-train`` command of one run (checkpoint every 200 updates and at every epoch end, the
     last one kept; fairseq resumes from ``checkpoint_last.pt`` in ``save_dir``)."""
     return [
         "fairseq-train",
-        str(data_bin),
-        "--user-dir",
-        str(REPO / "macaron_fairseq"),
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        p.lang,
+        *task_args(data_bin, p),
         *arm_flags(p, key.arm),
         "--optimizer",
         "adam",
@@ -310,15 +304,7 @@ def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunK
 def generate_argv(data_bin: Path, checkpoint: Path, p: TranslationProtocol) -> list[str]:
     return [
         "fairseq-generate",
-        str(data_bin),
-        "--user-dir",
-        str(REPO / "macaron_fairseq"),
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        p.lang,
+        *task_args(data_bin, p),
         "--path",
         str(checkpoint),
         "--gen-subset",
@@ -593,7 +579,7 @@ def main() -> None:
         bpe_vocab_size=a.bpe_vocab_size,
     )
     machine = machine_info()
-    grid.claim_out_dir(a.out_dir, p)
+    claim_out_dir(a.out_dir, p)
     corpus = build_corpus(a.out_dir, p)
     print(f"corpus: {corpus['pairs']}", flush=True)
     data_bin = build_data_bin(a.out_dir, p)

@@ -1,9 +1,9 @@
 """What the two real-text grids share (:mod:`benchmarks.macaron_real_translation`,
 :mod:`benchmarks.macaron_real_bert`): a Macaron arm against its baseline, several seeds, each run resumable.
 
-- the out-dir: ``protocol.json`` (:func:`claim_out_dir`: one protocol per out-dir), the data built once and
-  frozen (:func:`freeze_data`, :func:`data_is_frozen`), one directory per run, ``results.jsonl`` with one
-  row per finished run (:func:`read_rows`, :func:`todo`);
+- the out-dir (:mod:`benchmarks.grid_rows`: ``protocol.json``, ``results.jsonl``), the data built once
+  and frozen (:func:`freeze_data`, :func:`data_is_frozen`), one directory per run, the runs still to do
+  (:func:`todo`);
 - a run: its command with its output appended to the run's log and one line per attempt in
   ``attempts.jsonl`` (:func:`run_attempt`), started cleanly unless it has a checkpoint to resume from
   (:func:`prepare_run_dir`);
@@ -28,29 +28,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.grid_rows import Row, append_row, read_rows
 from benchmarks.results_file import REPO, RESULTS_DIR, provenance, write_results
 from macaron_workflow.atomic import atomic_output, write_text_atomically
 
 DATA_MARKER = "data.json"
-Row = dict[str, Any]
 
 
 # -------------------------------------------------------------------------------------------- out-dir
-def claim_out_dir(out_dir: Path, protocol: Any) -> None:
-    """Record the protocol (a dataclass) in ``out_dir/protocol.json``; refuse an out-dir of another
-    protocol."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "protocol.json"
-    wanted = json.loads(json.dumps(asdict(protocol)))
-    if path.exists() and json.loads(path.read_text()) != wanted:
-        raise SystemExit(f"{path}: this out-dir holds runs of another protocol; use a new --out-dir")
-    write_text_atomically(path, json.dumps(wanted, indent=2) + "\n")
-
-
 def run_step(command: list[str], what: str, log: Path) -> None:
     """One data-preparation command from the checkout root; its output in ``log``; a failure ends the
     grid naming the command."""
@@ -61,6 +50,12 @@ def run_step(command: list[str], what: str, log: Path) -> None:
         raise SystemExit(
             f"{what} failed ({proc.returncode}): {shlex.join(command)} (log: {log})\n{proc.stderr[-3000:]}"
         )
+
+
+def write_pairs(prefix: Path, pairs: list[tuple[str, str]], src: str, tgt: str) -> None:
+    """A parallel split as ``PREFIX.SRC`` and ``PREFIX.TGT``, one sentence a line, each file atomically."""
+    for side, lang in ((0, src), (1, tgt)):
+        write_text_atomically(Path(f"{prefix}.{lang}"), "".join(p[side] + "\n" for p in pairs))
 
 
 def data_is_frozen(out: Path, data_bin: Path) -> bool:
@@ -126,29 +121,6 @@ def shown_command(argv: Sequence[str], replacements: dict[Path, str]) -> str:
     for path, name in replacements.items():
         command = command.replace(str(path), name)
     return command.replace(str(REPO) + "/", "")
-
-
-def read_rows(path: Path) -> list[Row]:
-    """The rows of a results.jsonl; a line that is not JSON (killed while writing) is skipped, so its run
-    is done again."""
-    rows = []
-    if path.exists():
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                print(
-                    f"warning: {path}:{number}: not a JSON row, ignored (its run is redone)", file=sys.stderr
-                )
-    return rows
-
-
-def append_row(path: Path, row: Row) -> None:
-    """Append one row to a results.jsonl in one write, on a line of its own (after a line a kill cut
-    short, which :func:`read_rows` skips)."""
-    cut_short = path.exists() and path.stat().st_size > 0 and not path.read_bytes().endswith(b"\n")
-    with path.open("a", encoding="utf-8") as f:
-        f.write(("\n" if cut_short else "") + json.dumps(row) + "\n")
 
 
 def todo(wanted: list[Any], rows: list[Row], finished: Callable[[Row], bool]) -> list[Any]:

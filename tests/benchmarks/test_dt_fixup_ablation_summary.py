@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks import dt_fixup_ablation as ablation
 from benchmarks import dt_fixup_ablation_report as report
+from benchmarks import grid_rows
 
 LOG = """\
 2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 4.85 | nll_loss 4.85 | total 221.5 \
@@ -131,7 +132,7 @@ def test_the_budget_table_averages_the_curves_over_seeds() -> None:
 def test_an_interrupted_results_file_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "results.jsonl"
     path.write_text('{"scheme": "standard", "depth": 2}\n{"scheme": "dt-fix')  # killed mid-line
-    assert ablation.read_rows(path) == [{"scheme": "standard", "depth": 2}]
+    assert grid_rows.read_rows(path) == [{"scheme": "standard", "depth": 2}]
     assert f"{path}:2: not a JSON row" in capsys.readouterr().err
 
 

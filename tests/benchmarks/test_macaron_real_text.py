@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks import grid_rows
 from benchmarks import macaron_real_bert as bert
 from benchmarks import macaron_real_translation as mt
 from benchmarks import real_text_grid as grid
@@ -84,7 +85,7 @@ def test_a_rerun_skips_finished_runs_and_retries_failed_ones(tmp_path: Path) -> 
     ok = {"arm": "macaron", "seed": 1, "rc": 0, "test_bleu": 20.0, "valid_curve": [[1, 10, 5.0, 4.0]]}
     failed = {"arm": "transformer", "seed": 1, "rc": 1, "error": "killed", "valid_curve": []}
     results.write_text(json.dumps(ok) + "\n" + json.dumps(failed) + "\n" + '{"arm": "transfor')  # cut row
-    rows = grid.read_rows(results)
+    rows = grid_rows.read_rows(results)
     assert len(rows) == 2
     wanted = [mt.RunKey(arm, seed) for seed in (1, 2) for arm in mt.ARMS]
     assert grid.todo(wanted, rows, mt.finished) == [

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from benchmarks import grid_rows
 from benchmarks import real_text_grid as grid
 
 
@@ -68,7 +69,7 @@ def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
     assert written["command"] == "python benchmarks/g.py --seeds 1 --publish-only"  # this process's argv
     out = capsys.readouterr().out
     assert "b-s2: row 3 [FAILED rc=3]" in out and out.rstrip().endswith("rendered")
-    assert grid.todo(wanted, grid.read_rows(tmp_path / "results.jsonl"), finished) == [Key("b", 2)]
+    assert grid.todo(wanted, grid_rows.read_rows(tmp_path / "results.jsonl"), finished) == [Key("b", 2)]
     runs.run(run_one, lambda key, row: "", jobs=1, publish_only=True)  # publishes only, names the grid
     assert ran == [Key("b", 1), Key("a", 2), Key("b", 2)]
     assert json.loads((tmp_path / "out.json").read_text())["command"] == "python benchmarks/g.py --seeds 1"
