@@ -33,6 +33,7 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.synthetic_wiki import write_dump
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,11 +55,8 @@ def ensure_dump(work: Path, megabytes: int) -> tuple[Path, dict]:
         directory.mkdir(parents=True, exist_ok=True)
         print(f"generating {megabytes} MB of XML in {dump}", flush=True)
         manifest = write_dump(dump, target_bytes=megabytes * 10**6, seed=megabytes)
-        record.write_text(
-            json.dumps(
-                {"xml_bytes": manifest.xml_bytes, "bz2_bytes": dump.stat().st_size, **manifest.counts()}
-            )
-        )
+        counts = {"xml_bytes": manifest.xml_bytes, "bz2_bytes": dump.stat().st_size, **manifest.counts()}
+        write_text_atomically(record, json.dumps(counts))
     return dump, json.loads(record.read_text())
 
 

@@ -70,15 +70,26 @@ def _quickstart_runs(payload: dict[str, Any]) -> str:
     return results_table(payload["runs"])
 
 
+def _quiet_model_building() -> None:
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    for name in ("fairseq", "macaron_fairseq"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
 def _param_parity() -> str:
     from macaron_fairseq.param_parity import markdown_table, parity_rows
 
+    _quiet_model_building()
     return markdown_table(parity_rows(32768), 32768)
 
 
 def _bert_parity() -> str:
     from macaron_fairseq.param_parity import BERT_VOCAB, bert_markdown_table, bert_parity_rows
 
+    _quiet_model_building()
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 

@@ -42,8 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results_file import RESULTS_DIR, machine_info
-from macaron_workflow.atomic import write_text_atomically
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -329,12 +328,12 @@ def render(rows: Sequence[Row], header: str) -> str:
     return "\n".join(lines)
 
 
-def write_json(path: Path, rows: Sequence[Row], context: dict[str, Any]) -> None:
-    """``{"command", "machine", "results": {..., "rows": [...]}}``, written atomically."""
+def write_json(path: Path, rows: Sequence[Row], context: dict[str, Any], machine: dict[str, Any]) -> None:
+    """The results file (:func:`benchmarks.results_file.write_results`; ``results``: the context and the
+    rows); ``machine``: :func:`benchmarks.results_file.machine_info` at the start."""
     command = shlex.join(["python", "-m", "benchmarks.gpu_check", *sys.argv[1:]])
     results = {**context, "rows": [asdict(r) for r in rows]}
-    payload = {"command": command, "machine": machine_info(), "results": results}
-    write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    write_results(Path(path), results, machine, command)
 
 
 # ---------------------------------------------------------------------------------------------- parts
@@ -653,6 +652,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(header, flush=True)
     began = time.monotonic()
+    machine = machine_info()
     rows: list[Row] = []
     runs = [r for r in plan(device, args.arch, args.steps, args.resume_at) if args.only in r.name]
     with tempfile.TemporaryDirectory(prefix="gpu_check.") as tmp:
@@ -682,8 +682,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": time.monotonic() - began,
     }
     if args.json:
-        write_json(args.json, rows, context)
-        print(f"results: {args.json}")
+        write_json(args.json, rows, context, machine)
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 
 

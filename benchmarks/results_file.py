@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,13 +52,37 @@ def command_line() -> str:
     return shlex.join(["python", str(shown), *sys.argv[1:]])
 
 
-def write_results(path: Path, results: dict[str, Any], machine: dict[str, Any]) -> None:
-    """``{"command", "machine" (+ load at the end), "results"}`` as indented JSON, written atomically."""
+def source_commit() -> str | None:
+    """The checkout's commit (12 hex digits), with ``+changes`` when tracked files differ from it; None
+    outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=REPO, capture_output=True,
+                              text=True, timeout=30)  # fmt: skip
+        if head.returncode != 0:
+            return None
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                                capture_output=True, text=True, timeout=60)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return head.stdout.strip() + ("+changes" if status.returncode != 0 or status.stdout.strip() else "")
+
+
+def write_results(
+    path: Path, results: dict[str, Any], machine: dict[str, Any], command: str | None = None
+) -> None:
+    """``{"command", "commit", "machine" (+ load at the end), "results"}`` as indented JSON, written
+    atomically: the one schema of every results file under docs/results (``command`` defaults to how
+    this process was started, :func:`command_line`)."""
     machine = {**machine, "load_average_1min_at_end": round(os.getloadavg()[0], 2)}
     torch = sys.modules.get("torch")
     if torch is not None and "torch" not in machine:  # imported after the start (by the measurement)
         machine.update(torch=torch.__version__, torch_threads=torch.get_num_threads())
-    payload = {"command": command_line(), "machine": machine, "results": results}
+    payload = {
+        "command": command or command_line(),
+        "commit": source_commit(),
+        "machine": machine,
+        "results": results,
+    }
     write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     print(f"results: {path}")
 
@@ -67,12 +92,14 @@ def read_results(path: Path) -> dict[str, Any]:
 
 
 def provenance(payload: dict[str, Any]) -> str:
-    """One line naming the command, date, machine and load of a results file (quoted under its table)."""
+    """One line naming the command, commit, date, machine and load of a results file (quoted under its
+    table; files written before the commit was recorded have none)."""
     m = payload["machine"]
     threads = m.get("torch_threads")
     thread_part = f" ({threads} thread{'s' if threads != 1 else ''})" if threads else ""
     torch_part = f", torch {m['torch']}{thread_part}" if "torch" in m else ""
+    commit = f" at commit `{payload['commit']}`" if payload.get("commit") else ""
     return (
-        f"`{payload['command']}` on {m['date']}: {m['cpu']}, {m['usable_cores']} cores{torch_part}, "
+        f"`{payload['command']}`{commit} on {m['date']}: {m['cpu']}, {m['usable_cores']} cores{torch_part}, "
         f"1-min load {m['load_average_1min_at_start']} → {m['load_average_1min_at_end']}"
     )

@@ -137,7 +137,7 @@ def test_the_table_and_the_results_file(tmp_path: Path) -> None:
     assert " n/a " in lines[5] and "FAIL" in lines[6] and "skip" in lines[7]
     assert lines[-1] == "5 rows: 3 ok, 1 failed, 1 skipped"
     out = tmp_path / "results" / "gpu_check.json"
-    gc.write_json(out, rows, {"device": {"name": "x"}})
+    gc.write_json(out, rows, {"device": {"name": "x"}}, gc.machine_info())
     payload = json.loads(out.read_text())
     assert payload["command"].startswith("python -m benchmarks.gpu_check")
     assert [r["status"] for r in payload["results"]["rows"]] == ["ok", "ok", "ok", "FAIL", "skip"]

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
 from benchmarks import preprocess_throughput, results_file
 
 MACHINE = {
@@ -29,6 +37,32 @@ def test_provenance_names_command_machine_threads_and_load() -> None:
     line = results_file.provenance({"command": "python x.py", "machine": MACHINE})
     assert line == ("`python x.py` on 2026-11-23 03:00 UTC: CPU, 2 cores, torch 2.13.0 (1 thread), "
                     "1-min load 0.5 → 0.7")  # fmt: skip
+
+
+def test_a_results_file_records_command_commit_machine_and_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "argv", [str(results_file.REPO / "benchmarks" / "x.py"), "--n", "2"])
+    out = tmp_path / "x.json"
+    results_file.write_results(out, {"rows": [1]}, MACHINE)
+    payload = results_file.read_results(out)
+    assert list(payload) == ["command", "commit", "machine", "results"]
+    assert payload["command"] == "python benchmarks/x.py --n 2" and payload["results"] == {"rows": [1]}
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=results_file.REPO,
+                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    assert payload["commit"] in (head, f"{head}+changes")
+    assert payload["machine"]["load_average_1min_at_end"] >= 0
+    line = results_file.provenance(payload)
+    assert line.startswith(f"`python benchmarks/x.py --n 2` at commit `{payload['commit']}` on 2026-11-23")
+    assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
+
+
+def test_a_module_run_with_python_m_is_recorded_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    main = types.ModuleType("__main__")
+    main.__spec__ = importlib.machinery.ModuleSpec("benchmarks.glue_grid_time", None)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    monkeypatch.setattr(sys, "argv", ["/anywhere/glue_grid_time.py", "--steps", "3"])
+    assert results_file.command_line() == "python -m benchmarks.glue_grid_time --steps 3"
 
 
 def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
