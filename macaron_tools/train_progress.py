@@ -17,15 +17,13 @@ import argparse
 import json
 import os
 import re
-import signal
-import subprocess
 import sys
-import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from macaron_workflow import processes, progress
 from macaron_workflow.cli import ArgumentParser, run_cli
 
 _RECORD = re.compile(r"\|\s*INFO\s*\|\s*(?P<tag>train_inner|train|valid)\s*\|\s*(?P<body>\{.*\})\s*$")
@@ -60,30 +58,15 @@ def parse_record(line: str) -> tuple[str, dict[str, Any]] | None:
         return None
 
 
-class ProgressDisplay:
-    """Renders training progress from fairseq JSON records onto a stream."""
+class ProgressDisplay(progress.ProgressDisplay):
+    """Renders training progress from fairseq JSON records onto a stream (the bar and lines of
+    :class:`macaron_workflow.progress.ProgressDisplay`)."""
 
     def __init__(self, stream: TextIO, max_update: int | None, use_bar: bool) -> None:
-        self.stream = stream
+        super().__init__(stream, total=max_update, unit="upd", desc="train", use_bar=use_bar)
         self.max_update = max_update
-        self.start = time.monotonic()
-        self.bar = None
-        if use_bar:
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=max_update, unit="upd", file=stream, dynamic_ncols=True,
-                            desc="train", leave=True)
         self.last_update = 0
         self.train_loss: dict[int, str] = {}
-
-    def _elapsed(self) -> str:
-        return f"{time.monotonic() - self.start:.0f}s"
-
-    def message(self, text: str) -> None:
-        if self.bar is not None:
-            self.bar.write(text, file=self.stream)
-        else:
-            print(text, file=self.stream, flush=True)
 
     def record(self, tag: str, stats: dict[str, Any]) -> None:
         if tag == "train_inner":
@@ -91,11 +74,10 @@ class ProgressDisplay:
             postfix = (f"epoch {stats.get('epoch', '?')} | loss {stats.get('loss', '?')} "
                        f"| lr {stats.get('lr', '?')}")
             if self.bar is not None:
-                self.bar.update(max(0, updates - self.last_update))
-                self.bar.set_postfix_str(postfix)
+                self.advance(updates - self.last_update, postfix)
             else:
                 total = f"/{self.max_update}" if self.max_update else ""
-                self.message(f"[train] update {updates}{total} | {postfix} | {self._elapsed()}")
+                self.message(f"[train] update {updates}{total} | {postfix} | {self.elapsed()}")
             self.last_update = updates
         elif tag == "train":
             epoch = int(float(stats.get("epoch", 0)))
@@ -104,15 +86,11 @@ class ProgressDisplay:
             epoch = int(float(stats.get("epoch", 0)))
             updates = stats.get("valid_num_updates", "?")
             self.message(f"[epoch {epoch}] valid loss {stats.get('valid_loss', '?')} "
-                         f"(ppl {stats.get('valid_ppl', '?')}) after {updates} updates | {self._elapsed()}")
+                         f"(ppl {stats.get('valid_ppl', '?')}) after {updates} updates | {self.elapsed()}")
 
     def epoch_summary(self, epoch: int) -> None:
         if epoch in self.train_loss:
-            self.message(f"[epoch {epoch}] train loss {self.train_loss[epoch]} | {self._elapsed()}")
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
+            self.message(f"[epoch {epoch}] train loss {self.train_loss[epoch]} | {self.elapsed()}")
 
 
 def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, use_bar: bool | None = None,
@@ -126,33 +104,26 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
     max_update = int(max_update_text) if max_update_text and int(max_update_text) > 0 else None
     display = ProgressDisplay(stream, max_update, use_bar)
     tail: deque[str] = deque(maxlen=tail_lines)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
-    try:
-        proc = subprocess.Popen(list(command), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                bufsize=1, env=env, errors="replace")
+
+    def show(line: str) -> None:
+        tail.append(line)
+        parsed = parse_record(line)
+        if parsed is not None:
+            display.record(*parsed)
+            if parsed[0] == "train":
+                display.epoch_summary(int(float(parsed[1].get("epoch", 0))))
+        elif _ALERT.search(line) or _NOTEWORTHY.search(line):
+            display.message(line)
+
+    try:  # Ctrl-C: the command gets SIGINT and ends by itself; its status is this one's
+        code = processes.run(command, env=env, log=log_path, append=True, on_line=show,
+                             on_interrupt="return").status  # fmt: skip
     except OSError as err:
-        display.close()
+        if err.filename != command[0]:  # not the command: the log cannot be written
+            raise
         print(f"train_progress: cannot run {command[0]!r}: {err}", file=stream)
         return 127
-    assert proc.stdout is not None
-    try:
-        with open(log_path, "a", encoding="utf-8") as log:
-            for line in proc.stdout:
-                log.write(line)
-                log.flush()
-                tail.append(line.rstrip("\n"))
-                parsed = parse_record(line)
-                if parsed is not None:
-                    display.record(*parsed)
-                    if parsed[0] == "train":
-                        display.epoch_summary(int(float(parsed[1].get("epoch", 0))))
-                elif _ALERT.search(line) or _NOTEWORTHY.search(line):
-                    display.message(line.rstrip("\n"))
-        code = proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)
-        code = proc.wait()
     finally:
         display.close()
     if code != 0:

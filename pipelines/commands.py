@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from macaron_workflow import processes
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import FAILURE_EXIT, USAGE_EXIT, ReportedError, UserError
 from macaron_workflow.options import FROM_ENV, Option, with_environment
@@ -118,18 +118,13 @@ def run_command(
     """
     argv = [str(part) for part in command]
     console.command(argv)
-    if stdout is None:
-        code = subprocess.run(argv, cwd=REPO).returncode
-        where = "its output is above"
-    else:
-        if stderr_log is None:
-            raise ValueError("run_command: stdout needs a stderr_log")
-        with stdout.open("w", encoding="utf-8") as out, stderr_log.open("w", encoding="utf-8") as err:
-            code = subprocess.run(argv, cwd=REPO, stdout=out, stderr=err).returncode
-        where = f"log: {stderr_log}"
-        if code != 0:
-            tail = stderr_log.read_text(encoding="utf-8", errors="replace").splitlines()[-FAILURE_TAIL_LINES:]
-            print("\n".join(tail), file=sys.stderr)
+    if stdout is not None and stderr_log is None:
+        raise ValueError("run_command: stdout needs a stderr_log")
+    completed = processes.run(argv, cwd=REPO, stdout=stdout, log=stderr_log if stdout is not None else None)
+    code = completed.status
+    where = "its output is above" if stdout is None else f"log: {stderr_log}"
+    if code != 0 and stdout is not None:
+        print("\n".join(completed.tail(FAILURE_TAIL_LINES)), file=sys.stderr)
     if code != 0:
         error = PipelineError(f"{argv[0]} failed with exit status {code} ({where}): {shlex.join(argv)}")
         error.exit_status = USAGE_EXIT if code == USAGE_EXIT else FAILURE_EXIT

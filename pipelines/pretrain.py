@@ -42,8 +42,6 @@ import json
 import math
 import os
 import re
-import signal
-import subprocess
 import sys
 import time
 from collections import deque
@@ -54,6 +52,7 @@ from typing import Any
 
 from macaron_tools import plot_curves
 from macaron_tools.plot_curves import StepLog
+from macaron_workflow import processes
 from macaron_workflow.cli import ArgumentParser, positive_int
 from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
 from macaron_workflow.stages import StageReport, StageRunner
@@ -205,36 +204,25 @@ def pretrain_command(args: argparse.Namespace, data_bin: Path, paths: ArchPaths)
 def run_trainer(command: Sequence[str], log: Path, console: Console) -> None:
     """Run the torchrun ``command``: its whole output is appended to ``log``; the trainer's progress lines
     (``[pretrain] ...``) are shown; on failure the ranks' errors (or, without any, the output's tail)."""
-    log.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     tail: deque[str] = deque(maxlen=FAILURE_TAIL_LINES)
     causes: dict[str, None] = {}  # ordered, without repeats (every rank reports the same error)
     console.command(command)
-    proc = subprocess.Popen(
-        list(command), cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        bufsize=1, errors="replace",
-    )  # fmt: skip
-    assert proc.stdout is not None
-    try:
-        with log.open("a", encoding="utf-8") as out:
-            out.write(f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n")
-            for line in proc.stdout:
-                out.write(line)
-                out.flush()
-                line = line.rstrip("\n")
-                tail.append(line)
-                progress = _PROGRESS.match(line)
-                if progress:
-                    console.say(progress["message"])
-                else:
-                    cause = _CAUSE.match(line)
-                    if cause and "ChildFailedError" not in line:
-                        causes[cause["cause"]] = None
-        status = proc.wait()
-    except KeyboardInterrupt:
-        proc.send_signal(signal.SIGINT)  # torchrun passes it on to the ranks
-        proc.wait()
-        raise
+
+    def show(line: str) -> None:
+        tail.append(line)
+        progress = _PROGRESS.match(line)
+        if progress:
+            console.say(progress["message"])
+        else:
+            cause = _CAUSE.match(line)
+            if cause and "ChildFailedError" not in line:
+                causes[cause["cause"]] = None
+
+    header = f"\n===== {time.strftime('%Y-%m-%d %H:%M:%S')} {' '.join(command)}\n"
+    # Ctrl-C: SIGINT to torchrun, which passes it on to the ranks
+    completed = processes.run(command, cwd=REPO, env=env, log=log, append=True, header=header, on_line=show)
+    status = completed.status
     if status != 0:
         print("\n".join(causes or tail), file=sys.stderr, flush=True)
         raise PipelineError(f"pre-training failed with exit status {status} (full output: {log})")

@@ -6,9 +6,9 @@ loss scale (fp16), tokens/s and samples/s over the interval, and MFU on a GPU.""
 
 from __future__ import annotations
 
-import sys
-import time
 from typing import Any, TextIO
+
+from macaron_workflow.progress import ProgressDisplay
 
 
 class IntervalRates:
@@ -52,8 +52,9 @@ def progress_line(record: dict[str, Any], rates: dict[str, float], max_update: i
     return " | ".join(parts)
 
 
-class PretrainProgress:
-    """Rank 0's display; other ranks get an instance that shows nothing."""
+class PretrainProgress(ProgressDisplay):
+    """Rank 0's display; other ranks get an instance that shows nothing (the bar and lines of
+    :class:`macaron_workflow.progress.ProgressDisplay`)."""
 
     def __init__(
         self,
@@ -65,43 +66,21 @@ class PretrainProgress:
         stream: TextIO | None = None,
         use_bar: bool | None = None,
     ) -> None:
-        self.active = active
-        self.stream = stream or sys.stderr
+        super().__init__(stream, total=max_update, initial=start_step, unit="step", desc="pre-train",
+                         use_bar=use_bar, prefix="[pretrain] ", active=active)  # fmt: skip
         self.max_update = max_update
         self.log_interval = max(1, log_interval)
         self.peak_flops = peak_flops
         self.interval = IntervalRates()
-        self.started = time.monotonic()
-        self.bar = None
-        if active and (self.stream.isatty() if use_bar is None else use_bar):
-            from tqdm import tqdm
-
-            self.bar = tqdm(total=max_update, initial=start_step, unit="step", file=self.stream,
-                            dynamic_ncols=True, desc="pre-train")  # fmt: skip
-
-    def message(self, text: str) -> None:
-        if not self.active:
-            return
-        if self.bar is not None:
-            self.bar.write(f"[pretrain] {text}", file=self.stream)
-        else:
-            print(f"[pretrain] {text}", file=self.stream, flush=True)
 
     def step(self, record: dict[str, Any]) -> None:
         """Account one training record; print the progress line at the interval and at the end."""
         self.interval.add(record)
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix_str(
-                f"mlm {record['mlm_loss']:.3f} nsp {record['nsp_accuracy']:.0f}% lr {record['lr']:.2g}"
-            )
+        postfix = f"mlm {record['mlm_loss']:.3f} nsp {record['nsp_accuracy']:.0f}% lr {record['lr']:.2g}"
+        self.advance(1, postfix)
         step = record["step"]
         if step % self.log_interval == 0 or step == self.max_update:
             rates = self.interval.rates()
             mfu = rates["flops_per_second"] / self.peak_flops if self.peak_flops else None
             self.message(progress_line(record, rates, self.max_update, mfu))
             self.interval.reset()
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()

@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from macaron_workflow import processes
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
@@ -77,13 +76,7 @@ def train(spec: RunSpec, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> N
     command = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", signal_name,
                *fairseq_args]  # fmt: skip
     print("$ " + " ".join(command), flush=True)
-    number = signal_number(signal_name)
-    child = subprocess.Popen(command)
-    previous = signal.signal(number, lambda signum, frame: child.send_signal(signum))
-    try:
-        status = child.wait()
-    finally:
-        signal.signal(number, previous)
+    status = processes.run(command, forward=[signal_number(signal_name)]).status
     if status == PREEMPTED_EXIT:
         raise SystemExit(PREEMPTED_EXIT)
     if status != 0:

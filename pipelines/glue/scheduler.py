@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -21,6 +20,7 @@ from pathlib import Path
 from queue import Queue
 from typing import Any
 
+from macaron_workflow import processes
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.preemption import DEFAULT_SIGNAL
 from pipelines.commands import REPO
@@ -83,14 +83,11 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     started = time.monotonic()
     command = [sys.executable, "-m", "pipelines.glue.run_one", str(spec_path),
                "--preemption-signal", signal_name]  # fmt: skip
-    with open(log, "a", encoding="utf-8") as out:
-        status = subprocess.run(
-            command,
-            cwd=REPO, env=slot.env(), stdout=out, stderr=subprocess.STDOUT, check=False,
-        ).returncode  # fmt: skip
+    completed = processes.run(command, cwd=REPO, env=slot.env(), log=log, append=True)
+    status = completed.status
     record = run_record(spec.run_dir)
     if record is None or status != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-15:]
+        tail = completed.tail(15)
         record = {"status": "failed", "exit_status": status, "log": str(log), "tail": tail,
                   "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
         write_text_atomically(spec.run_dir / RUN_RECORD, json.dumps(record, indent=1) + "\n")

@@ -19,11 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from macaron_workflow import processes
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
 from macaron_workflow.errors import ReportedError, UserError
@@ -151,9 +151,9 @@ def convert(html_dir: Path, out: Path) -> ConversionSummary:
 def install(package: str = PACKAGE) -> None:
     """``apt-get install -y PACKAGE`` (after ``apt-get update``)."""
     for command in (["apt-get", "update"], ["apt-get", "install", "-y", package]):
-        proc = subprocess.run(command, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ReportedError(f"{' '.join(command)} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        proc = processes.run(command, capture=True)
+        if proc.status != 0:
+            raise ReportedError(f"{' '.join(command)} failed ({proc.status}): {proc.output[-2000:]}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -17,10 +17,11 @@ Everything is a pure function of the ``random.Random`` it is given, so a seed fi
 from __future__ import annotations
 
 import random
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from macaron_workflow import processes
 
 EN_WORDS = (
     "the a house cat dog runs quickly slowly over under big small red green blue table chair window door "
@@ -180,8 +181,7 @@ def fairseq_preprocess(root: Path, splits: Sequence[str], dest: Path) -> Path:
     for split in splits:
         command += [flags[split], str(root / split)]
     command += ["--destdir", str(dest), "--joined-dictionary", "--workers", "1"]
-    proc = subprocess.run(command, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"fairseq-preprocess failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
+    proc = processes.run(command, capture=True)
+    if proc.status != 0:
+        raise RuntimeError(f"fairseq-preprocess failed ({proc.status}):\n{proc.output[-3000:]}")
     return dest
-

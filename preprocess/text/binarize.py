@@ -18,11 +18,11 @@ from __future__ import annotations
 import os
 import shutil
 import struct
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_workflow import processes
 from macaron_workflow.atomic import temporary_path
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import count_lines
@@ -66,10 +66,10 @@ def run_fairseq_cli(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: P
     """``fairseq-preprocess --joined-dictionary`` into ``workdir``; its output is shown only on failure."""
     command = fairseq_preprocess_command(prefixes, src, tgt, workdir, workers)
     print("running: " + " ".join(command), file=sys.stderr, flush=True)
-    completed = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if completed.returncode != 0:
+    completed = processes.run(command, capture=True)
+    if completed.status != 0:
         raise UserError(
-            f"fairseq-preprocess failed with exit code {completed.returncode}:\n" + completed.stdout[-4000:]
+            f"fairseq-preprocess failed with exit code {completed.status}:\n" + completed.output[-4000:]
         )
 
 

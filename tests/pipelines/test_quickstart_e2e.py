@@ -133,8 +133,9 @@ def test_quickstart_doc_quotes_the_recorded_runs() -> None:
     docs/results/quickstart.json (the run records of those runs, copied from their workdirs)."""
     recorded = json.loads((REPO / "docs" / "results" / "quickstart.json").read_text(encoding="utf-8"))
     doc = (REPO / "docs" / "quickstart.md").read_text(encoding="utf-8")
-    block = re.search(r"<!-- quickstart-results:start -->\n(.*?)\n<!-- quickstart-results:end -->", doc, re.S)
-    assert block, "docs/quickstart.md lost its quickstart-results block"
+    marker = "<!-- results:quickstart-runs:{} -->"  # a benchmarks.doc_tables block
+    block = re.search(f"{marker.format('start')}\n(.*?)\n{marker.format('end')}", doc, re.S)
+    assert block, "docs/quickstart.md lost its results:quickstart-runs block"
     assert block.group(1).strip() == results_table(recorded["runs"]).strip()
     for run in recorded["runs"]:
         assert run["command"].startswith("bash pipelines/quickstart.sh")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from macaron_workflow.processes import Completed
 from pipelines.glue import scheduler
 from pipelines.glue.grid import (
     DEFAULT_PRESET,
@@ -167,14 +168,12 @@ def test_failed_runs_are_retried_once_and_finished_ones_skipped(tmp_path: Path, 
 def test_execute_records_a_failure_with_the_log_tail(tmp_path: Path, monkeypatch, status: int) -> None:
     run = spec(tmp_path)
 
-    class Done:
-        returncode = status
-
     def fake_run(command, **kwargs):  # the child prints but writes no run.json
-        kwargs["stdout"].write("Traceback ...\nValueError: boom\n")
-        return Done()
+        with kwargs["log"].open("a" if kwargs.get("append") else "w") as log:
+            log.write("Traceback ...\nValueError: boom\n")
+        return Completed([str(part) for part in command], status, log=kwargs["log"])
 
-    monkeypatch.setattr(scheduler.subprocess, "run", fake_run)
+    monkeypatch.setattr(scheduler.processes, "run", fake_run)
     record = scheduler.execute(run, scheduler.Slot())
     assert record["status"] == "failed" and record["exit_status"] == status
     assert record["tail"][-1] == "ValueError: boom"
