@@ -186,6 +186,20 @@ class StageRunner:
             raise RuntimeError(f"stage {name} did not write: {', '.join(missing)}")
         return self._mark_complete(name, key, outputs, report, started)
 
+    def adopt_workspace(
+        self, name: str, inputs: Iterable[Path], resume_params: Mapping[str, Any], workspace: Path
+    ) -> bool:
+        """Record a non-empty ``workspace`` that has no start record (one started before this stage had
+        markers, e.g. by an older version) as started with ``resume_params``, so that :meth:`run_in_place`
+        resumes in it instead of moving it aside. Returns whether it did."""
+        workspace, record = Path(workspace), self.start_record_path(name)
+        if record.exists() or not workspace.is_dir() or not any(workspace.iterdir()):
+            return False
+        resume_key = self.stage_key(name, [Path(p) for p in inputs], resume_params)
+        write_text_atomically(record, json.dumps({"stage": name, "resume_key": resume_key}, indent=1))
+        self.log(f"[{name}] adopting {workspace} (started before its stage had markers)")
+        return True
+
     def _mark_complete(
         self, name: str, key: str, outputs: list[Path], report: StageReport, started: float
     ) -> StageReport:

@@ -2,14 +2,17 @@
 
 1. ``fairseq-train`` with the run's configuration (:func:`pipelines.glue.grid.train_command`) into
    ``RUN_DIR/checkpoint/``, under :mod:`macaron_tools.train_preemptible` (its output goes to this process's
-   stdout:
-   the scheduler's ``run.log``). A rerun resumes an unfinished training from its ``checkpoint_last.pt``;
-   ``checkpoint/trained`` marks a finished one. On the preemption signal (``--preemption-signal``, which
-   this process passes on to the trainer) the trainer saves and exits 3, and so does this run;
+   stdout: the scheduler's ``run.log``), the ``train`` stage of :class:`macaron_workflow.stages.StageRunner`
+   (markers in ``RUN_DIR/.stages/``): a rerun resumes an unfinished training from its
+   ``checkpoint_last.pt``; its completion marker marks a finished one. On the preemption signal
+   (``--preemption-signal``, which this process passes on to the trainer) the trainer saves and exits 3,
+   and so does this run;
 2. predictions of the final model for every split but ``train`` (dev and test, AX for MNLI), in file
    order, as label strings (STS-B: the regression output × 5, clipped to [0, 5]) →
    ``RUN_DIR/predictions/SPLIT.txt``;
-3. the dev metrics (:func:`pipelines.glue.metrics.dev_metrics`) and ``RUN_DIR/run.json``, written last;
+3. the dev metrics (:func:`pipelines.glue.metrics.dev_metrics`) and ``RUN_DIR/run.json``, written last
+   (steps 1-3 are the ``result`` stage, whose marker says the run has finished: :func:`is_finished`; a run
+   directory of an older version, with ``checkpoint/trained`` and a ``run.json`` but no markers, resumes);
 4. the checkpoint is deleted (``--keep-checkpoint`` keeps it): the predictions are all selection and the
    submission need, and a full grid of BERT-base checkpoints would take hundreds of GB.
 
@@ -23,15 +26,15 @@ import json
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from macaron_workflow import processes
-from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
+from macaron_workflow.stages import StageReport, StageRunner
 from pipelines.commands import USER_DIR
 from pipelines.glue.grid import RunSpec, train_command
 from pipelines.glue.metrics import dev_metrics, task_score
@@ -66,52 +69,109 @@ def predict_splits(checkpoint: Path, data_dir: Path, meta: dict[str, Any]) -> di
     }
 
 
-TRAINED = "trained"
-"""Written into the checkpoint directory when fairseq-train has finished the run."""
+RUN_RECORD = "run.json"
+"""``RUN_DIR/run.json``: the run's record (``"status": "ok"``, its metrics), or the scheduler's failure
+record."""
+STATE_DIR = ".stages"
+"""``RUN_DIR/.stages/``: the completion markers of the run's two stages (:class:`StageRunner`)."""
+TRAIN_STAGE, RESULT_STAGE = "train", "result"
+LEGACY_TRAINED = "trained"
+"""Before the stage markers, ``checkpoint/trained`` marked a finished training: still read, so that a work
+directory of an older version resumes (its ``run.json`` with ``"status": "ok"`` marks a finished run)."""
 
 
-def train(spec: RunSpec, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> None:
-    """fairseq-train, resumable and preemptible; the signal is passed on to it."""
+def stage_runner(spec: RunSpec) -> StageRunner:
+    return StageRunner(
+        spec.run_dir / STATE_DIR, log=lambda message: print(message, file=sys.stderr, flush=True)
+    )
+
+
+def result_stage(spec: RunSpec) -> tuple[list[Path], dict[str, Any]]:
+    """The inputs and parameters of the run's ``result`` stage (its key)."""
+    return [spec.data_dir / "meta.json"], {"spec": spec.record()}
+
+
+def read_record(run_dir: Path) -> dict[str, Any] | None:
+    try:
+        return json.loads((run_dir / RUN_RECORD).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def is_finished(spec: RunSpec) -> bool:
+    """The run's ``result`` stage is complete (its marker), or, in a run directory of an older version
+    (no marker), its ``run.json`` says ``"status": "ok"``."""
+    marker = spec.run_dir / STATE_DIR / f"{RESULT_STAGE}.json"
+    if not marker.exists():
+        record = read_record(spec.run_dir)
+        return record is not None and record.get("status") == "ok"
+    runner = stage_runner(spec)
+    inputs, params = result_stage(spec)
+    return runner.is_complete(RESULT_STAGE, runner.stage_key(RESULT_STAGE, inputs, params),
+                              [spec.run_dir / RUN_RECORD])  # fmt: skip
+
+
+def train(spec: RunSpec, runner: StageRunner, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> None:
+    """fairseq-train, resumable and preemptible (the ``train`` stage, in place in ``save_dir``); the signal
+    is passed on to it."""
+    if (save_dir / LEGACY_TRAINED).exists() and not runner.marker_path(TRAIN_STAGE).exists():
+        print(f"[{TRAIN_STAGE}] finished before (old marker {save_dir / LEGACY_TRAINED})", file=sys.stderr)
+        return
     fairseq_args = train_command(spec, save_dir, USER_DIR)[1:]
+    params = {"fairseq_args": fairseq_args}
+    runner.adopt_workspace(TRAIN_STAGE, [], params, save_dir)  # a training started by an older version
     command = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", signal_name,
                *fairseq_args]  # fmt: skip
-    print("$ " + " ".join(command), flush=True)
-    status = processes.run(command, forward=[signal_number(signal_name)]).status
-    if status == PREEMPTED_EXIT:
-        raise SystemExit(PREEMPTED_EXIT)
-    if status != 0:
-        raise UserError(f"{spec.name}: fairseq-train failed with exit status {status}")
-    (save_dir / TRAINED).touch()
+
+    def build() -> StageReport:
+        print("$ " + " ".join(command), flush=True)
+        status = processes.run(command, forward=[signal_number(signal_name)]).status
+        if status == PREEMPTED_EXIT:
+            raise SystemExit(PREEMPTED_EXIT)
+        if status != 0:
+            raise UserError(f"{spec.name}: fairseq-train failed with exit status {status}")
+        return {}
+
+    runner.run_in_place(TRAIN_STAGE, [], [save_dir / "checkpoint_last.pt"], params, build, workspace=save_dir)
 
 
 def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
     started = time.monotonic()
     meta = json.loads((spec.data_dir / "meta.json").read_text(encoding="utf-8"))
     save_dir = spec.run_dir / "checkpoint"
-    checkpoint = save_dir / "checkpoint_last.pt"
-    if not (save_dir / TRAINED).exists():
-        train(spec, save_dir, signal_name)
-    predictions = predict_splits(checkpoint, spec.data_dir, meta)
     out = spec.run_dir / "predictions"
-    out.mkdir(parents=True, exist_ok=True)
-    for split, values in predictions.items():
-        write_text_atomically(out / f"{split}.txt", "".join(f"{v}\n" for v in values))
-    dev = {
-        meta["splits"][split]["glue_split"]: (predictions[split], read_gold(spec.data_dir / f"{split}.gold",
-                                                                            meta["regression"]))
-        for split in predictions
-        if split.startswith("valid") and meta["splits"][split]["labeled"]
-    }  # fmt: skip
-    metrics = dev_metrics(spec.task, dev)
-    record = {
-        "status": "ok", "task": spec.task, "config": spec.record()["config"], "seed": spec.seed,
-        "metrics": metrics, "score": task_score(spec.task, metrics), "directory": str(spec.run_dir),
-        "predictions": {split: str(out / f"{split}.txt") for split in predictions},
-        "seconds": round(time.monotonic() - started, 1),
-    }  # fmt: skip
+    record_path = spec.run_dir / RUN_RECORD
+    outputs = [out / f"{split}.txt" for split in meta["splits"] if split != "train"]
+    runner = stage_runner(spec)
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        train(spec, runner, save_dir, signal_name)
+        predictions = predict_splits(save_dir / "checkpoint_last.pt", spec.data_dir, meta)
+        for split, values in predictions.items():
+            temps[out / f"{split}.txt"].write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
+        dev = {
+            meta["splits"][split]["glue_split"]: (
+                predictions[split], read_gold(spec.data_dir / f"{split}.gold", meta["regression"])
+            )
+            for split in predictions
+            if split.startswith("valid") and meta["splits"][split]["labeled"]
+        }
+        metrics = dev_metrics(spec.task, dev)
+        record = {
+            "status": "ok", "task": spec.task, "config": spec.record()["config"], "seed": spec.seed,
+            "metrics": metrics, "score": task_score(spec.task, metrics), "directory": str(spec.run_dir),
+            "predictions": {split: str(out / f"{split}.txt") for split in predictions},
+            "seconds": round(time.monotonic() - started, 1),
+        }  # fmt: skip
+        temps[record_path].write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+        return {"score": record["score"]}
+
+    inputs, params = result_stage(spec)
+    runner.run(RESULT_STAGE, inputs, [*outputs, record_path], params, build)  # run.json is renamed last
     if not keep_checkpoint:
         shutil.rmtree(save_dir, ignore_errors=True)
-    write_text_atomically(spec.run_dir / "run.json", json.dumps(record, indent=1) + "\n")
+    record = read_record(spec.run_dir)
+    assert record is not None
     return record
 
 

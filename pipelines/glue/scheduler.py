@@ -2,8 +2,10 @@
 retried once, then reported (never silently dropped); finished runs are skipped on a rerun.
 
 Each run is a child process ``python -m pipelines.glue.run_one RUN_DIR/spec.json`` (train, predict, score:
-:mod:`pipelines.glue.run_one`), which writes ``RUN_DIR/run.json`` last; a run counts as finished when that
-file says ``"status": "ok"``. A slot is a GPU (``CUDA_VISIBLE_DEVICES=i``) or, without GPUs, a CPU process
+:mod:`pipelines.glue.run_one`), which writes ``RUN_DIR/run.json`` last; a run counts as finished when its
+``result`` stage's completion marker (``RUN_DIR/.stages/``, :class:`macaron_workflow.stages.StageRunner`)
+says so (:func:`pipelines.glue.run_one.is_finished`; without markers, an older version's ``run.json`` with
+``"status": "ok"``). A slot is a GPU (``CUDA_VISIBLE_DEVICES=i``) or, without GPUs, a CPU process
 with its share of the cores (``OMP_NUM_THREADS``).
 """
 
@@ -25,8 +27,8 @@ from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.preemption import DEFAULT_SIGNAL
 from pipelines.commands import REPO
 from pipelines.glue.grid import RunSpec
+from pipelines.glue.run_one import RUN_RECORD, is_finished, read_record
 
-RUN_RECORD = "run.json"
 ATTEMPTS = 2  # a failed run is retried once
 
 
@@ -59,15 +61,8 @@ def slots(gpus: int, cpu_processes: int, cores: int) -> list[Slot]:
 
 
 def run_record(run_dir: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((run_dir / RUN_RECORD).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def is_finished(spec: RunSpec) -> bool:
-    record = run_record(spec.run_dir)
-    return record is not None and record.get("status") == "ok"
+    """``RUN_DIR/run.json`` (:data:`pipelines.glue.run_one.RUN_RECORD`), if there is a readable one."""
+    return read_record(run_dir)
 
 
 def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
