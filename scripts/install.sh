@@ -73,7 +73,7 @@ mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | awk '!seen[$0]++')  # each file
 "$PY" -c 'import packaging.requirements, packaging.version' 2>/dev/null || { say "installing packaging"; pipi packaging; }
 
 # 2. torch
-torch_version="$("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
 if [ -n "$torch_version" ] && "$PY" -c "
 import sys; from packaging.version import Version
 sys.exit(0 if Version('$torch_version'.split('+')[0]) >= Version('2.1') else 1)" 2>/dev/null; then
@@ -86,7 +86,7 @@ else
     say "torch==$TORCH_VERSION is not on the configured indexes: trying $TORCH_CPU_INDEX"
     pipi --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
   fi
-  torch_version="$("$PY" -c 'import torch; print(torch.__version__)')"
+  torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)')"
 fi
 constraints="$(mktemp)"; trap 'rm -f "$constraints"' EXIT
 echo "torch==${torch_version}" > "$constraints"
