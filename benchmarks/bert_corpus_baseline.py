@@ -1,5 +1,5 @@
 """The pre-training corpus as a user would otherwise build it: the baseline of
-``benchmarks/bert_corpus_throughput.py``.
+``python -m benchmarks.bert_corpus_throughput``.
 
 Step 1 is the ``wikiextractor`` command line (``--json --no-templates --processes N``); step 2 is this
 script's one-process loop over its output: spaCy (``spacy.blank("en")`` + ``sentencizer``) on each
@@ -12,6 +12,7 @@ than ``python -m preprocess.bert_corpus``.
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -21,7 +22,15 @@ from sacremoses import MosesPunctNormalizer, MosesTokenizer
 
 
 def main() -> None:
-    extracted, output = Path(sys.argv[1]), Path(sys.argv[2])
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.bert_corpus_baseline",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("extracted", type=Path, help="wikiextractor's --json output directory")
+    parser.add_argument("output", type=Path, help="the tokenized text, one sentence a line")
+    args = parser.parse_args()
+    extracted, output = args.extracted, args.output
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
     normalizer, tokenizer = MosesPunctNormalizer(lang="en"), MosesTokenizer(lang="en")
