@@ -118,3 +118,19 @@ def test_in_place_stage_that_fails_is_not_marked_complete(tmp_path: Path) -> Non
 
     runner.run_in_place("train", [], [workspace / "done"], {}, finish, workspace)
     assert runner.marker_path("train").exists()
+
+
+def test_a_workspace_without_start_record_is_adopted_and_resumed(tmp_path: Path) -> None:
+    """adopt_workspace: a workspace an older version started (no start record) resumes with the given
+    settings; another non-empty workspace with a start record is left to run_in_place's own rule."""
+    runner = StageRunner(tmp_path / ".stages", log=lambda message: None)
+    workspace = tmp_path / "ws"
+    assert not runner.adopt_workspace("train", [], {"lr": 1}, workspace)  # nothing there
+    workspace.mkdir()
+    (workspace / "last.txt").write_text("5")
+    assert runner.adopt_workspace("train", [], {"lr": 1}, workspace)
+    assert not runner.adopt_workspace("train", [], {"lr": 2}, workspace)  # it has a start record now
+    log: list[str] = []
+    runner.run_in_place("train", [], [workspace / "last.txt"], {"lr": 1, "updates": 8},
+                        lambda: _training_like(workspace, 8, log), workspace, resume_params={"lr": 1})  # fmt: skip
+    assert log == ["from 5"] and not list(tmp_path.glob("ws.before-*"))
