@@ -43,8 +43,8 @@ say() { echo "[install] $*"; }
 pipi() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-check -q "$@"; }
 
 # 0. the interpreter: the fairseq fork ships wheels for CPython 3.11/3.12 on x86-64 Linux only
-found="$("$PY" -c 'import platform as p; print(p.python_implementation(), p.python_version(), p.system(), p.machine())' \
-  2>/dev/null </dev/null || true)"
+found="$("$PY" -c 'import platform as p
+print(" ".join([p.python_implementation(), p.python_version(), p.system(), p.machine()]))' 2>/dev/null </dev/null || true)"
 case "$found" in
   "CPython 3.11."*" Linux x86_64" | "CPython 3.12."*" Linux x86_64") ;;
   "") echo "[install] cannot run Python '$PY'; supported: $SUPPORTED (set PYTHON=...)" >&2; exit 2 ;;
