@@ -132,5 +132,6 @@ def test_a_workspace_without_start_record_is_adopted_and_resumed(tmp_path: Path)
     assert not runner.adopt_workspace("train", [], {"lr": 2}, workspace)  # it has a start record now
     log: list[str] = []
     runner.run_in_place("train", [], [workspace / "last.txt"], {"lr": 1, "updates": 8},
-                        lambda: _training_like(workspace, 8, log), workspace, resume_params={"lr": 1})  # fmt: skip
+                        lambda: _training_like(workspace, 8, log), workspace,
+                        resume_params={"lr": 1})  # fmt: skip
     assert log == ["from 5"] and not list(tmp_path.glob("ws.before-*"))
