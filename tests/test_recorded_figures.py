@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parents[1]
 BLOCK = re.compile(r"<!-- ((?:results:)?[a-z0-9-]+):start -->.*?<!-- \1:end -->", re.S)
 #: a sacreBLEU score: the word, then within 60 characters a decimal number
 FIGURE = re.compile(r"sacreBLEU.{0,60}?(?<![\w.])(\d+\.\d+)(?![\w.])", re.S | re.I)
-MARK = re.compile(r"measured at commit ([0-9a-f]{7,40})\b")
+MARK = re.compile(r"measured\s+at\s+commit\s+([0-9a-f]{7,40})\b")  # wrapped lines too
 
 
 def paragraphs(text: str) -> list[str]:
