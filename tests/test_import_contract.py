@@ -202,8 +202,8 @@ print(json.dumps({"heavy": loaded_by, "has_deepspeed": getattr(cpu_adam, "has_de
 """
 
 
-def _probe(*modules: str) -> dict:
-    command = [sys.executable, "-c", _PROBE, ",".join(HEAVY), *modules]
+def _probe(*modules: str, heavy: tuple[str, ...] = HEAVY) -> dict:
+    command = [sys.executable, "-c", _PROBE, ",".join(heavy), *modules]
     proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -236,6 +236,13 @@ def test_importing_loads_nothing_heavy(modules: tuple[str, ...]) -> None:
     sentence splitter, the HF conversion, a plot), not when a module is imported: not with the plugin
     (``--user-dir``), nor with any module of the plugin, the base, the tools or the preprocessors."""
     loaded = _probe(*modules)["heavy"]
+    assert not loaded, "; ".join(f"importing {module} loaded {heavy}" for heavy, module in loaded.items())
+
+
+def test_the_base_layer_imports_no_ml_at_all() -> None:
+    """``macaron_workflow`` is imported by every command, also before anything is installed: no torch, numpy,
+    fairseq (the checkpoint reader and the plot import torch and matplotlib when they run)."""
+    loaded = _probe(*modules_of("macaron_workflow"), heavy=("torch", "numpy", "fairseq", *HEAVY))["heavy"]
     assert not loaded, "; ".join(f"importing {module} loaded {heavy}" for heavy, module in loaded.items())
 
 
