@@ -85,6 +85,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
         if flag not in argv:
             argv = [flag, value, *argv]
     parser = options.get_training_parser()
+    parser.prog = program_name()
     add_pretrain_args(parser)
     args = options.parse_args_and_arch(parser, argv)
     return args, quietly(convert_namespace_to_omegaconf, args)
@@ -131,17 +132,33 @@ def check_data_bin(data: Path) -> None:
             raise UserError(f"{data}: not a data-bin of python -m preprocess.bert_corpus (no {name})")
 
 
+def require_deepspeed() -> Any:
+    """The ``deepspeed`` module, or a one-line error saying how to install it (the ``pretrain`` extra)."""
+    try:
+        import deepspeed
+    except ImportError as err:
+        raise UserError(
+            f"pre-training needs DeepSpeed, which is not installed ({err}): "
+            "bash scripts/install.sh --extras pretrain (or pip install -e '.[pretrain]')"
+        ) from err
+    return deepspeed
+
+
+def program_name() -> str:
+    """``macaron-pretrain`` for the console script, ``python -m macaron_fairseq.pretrain`` for ``-m``."""
+    name = Path(sys.argv[0]).name
+    return "python -m macaron_fairseq.pretrain" if name in ("__main__.py", "-m", "") else name
+
+
 def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     """Everything up to the first step: options, placement, process group, the :class:`Pretrainer` (model,
     init scheme, DeepSpeed engine, data)."""
-    import deepspeed
-
-    from macaron_fairseq.pretrain.trainer import Pretrainer
-
     argv = list(argv)
     quiet_job_log()
     refuse_ignored(argv, config_argument(argv))
-    args, cfg = parse(argv)
+    args, cfg = parse(argv)  # --help and usage errors need no DeepSpeed
+    deepspeed = require_deepspeed()
+    from macaron_fairseq.pretrain.trainer import Pretrainer
     try:
         signal_number(args.preemption_signal)
     except ValueError as err:
@@ -182,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-pretrain`` console script: what ``python -m macaron_fairseq.pretrain`` runs."""
-    run_cli(main)
+    run_cli(main, program_name())
 
 
 if __name__ == "__main__":

@@ -68,6 +68,9 @@ def test_the_run_length_is_the_schedules_unless_given() -> None:
         run_length({}, "ds.json", None)
 
 
+PROG = "python -m macaron_fairseq.pretrain"  # the error rule: PROG: error: message
+
+
 def command_errors(*argv: str) -> list[str]:
     proc = run_module("macaron_fairseq.pretrain", *argv, check=False, timeout=300)
     assert proc.returncode == 2, proc.stderr[-3000:]
@@ -77,7 +80,7 @@ def command_errors(*argv: str) -> list[str]:
 def test_the_command_refuses_an_ignored_flag_in_one_line(tmp_path: Path) -> None:
     lines = command_errors(str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
                            "--lr", "0.5")  # fmt: skip
-    assert lines == [f"error: --lr: the DeepSpeed config decides this; set optimizer.params.lr (and "
+    assert lines == [f"{PROG}: error: --lr: the DeepSpeed config decides this; set optimizer.params.lr (and "
                      f"scheduler.params.warmup_max_lr) in {TINY_CONFIG}"]  # fmt: skip
 
 
@@ -85,12 +88,15 @@ def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-data-bin"
     lines = command_errors(str(missing), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
                            "--save-dir", str(tmp_path / "run"))  # fmt: skip
-    assert lines == [f"error: {missing}: no such data-bin (build one with python -m preprocess.bert_corpus)"]
+    assert lines == [
+        f"{PROG}: error: {missing}: no such data-bin (build one with python -m preprocess.bert_corpus)"
+    ]
     (tmp_path / "empty").mkdir()
     lines = command_errors(str(tmp_path / "empty"), "--arch", "macaron_bert_tiny", "--deepspeed-config",
                            str(TINY_CONFIG))  # fmt: skip
     assert lines == [
-        f"error: {tmp_path / 'empty'}: not a data-bin of python -m preprocess.bert_corpus (no dict.txt)"
+        f"{PROG}: error: {tmp_path / 'empty'}: not a data-bin of python -m preprocess.bert_corpus "
+        "(no dict.txt)"
     ]
     assert not (tmp_path / "run").exists()
 
@@ -122,3 +128,30 @@ def test_without_max_update_the_run_is_as_long_as_its_schedule(corpus: Path, tmp
         json.loads(line)["step"] for line in (tmp_path / "run" / "train_log.jsonl").read_text().splitlines()
     ]
     assert steps == [1, 2, 3]
+
+
+def test_without_deepspeed_the_command_says_which_extra_to_install(tmp_path: Path) -> None:
+    """``--help`` needs no DeepSpeed; a run without it is one line naming the ``pretrain`` extra, exit 2."""
+    blocker = tmp_path / "sitecustomize.py"  # makes ``import deepspeed`` fail in the child
+    blocker.write_text(
+        "import builtins\nreal = builtins.__import__\n"
+        "def block(name, *a, **k):\n"
+        "    if name.split('.')[0] == 'deepspeed':\n"
+        "        raise ImportError(\"No module named 'deepspeed'\")\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = block\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    command = [sys.executable, "-m", "macaron_fairseq.pretrain"]
+    shown = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, timeout=300)
+    assert shown.returncode == 0 and shown.stdout.startswith(f"usage: {PROG} "), shown.stderr[-2000:]
+    data = tmp_path / "data-bin"
+    data.mkdir()
+    for name in ("dict.txt", "train.bin", "train.idx"):
+        (data / name).write_text("")
+    proc = subprocess.run([*command, str(data), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY],
+                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip() and "[WARNING]" not in line]
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert len(lines) == 1 and lines[0].startswith(f"{PROG}: error: pre-training needs DeepSpeed"), lines
+    assert "--extras pretrain" in lines[0]
