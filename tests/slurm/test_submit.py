@@ -55,7 +55,8 @@ def test_the_corpus_array_has_one_task_per_source_and_the_merge_waits_for_it(
     for part in parts:
         part.write_bytes(b"")
     options = ["--cpus-per-task", "16", "--max-parallel", "2", "--env", "DEST=d", "--env", "BOOKS=b"]
-    submit.main(["bert_corpus", *options, "--dry-run", "--", *map(str, parts), "--", "--bpe-vocab-size", "400"])
+    flags = ["--bpe-vocab-size", "400"]
+    submit.main(["bert_corpus", *options, "--dry-run", "--", *map(str, parts), "--", *flags])
     array, merge = map(shlex.split, capsys.readouterr().out.splitlines())
     assert "--array=0-3%2" in array and "--dependency=afterok:$ARRAY" in merge  # 3 parts + the books
     assert array[-6:] == merge[-6:] == [*map(str, parts), "--", "--bpe-vocab-size", "400"]
