@@ -120,21 +120,6 @@ def task_score(task: str, metrics: Mapping[str, float]) -> float:
     return fmean(float(metrics[key]) for key in keys)
 
 
-_FAIRSEQ_NAMES = {
-    ("f1", "accuracy"): "acc_and_f1",
-    ("pearson", "spearman"): "pearson_and_spearman",
-    ("mcc",): "mcc",
-}
-
-
-def selection_metric(task: str) -> str:
-    """The name fairseq's ``sentence_prediction`` criterion logs the task score under on a validation split
-    (with ``--report-mcc`` / ``--report-acc-and-f1`` / ``--report-pearson-and-spearman``): what
-    ``--best-checkpoint-metric`` should be so that checkpoints are chosen on the quantity models are
-    selected on (:func:`task_score`; MNLI: the validation split's accuracy)."""
-    return _FAIRSEQ_NAMES.get(_split_keys(task), "accuracy")
-
-
 def glue_score(task_scores: Mapping[str, float]) -> float:
     """The unweighted mean of the task scores given (a subset of :data:`GLUE_SCORE_TASKS`; the
     leaderboard's GLUE score when all nine are given)."""

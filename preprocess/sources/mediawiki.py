@@ -361,15 +361,6 @@ def stream_ranges(path: Path, unit_bytes: int, min_parts: int = 1) -> list[Strea
     return [StreamRange(path, start, end) for start, end in zip(cuts, ends, strict=True)]
 
 
-def range_page_chunks(stream_range: StreamRange) -> tuple[list[bytes], PageCutter]:
-    """The pages of one range of whole streams (its cutter tells what preceded and followed them)."""
-    cutter = PageCutter(stream_range.path)
-    chunks: list[bytes] = []
-    for block in decompress_bz2(stream_range):
-        chunks += cutter.feed(block)
-    return chunks, cutter
-
-
 def batched_chunks(chunks: Iterable[bytes], batch_bytes: int) -> Iterator[list[bytes]]:
     """Consecutive lists of page chunks of about ``batch_bytes`` together."""
     batch: list[bytes] = []

@@ -46,11 +46,6 @@ def split_fraction(key: str) -> float:
     return int.from_bytes(digest, "big") / 2**64
 
 
-def split_of(key: str, valid_ratio: float) -> str:
-    """``"valid"`` for a share ``valid_ratio`` of the keys, ``"train"`` for the others."""
-    return "valid" if split_fraction(key) < valid_ratio else "train"
-
-
 @dataclass
 class ExtractedText:
     """What a worker returns for a batch of documents: their text per split, its counts, and where the

@@ -12,7 +12,6 @@ from pipelines.glue.metrics import (
     dev_metric_keys,
     dev_metrics,
     glue_score,
-    selection_metric,
     task_metrics,
     task_score,
 )
@@ -103,14 +102,6 @@ def test_task_scores_average_two_metrics() -> None:
         "MNLI: the task score needs the metrics accuracy_m, accuracy_mm; missing accuracy_m, accuracy_mm "
         "(given: accuracy)"
     )
-
-
-def test_selection_metric_is_the_name_fairseq_logs_the_task_score_under() -> None:
-    names = {task: selection_metric(task) for task in GLUE_SCORE_TASKS}
-    assert names == {
-        "CoLA": "mcc", "SST-2": "accuracy", "MRPC": "acc_and_f1", "STS-B": "pearson_and_spearman",
-        "QQP": "acc_and_f1", "MNLI": "accuracy", "QNLI": "accuracy", "RTE": "accuracy", "WNLI": "accuracy",
-    }  # fmt: skip
 
 
 def test_bad_predictions_are_errors_naming_the_task() -> None:

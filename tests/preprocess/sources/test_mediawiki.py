@@ -92,6 +92,16 @@ def test_every_compression_gives_the_same_pages(tmp_path: Path, flavour: str) ->
     assert [mediawiki.parse_page(dump, c).id for c in chunks] == [1, 2, 3, 4]
 
 
+def range_page_chunks(stream_range: mediawiki.StreamRange) -> tuple[list[bytes], mediawiki.PageCutter]:
+    """The pages of one range of whole streams, cut as the extractor's workers cut them (its cutter tells
+    what preceded and followed them)."""
+    cutter = mediawiki.PageCutter(stream_range.path)
+    chunks: list[bytes] = []
+    for block in mediawiki.decompress_bz2(stream_range):
+        chunks += cutter.feed(block)
+    return chunks, cutter
+
+
 def test_multistream_ranges_from_index_and_by_scanning_cover_every_page_once(tmp_path: Path) -> None:
     pages = many_pages(50)
     dump = tmp_path / "enwiki-20261101-pages-articles-multistream.xml.bz2"
@@ -108,11 +118,11 @@ def test_multistream_ranges_from_index_and_by_scanning_cover_every_page_once(tmp
         assert 2 <= len(ranges) <= 4 and ranges[0].start == 0 and ranges[-1].is_last
         ids = []
         for stream_range in ranges:
-            chunks, cutter = mediawiki.range_page_chunks(stream_range)
+            chunks, cutter = range_page_chunks(stream_range)
             ids += [mediawiki.parse_page(dump, chunk).id for chunk in chunks]
             assert b"<page>" not in cutter.tail
         assert ids == list(range(1, 51))
-        mediawiki.check_end(dump, mediawiki.range_page_chunks(ranges[-1])[1])
+        mediawiki.check_end(dump, range_page_chunks(ranges[-1])[1])
 
 
 def test_a_single_stream_bz2_is_one_range(tmp_path: Path) -> None:

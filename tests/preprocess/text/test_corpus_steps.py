@@ -18,7 +18,6 @@ from preprocess.text.documents import (
     DocumentProcessor,
     ExtractedText,
     split_fraction,
-    split_of,
 )
 from preprocess.text.extract import move_to_validation, write_extracted
 from preprocess.text.moses import MosesTokenizerWithCharsets
@@ -173,9 +172,9 @@ def test_documents_are_lowercased_tokenized_sentences_and_short_ones_are_counted
 
 def test_split_is_a_function_of_the_key_with_the_requested_share() -> None:
     keys = [f"wikipedia:{i}" for i in range(40_000)]
-    valid = [key for key in keys if split_of(key, 0.005) == "valid"]
+    valid = [key for key in keys if split_fraction(key) < 0.005]
     assert 140 <= len(valid) <= 260  # 200 expected; binomial sd 14
-    assert valid == [key for key in reversed(keys) if split_of(key, 0.005) == "valid"][::-1]
+    assert valid == [key for key in reversed(keys) if split_fraction(key) < 0.005][::-1]
     assert split_fraction("bookcorpus:a.txt") == split_fraction("bookcorpus:a.txt") != split_fraction("b")
 
 
