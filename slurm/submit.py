@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import signal_number
 
@@ -249,8 +249,11 @@ def _substitute(arg: str, ids: dict[str, str]) -> str:
     return arg
 
 
+PROG = "python -m slurm.submit"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m slurm.submit", description=__doc__,
+    parser = ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("job", choices=sorted(JOBS))
     parser.add_argument("--nodes", type=int, default=1)
@@ -294,7 +297,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-submit`` console script: what ``python -m slurm.submit`` runs."""
-    run_cli(main)
+    run_cli(main, PROG)
 
 
 if __name__ == "__main__":
