@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,7 +23,6 @@ from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
-import tomllib
 from helpers import REPO
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
