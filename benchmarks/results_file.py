@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
@@ -91,6 +92,12 @@ def read_results(path: Path) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def current_form(command: str) -> str:
+    """A recorded command as it is run today: files written before ``benchmarks`` became a package hold
+    ``python benchmarks/NAME.py ...``, which is now ``python -m benchmarks.NAME ...`` (the same module)."""
+    return re.sub(r"^python benchmarks/(\w+)\.py\b", r"python -m benchmarks.\1", command)
+
+
 def provenance(payload: dict[str, Any]) -> str:
     """One line naming the command, commit, date, machine and load of a results file (quoted under its
     table; files written before the commit was recorded have none)."""
@@ -100,6 +107,7 @@ def provenance(payload: dict[str, Any]) -> str:
     torch_part = f", torch {m['torch']}{thread_part}" if "torch" in m else ""
     commit = f" at commit `{payload['commit']}`" if payload.get("commit") else ""
     return (
-        f"`{payload['command']}`{commit} on {m['date']}: {m['cpu']}, {m['usable_cores']} cores{torch_part}, "
+        f"`{current_form(payload['command'])}`{commit} on {m['date']}: {m['cpu']}, "
+        f"{m['usable_cores']} cores{torch_part}, "
         f"1-min load {m['load_average_1min_at_start']} → {m['load_average_1min_at_end']}"
     )

@@ -53,7 +53,7 @@ def test_a_results_file_records_command_commit_machine_and_results(
     assert payload["commit"] in (head, f"{head}+changes")
     assert payload["machine"]["load_average_1min_at_end"] >= 0
     line = results_file.provenance(payload)
-    assert line.startswith(f"`python benchmarks/x.py --n 2` at commit `{payload['commit']}` on 2026-11-23")
+    assert line.startswith(f"`python -m benchmarks.x --n 2` at commit `{payload['commit']}` on 2026-11-23")
     assert [p.name for p in tmp_path.iterdir()] == ["x.json"]
 
 
@@ -82,3 +82,12 @@ def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
     assert ("| training step | 4,096 | 3.00 s [2.00–4.00] | **1.100×** (3.30 s [2.40–4.40]; paired 1.100) | "
             "**1.000×** (3.00 s [2.00–4.20]; paired 1.000) |") in text  # fmt: skip
     assert "beam-4 generation" not in text
+
+
+def test_a_command_recorded_before_benchmarks_became_a_package_is_shown_in_its_current_form() -> None:
+    from benchmarks.results_file import current_form
+
+    assert current_form("python benchmarks/dt_fixup_ablation.py --jobs 2") == (
+        "python -m benchmarks.dt_fixup_ablation --jobs 2"
+    )
+    assert current_form("python -m benchmarks.gpu_check --out x") == "python -m benchmarks.gpu_check --out x"
