@@ -2,8 +2,8 @@
 before beam search).
 
     python -m macaron_tools.average_checkpoints --inputs CKPT_DIR --num-epoch-checkpoints 5 \
-        --output CKPT_DIR/checkpoint_avg_last5.pt
-    python -m macaron_tools.average_checkpoints --inputs a.pt b.pt c.pt --output avg.pt
+        --out CKPT_DIR/checkpoint_avg_last5.pt
+    python -m macaron_tools.average_checkpoints --inputs a.pt b.pt c.pt --out avg.pt
 
 The output keeps the newest checkpoint's configuration and training state and replaces its model
 weights by the element-wise mean (accumulated in float64, stored in each tensor's own dtype). The
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.checkpoint_safety import load_checkpoint
-from macaron_workflow.cli import ArgumentParser, run_cli
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
 from macaron_workflow.errors import UserError
 
 EPOCH_CHECKPOINT = re.compile(r"^checkpoint(\d+)\.pt$")
@@ -91,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--inputs", nargs="+", type=Path, required=True, help="checkpoint files, or one directory"
     )
-    parser.add_argument("--output", type=Path, required=True)
+    parser.add_argument("--out", type=Path, required=True, help="the averaged checkpoint to write")
+    add_deprecated_alias(parser, "--output", "--out")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--num-epoch-checkpoints", type=int, help="average the last N checkpoint<epoch>.pt")
     group.add_argument("--num-update-checkpoints", type=int, help="average the last N checkpoint_<e>_<u>.pt")
@@ -109,9 +110,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     state = average(paths)
     import torch
 
-    with atomic_output(args.output) as tmp:
+    with atomic_output(args.out) as tmp:
         torch.save(state, tmp)
-    print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.output}")
+    print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.out}")
 
 
 def cli() -> None:

@@ -170,7 +170,7 @@ def average(
     def build(temps: Mapping[Path, Path]) -> StageReport:
         run_command(
             [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", save_dir,
-             "--num-update-checkpoints", count, "--output", temps[output]],
+             "--num-update-checkpoints", count, "--out", temps[output]],
             console,
         )  # fmt: skip
         return {"averaged": [path.name for path in reads]}

@@ -410,7 +410,7 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--output", "avg.pt"],
+        (["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--out", "avg.pt"],
          "average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
         (["macaron_tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
          "plot_curves: error: cannot read nope.log: No such file or directory (ENOENT)"),

@@ -1,4 +1,5 @@
-"""``python -m macaron_fairseq.hf import HF_DIR --out model.pt`` | ``export model.pt --out HF_DIR``."""
+"""``python -m macaron_fairseq.hf import HF_DIR --out model.pt`` | ``export model.pt --dest HF_DIR``
+(``--out``: a file the command writes; ``--dest``: a directory it fills — the project's one spelling)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,13 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
+
+PROG = "python -m macaron_fairseq.hf"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.hf", description=__doc__)
+    parser = ArgumentParser(prog=PROG, description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
     imp = commands.add_parser("import", help="a HuggingFace BERT directory → a vanilla_bert_* checkpoint")
     imp.add_argument(
@@ -27,8 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     exp = commands.add_parser("export", help="a plugin BERT checkpoint → a HuggingFace directory")
     exp.add_argument("checkpoint", type=Path, help="vanilla_bert_* or macaron_bert_* fairseq checkpoint")
     exp.add_argument(
-        "--out", type=Path, required=True, help="the directory to write (must not exist or be empty)"
+        "--dest", type=Path, required=True, help="the directory to write (must not exist or be empty)"
     )
+    add_deprecated_alias(exp, "--out", "--dest")
     exp.add_argument("--data", type=Path, help="the data directory with dict.txt (default: the checkpoint's)")
     return parser
 
@@ -43,13 +47,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     else:
         from macaron_fairseq.hf.exporter import export_hf
 
-        out = export_hf(args.checkpoint, args.out, args.data)
+        out = export_hf(args.checkpoint, args.dest, args.data)
         print(f"wrote {out}")
 
 
 def cli() -> None:
     """The ``macaron-hf`` console script: what ``python -m macaron_fairseq.hf`` runs."""
-    run_cli(main)
+    run_cli(main, PROG)
 
 
 if __name__ == "__main__":

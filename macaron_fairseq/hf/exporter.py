@@ -1,4 +1,4 @@
-"""``python -m macaron_fairseq.hf export model.pt --out HF_DIR``: a plugin BERT checkpoint → a HuggingFace
+"""``python -m macaron_fairseq.hf export model.pt --dest HF_DIR``: a plugin BERT checkpoint → a HuggingFace
 directory.
 
 * ``vanilla_bert_*`` (post-LN, with its LayerNorms, absolute positions): a native ``BertForPreTraining``

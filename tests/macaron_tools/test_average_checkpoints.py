@@ -26,7 +26,7 @@ def test_average_of_the_last_epoch_checkpoints(tmp_path: Path) -> None:
     fake_checkpoint(tmp_path / "checkpoint_last.pt", 6.0, 4)
     paths = last_checkpoints(tmp_path, 3, by_update=False)
     assert [p.name for p in paths] == ["checkpoint2.pt", "checkpoint3.pt", "checkpoint4.pt"]
-    main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "3", "--output", str(tmp_path / "avg.pt")])
+    main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "3", "--out", str(tmp_path / "avg.pt")])
     avg = torch.load(tmp_path / "avg.pt", weights_only=True)
     assert torch.equal(avg["model"]["w"], torch.full((2, 3), 3.0))
     assert avg["model"]["step"].tolist() == [4] and avg["extra_state"]["epoch"] == 4
@@ -62,8 +62,20 @@ def test_a_malicious_checkpoint_is_refused_in_one_line_and_runs_nothing(tmp_path
     evil = write_malicious_checkpoint(tmp_path / "checkpoint2.pt", marker)
     out = tmp_path / "avg.pt"
     with pytest.raises(UnsafeCheckpointError) as error:
-        main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "2", "--output", str(out)])
+        main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "2", "--out", str(out)])
     message = str(error.value)
     assert isinstance(error.value, UserError) and "\n" not in message
     assert message.startswith(f"refusing to load checkpoint {evil}: it pickles posix.system")
     assert not marker.exists() and not out.exists()
+
+
+def test_the_old_spelling_output_still_works_with_a_one_line_note(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for epoch in (1, 2):
+        fake_checkpoint(tmp_path / f"checkpoint{epoch}.pt", float(epoch), epoch)
+    main(["--inputs", str(tmp_path), "--num-epoch-checkpoints", "2", "--output", str(tmp_path / "avg.pt")])
+    averaged = torch.load(tmp_path / "avg.pt", weights_only=True)["model"]["w"]
+    assert torch.equal(averaged, torch.full((2, 3), 1.5))
+    notes = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert len(notes) == 1 and "--output is deprecated, use --out" in notes[0], notes

@@ -190,10 +190,19 @@ def test_export_refuses_a_malicious_checkpoint_without_running_it(tmp_path: Path
         "macaron_fairseq.hf",
         "export",
         str(checkpoint),
-        "--out",
+        "--dest",
         str(tmp_path / "hf"),
     ]
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 2, proc.stderr[-2000:]
     assert "refusing to load" in proc.stderr and "evil.pt" in proc.stderr and "Traceback" not in proc.stderr
     assert not marker.exists() and not (tmp_path / "hf").exists()
+
+
+def test_export_writes_to_dest_and_still_accepts_the_old_out(capsys: pytest.CaptureFixture[str]) -> None:
+    from macaron_fairseq.hf.__main__ import build_parser
+
+    assert build_parser().parse_args(["export", "m.pt", "--dest", "hf"]).dest == Path("hf")
+    assert build_parser().parse_args(["export", "m.pt", "--out", "hf"]).dest == Path("hf")
+    assert "--out is deprecated, use --dest" in capsys.readouterr().err
+    assert build_parser().parse_args(["import", "hf", "--out", "m.pt"]).out == Path("m.pt")  # a file: --out
