@@ -8,6 +8,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -78,10 +79,21 @@ def test_a_forwarded_signal_reaches_the_command(tmp_path: Path) -> None:
     assert signal.getsignal(signal.SIGUSR2) is previous  # the handler is given back
 
 
-def test_ctrl_c_lets_the_command_stop_then_raises_or_returns(tmp_path: Path) -> None:
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """SIGINT raises KeyboardInterrupt in this process, as in a terminal: a process started in the background
+    by a non-interactive shell (a CI runner's ``cmd &``) inherits SIGINT ignored, and Python then installs no
+    handler."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_lets_the_command_stop_then_raises_or_returns(tmp_path: Path, ctrl_c_raises: None) -> None:
     ready = tmp_path / "ready"
     code = (
-        "import sys, time, pathlib\n"
+        "import signal, sys, time, pathlib\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored\n"
         f"pathlib.Path({str(ready)!r}).touch()\n"
         "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    print('saved', flush=True); sys.exit(5)\n"
     )
