@@ -290,7 +290,7 @@ def test_console_script_help_is_the_modules_help(name: str) -> None:
     ("macaron-translate", [], "python -m pipelines.translation: error: the following arguments are required"),
     ("macaron-score-bleu", ["--gen", "/nonexistent/gen.txt", "--ref", "/nonexistent/ref.txt"],
      "score_bleu: error: cannot read /nonexistent/gen.txt"),
-    ("macaron-average-checkpoints", ["--inputs", "/nonexistent/a.pt", "--output", "/nonexistent/b.pt"],
+    ("macaron-average-checkpoints", ["--inputs", "/nonexistent/a.pt", "--out", "/nonexistent/b.pt"],
      "average_checkpoints: error: checkpoint files not found"),
 ])  # fmt: skip
 def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args: list[str], message: str
