@@ -327,7 +327,7 @@ def summary_table(r: dict) -> str:
     rows = [row for row in r["rows"] if finished(row)]
     lines = [
         "| model | parameters | seeds | valid MLM perplexity | valid MLM loss (bits) | valid NSP accuracy "
-        "| tokens/s (1 thread, wall clock) |",
+        "| tokens/s (wall clock, not a speed comparison) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for arm, arch in ARMS.items():
