@@ -2,7 +2,7 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies five repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies six repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
 
 * :mod:`macaron_fairseq.repairs.lazy_deepspeed` — importing fairseq does not import DeepSpeed (fairseq's
@@ -16,7 +16,9 @@ the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies five repairs to
 * :mod:`macaron_fairseq.repairs.bf16_without_tpu` — ``--bf16`` without torch_xla trains in bfloat16 on the
   run's device (fairseq's ``--bf16`` implies ``--tpu`` and stops without one);
 * :mod:`macaron_fairseq.repairs.nan_detector_hooks` — a run whose gradients turn NaN/Inf ends with fairseq's
-  report of the first non-finite module, not with ``StopIteration`` from torch's legacy backward hooks.
+  report of the first non-finite module, not with ``StopIteration`` from torch's legacy backward hooks;
+* :mod:`macaron_fairseq.repairs.prefetch_thread_exit` — a run that stops mid-epoch exits with its own exit
+  code, not with SIGABRT from fairseq's batch-prefetch thread dying inside torch at interpreter exit.
 
 Use::
 
@@ -32,12 +34,14 @@ from macaron_fairseq.repairs import (  # noqa: E402
     bf16_without_tpu,
     checkpoint_safety,
     nan_detector_hooks,
+    prefetch_thread_exit,
 )
 
 checkpoint_safety.install()
 batching.install()
 bf16_without_tpu.install()
 nan_detector_hooks.install()
+prefetch_thread_exit.install()
 
 from macaron_fairseq import criterions, models, optim, tasks  # noqa: E402,F401  (registers everything)
 
