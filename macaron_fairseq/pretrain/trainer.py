@@ -497,10 +497,9 @@ class Pretrainer:
 
     def _preempted(self, step: int) -> None:
         """After the checkpoint of this step: rank 0 requeues the Slurm job (macaron_workflow.preemption:
-        after the
-        warning signal, or SIGTERM of a preemption), then a barrier, then every rank exits. The barrier comes
-        after the requeue: a rank that exited earlier would make ``srun --kill-on-bad-exit`` kill rank 0
-        before it requeued."""
+        after the warning signal, or SIGTERM of a preemption), then a barrier, then every rank exits. The
+        barrier comes after the requeue: a rank that exited earlier would make ``srun --kill-on-bad-exit``
+        kill rank 0 before it requeued."""
         self._log(f"{self.preemption.reason} received: checkpoint saved at step {step}")
         self.progress.close()
         if self.where.rank == 0 and not self.preemption.requeue(self._log):
