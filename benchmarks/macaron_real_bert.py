@@ -202,6 +202,32 @@ def parameter_counts(data_bin: Path) -> dict[str, int]:
     return counts
 
 
+def valid_nsp_pairs(data_bin: Path, p: BertProtocol, seed: int) -> dict[str, Any]:
+    """The validation pairs a run with ``seed`` scores NSP on (the task's own, pairing 0, built again here
+    without touching the data-bin's pair cache): how many, how many are IsNext, and the accuracy of always
+    answering the more frequent class — the floor an NSP accuracy must clear to mean anything."""
+    import logging
+    import warnings
+
+    from fairseq import options, tasks
+
+    import macaron_fairseq  # noqa: F401  (registers the task)
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("fairseq").setLevel(logging.WARNING)
+    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
+    parser = options.get_training_parser()
+    argv = [str(data_bin), "--task", "macaron_bert_pretraining", "--arch", ARMS["vanilla"],
+            "--seed", str(seed), "--tokens-per-sample", str(p.tokens_per_sample),
+            "--pair-cache", "off"]  # fmt: skip
+    task = tasks.setup_task(options.parse_args_and_arch(parser, input_args=argv))
+    task.load_dataset("valid")
+    targets = task.datasets["valid"].nsp_targets  # BERT's labels: 0 = IsNext
+    pairs, is_next = len(targets), int((targets == 0).sum())
+    majority = 100 * max(is_next, pairs - is_next) / pairs
+    return {"pairs": pairs, "is_next": is_next, "majority_accuracy": majority}
+
+
 def check_parity(counts: dict[str, int]) -> float:
     """The relative difference Macaron − vanilla; refuses more than ``MAX_PARITY``."""
     return grid.check_parity(counts, "macaron", "vanilla", MAX_PARITY)
@@ -346,9 +372,11 @@ def per_seed_table(r: dict) -> str:
     by = {(row["arm"], row["seed"]): row for row in r["rows"] if finished(row)}
     seeds = sorted({seed for _, seed in by})
     lines = [
-        "| seed | ppl vanilla | ppl Macaron | Δ ppl | NSP vanilla | NSP Macaron | Δ NSP (points) |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        "| seed | ppl vanilla | ppl Macaron | Δ ppl | NSP vanilla | NSP Macaron | Δ NSP (points) "
+        "| NSP floor (majority class) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    floors = r.get("valid_nsp", {})  # results files written before the floor was recorded have none
     dp, dn = [], []
     for seed in seeds:
         v, m = by.get(("vanilla", seed)), by.get(("macaron", seed))
@@ -358,11 +386,20 @@ def per_seed_table(r: dict) -> str:
         dn.append(final(m)[3] - final(v)[3])
         lines.append(
             f"| {seed} | {final(v)[2]:.2f} | {final(m)[2]:.2f} | {dp[-1]:+.2f} | {final(v)[3]:.1f} | "
-            f"{final(m)[3]:.1f} | {dn[-1]:+.1f} |"
+            f"{final(m)[3]:.1f} | {dn[-1]:+.1f} | {nsp_floor(floors.get(str(seed)))} |"
         )
     if len(dp) > 1:
-        lines.append(f"| mean ± std | | | {mean_std(dp)} | | | {mean_std(dn)} |")
+        lines.append(f"| mean ± std | | | {mean_std(dp)} | | | {mean_std(dn)} | |")
     return "\n".join(lines)
+
+
+def nsp_floor(pairs: dict | None) -> str:
+    """``59.6 (402 of 675 NotNext)``: the accuracy of always answering the more frequent class."""
+    if pairs is None:
+        return "—"
+    majority = max(pairs["is_next"], pairs["pairs"] - pairs["is_next"])
+    label = "IsNext" if pairs["is_next"] >= pairs["pairs"] - pairs["is_next"] else "NotNext"
+    return f"{pairs['majority_accuracy']:.1f} ({majority} of {pairs['pairs']} {label})"
 
 
 def steps_table(r: dict) -> str:
@@ -485,13 +522,15 @@ def main() -> None:
     counts = parameter_counts(data_bin)
     parity = check_parity(counts)
     print(f"parameters: {counts} (Macaron − vanilla: {100 * parity:+.4f} %)", flush=True)
+    valid_nsp = {str(seed): valid_nsp_pairs(data_bin, p, seed) for seed in a.seeds}
+    print(f"validation NSP pairs per seed: {valid_nsp}", flush=True)
     config = a.out_dir / "ds_config.json"
     write_text_atomically(config, json.dumps(ds_config(p), indent=2) + "\n")
 
     def results(rows: list[dict]) -> dict[str, Any]:
         return {"protocol": asdict(p), "ds_config": ds_config(p), "books": books, "corpus": corpus,
-                "parameters": counts, "parity": parity, "seeds": a.seeds, "arms": a.arms,
-                "rows": rows}  # fmt: skip
+                "parameters": counts, "parity": parity, "valid_nsp": valid_nsp, "seeds": a.seeds,
+                "arms": a.arms, "rows": rows}  # fmt: skip
 
     def describe(_key: RunKey, row: dict) -> str:
         last = row["valid_curve"][-1] if row["valid_curve"] else None

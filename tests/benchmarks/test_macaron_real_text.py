@@ -264,3 +264,38 @@ def test_the_bert_command_passes_no_flag_the_trainer_refuses() -> None:
     argv = bert.pretrain_argv(Path("D"), Path("S"), Path("C"), p, bert.RunKey("vanilla", 1))
     refuse_ignored(argv[3:], "C")  # raises on a flag the DeepSpeed config or the trainer decides
     assert run_length(bert.ds_config(p), "C", p.steps) == p.steps  # --max-update = the schedule's length
+
+
+def test_the_nsp_floor_is_the_majority_class_of_the_seeds_validation_pairs(tmp_path: Path) -> None:
+    """The floor is computed from the pairs the task itself builds for the seed (counted here from the task's
+    dataset), the data-bin is left as it was (no pair cache written), and the table shows it per seed."""
+    from bert_data_bin import write_data_bin
+    from fairseq import options, tasks
+
+    write_data_bin(tmp_path, documents=30)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    p = bert.BertProtocol(tokens_per_sample=32)
+    floors = {}
+    for seed in (1, 2):
+        floors[str(seed)] = got = bert.valid_nsp_pairs(tmp_path, p, seed)
+        argv = [str(tmp_path), "--task", "macaron_bert_pretraining", "--arch", "vanilla_bert_tiny",
+                "--seed", str(seed), "--tokens-per-sample", "32", "--pair-cache", "off"]  # fmt: skip
+        task = tasks.setup_task(options.parse_args_and_arch(options.get_training_parser(), argv))
+        task.load_dataset("valid")
+        labels = task.datasets["valid"].nsp_targets.tolist()
+        assert got["pairs"] == len(labels) > 20 and got["is_next"] == labels.count(0)
+        majority = max(labels.count(0), labels.count(1))
+        assert got["majority_accuracy"] == pytest.approx(100 * majority / len(labels))
+    assert floors["1"] != floors["2"]  # the pairing depends on the seed
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    row = {"rc": 0, "valid_curve": [[100, 9.0, 500.0, 55.0]]}
+    rows = [{**row, "arm": arm, "seed": seed} for arm in bert.ARMS for seed in (1, 2)]
+    r = {"rows": rows, "valid_nsp": floors}
+    lines = bert.per_seed_table(r).splitlines()
+    assert lines[0].endswith("| NSP floor (majority class) |")
+    f1 = floors["1"]
+    label = "IsNext" if 2 * f1["is_next"] >= f1["pairs"] else "NotNext"
+    majority = max(f1["is_next"], f1["pairs"] - f1["is_next"])
+    assert lines[2].endswith(f"| {f1['majority_accuracy']:.1f} ({majority} of {f1['pairs']} {label}) |")
+    del r["valid_nsp"]  # a results file written before the floor was recorded
+    assert bert.per_seed_table(r).splitlines()[2].endswith("| +0.0 | — |")
