@@ -43,12 +43,16 @@ def atomic_output(final: Path) -> Iterator[Path]:
         yield tmp
         if not tmp.exists():
             raise FileNotFoundError(f"nothing was written to {tmp} (the temporary file of {final})")
-        _replace(tmp, final)
+        replace(tmp, final)
     finally:
         _remove(tmp)
 
 
-def _replace(tmp: Path, final: Path) -> None:
+def replace(tmp: Path, final: Path) -> None:
+    """Move the finished ``tmp`` (a file or a directory, on the same file system) to ``final``; a directory
+    replaces an existing ``final`` directory by two renames, so ``final`` is never missing for longer than
+    between them and a failed second rename puts the old one back."""
+    tmp, final = Path(tmp), Path(final)
     if not (tmp.is_dir() and final.is_dir() and not final.is_symlink()):
         os.replace(tmp, final)
         return

@@ -36,6 +36,7 @@ from macaron_fairseq.hf.mapping import (
 )
 from macaron_fairseq.hf.vocab import WordPieceVocabulary
 from macaron_fairseq.hf.weights import read_weights
+from macaron_workflow import atomic
 from macaron_workflow.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -236,8 +237,6 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
         (staging / VOCABULARY_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
         cfg["task"]["data"] = str(data_dir.resolve())
         temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict())
-        if data_dir.exists():
-            shutil.rmtree(data_dir)
-        staging.rename(data_dir)
+        atomic.replace(staging, data_dir)  # the old data dir stays until the new one is complete
         temp_checkpoint.replace(out)
     return out

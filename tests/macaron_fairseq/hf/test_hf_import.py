@@ -179,3 +179,33 @@ def test_vocabulary_order_and_refusals(tmp_path: Path) -> None:
         WordPieceVocabulary.build([*tokens, "<s>"], specials, tmp_path / "vocab.txt")
     with pytest.raises(UserError, match="not in the vocabulary"):
         WordPieceVocabulary.build(tokens[:-2], specials, tmp_path / "vocab.txt")
+
+
+def test_a_reimport_whose_last_rename_fails_keeps_the_previous_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Importing again over the same ``--out`` swaps the data dir by renames: when putting the new one in
+    fails, the previous import (checkpoint and data dir) is left exactly as it was, nothing temporary is
+    left behind, and a rerun replaces both."""
+    from macaron_workflow import atomic
+
+    hf_dir = save_hf_bert(tmp_path / "bert")
+    out = import_hf(hf_dir, tmp_path / "bert.pt")
+    data = tmp_path / "bert.data"
+    before = {p.relative_to(data): p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    checkpoint = out.read_bytes()
+    real_replace = os.replace
+
+    def fail_the_new_dir(src: object, dst: object) -> None:
+        if Path(dst) == data and Path(src).name == "data":  # the staged new data dir
+            raise OSError("disk full")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(atomic.os, "replace", fail_the_new_dir)
+    with pytest.raises(OSError, match="disk full"):
+        import_hf(hf_dir, out)
+    assert {p.relative_to(data): p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+    assert out.read_bytes() == checkpoint
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bert", "bert.data", "bert.pt"]
+    monkeypatch.undo()
+    assert import_hf(hf_dir, out) == out and (data / "dict.txt").is_file()
