@@ -14,8 +14,7 @@ no signal handling of its own, so this adds three hooks to its training loop, th
   rank calls fairseq's ``save_checkpoint`` (rank 0 writes ``checkpoint_last.pt`` atomically, with the
   iterator's position inside the epoch), rank 0 requeues the job (after SIGTERM only when Slurm is
   preempting it, :meth:`macaron_workflow.preemption.Preemption.requeue`), a barrier keeps every rank until
-  then
-  (``srun --kill-on-bad-exit`` would otherwise end the step before the requeue), and training stops; the
+  then (``srun --kill-on-bad-exit`` would otherwise end the step before the requeue), and training stops; the
   process exits with :data:`macaron_workflow.preemption.PREEMPTED_EXIT` (3);
 * the checkpoint load says where training resumes from (``resumed from SAVE_DIR/checkpoint_last.pt at update
   U``), or, in a restarted Slurm job, that the checkpoint is gone and training starts fresh;

@@ -4,11 +4,10 @@ The pairs depend only on the sentence sizes, the block size, ``short_seq_prob``,
 mode: that is the cache key (:class:`PairIndexKey`; the sizes enter as a SHA-256 of their values). A cache
 entry is two files, ``PREFIX.pairs-block{B}-seed{S}-{DIGEST}.npy`` (the packed pairs, loaded mmap'd: the
 ranks of a node share its pages) and a ``.json`` record beside it (the full key, the number of pairs, the
-file's size and CRC-32) written after it; both through :func:`macaron_workflow.atomic.atomic_output`, so a
-reader
-sees a complete file or none. Loading checks all of it — a record of another key, a missing, truncated or
-altered array file — and rebuilds (with a warning) on any mismatch: a cache is never trusted silently.
-Entries of other keys (other seeds, block sizes, an older version of the data) are left in place.
+file's size and CRC-32) written after it; both through :func:`macaron_workflow.atomic.atomic_output`,
+so a reader sees a complete file or none. Loading checks all of it — a record of another key, a missing,
+truncated or altered array file — and rebuilds (with a warning) on any mismatch: a cache is never trusted
+silently. Entries of other keys (other seeds, block sizes, an older version of the data) are left in place.
 
 Under ``torch.distributed`` rank 0 loads or builds (and writes) first while the others wait at a barrier,
 then they load its file; a rank that cannot see it (a node-local directory) builds for itself, and if rank

@@ -1,8 +1,7 @@
 """What rank 0 shows while pre-training: a progress bar on a terminal (like the translation pipelines'
 ``macaron_tools/train_progress.py``), and a progress line every ``--log-interval`` steps (on a terminal
-written
-above the bar; in a batch job's log the only output): step, MLM loss, NSP loss and accuracy, learning rate,
-loss scale (fp16), tokens/s and samples/s over the interval, and MFU on a GPU."""
+written above the bar; in a batch job's log the only output): step, MLM loss, NSP loss and accuracy,
+learning rate, loss scale (fp16), tokens/s and samples/s over the interval, and MFU on a GPU."""
 
 from __future__ import annotations
 
