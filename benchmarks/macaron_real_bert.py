@@ -187,14 +187,20 @@ def corpus_size(data_bin: Path) -> dict[str, int]:
     return size
 
 
-def parameter_counts(data_bin: Path) -> dict[str, int]:
+def _quiet_fairseq() -> None:
+    """No warnings and no INFO lines from fairseq while the benchmark builds tasks and models itself."""
     import logging
     import warnings
 
-    from macaron_fairseq.models.bert_build import build_bert_model
-
     warnings.simplefilter("ignore")
     logging.getLogger("fairseq").setLevel(logging.WARNING)
+    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
+
+
+def parameter_counts(data_bin: Path) -> dict[str, int]:
+    from macaron_fairseq.models.bert_build import build_bert_model
+
+    _quiet_fairseq()
     counts = {}
     for arm, arch in ARMS.items():
         model, _ = build_bert_model(data_bin, arch)
@@ -206,21 +212,11 @@ def valid_nsp_pairs(data_bin: Path, p: BertProtocol, seed: int) -> dict[str, Any
     """The validation pairs a run with ``seed`` scores NSP on (the task's own, pairing 0, built again here
     without touching the data-bin's pair cache): how many, how many are IsNext, and the accuracy of always
     answering the more frequent class — the floor an NSP accuracy must clear to mean anything."""
-    import logging
-    import warnings
+    from macaron_fairseq.models.bert_build import build_bert_task
 
-    from fairseq import options, tasks
-
-    import macaron_fairseq  # noqa: F401  (registers the task)
-
-    warnings.simplefilter("ignore")
-    logging.getLogger("fairseq").setLevel(logging.WARNING)
-    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
-    parser = options.get_training_parser()
-    argv = [str(data_bin), "--task", "macaron_bert_pretraining", "--arch", ARMS["vanilla"],
-            "--seed", str(seed), "--tokens-per-sample", str(p.tokens_per_sample),
-            "--pair-cache", "off"]  # fmt: skip
-    task = tasks.setup_task(options.parse_args_and_arch(parser, input_args=argv))
+    _quiet_fairseq()
+    flags = ["--seed", str(seed), "--tokens-per-sample", str(p.tokens_per_sample), "--pair-cache", "off"]
+    task, _ = build_bert_task(data_bin, ARMS["vanilla"], flags)
     task.load_dataset("valid")
     targets = task.datasets["valid"].nsp_targets  # BERT's labels: 0 = IsNext
     pairs, is_next = len(targets), int((targets == 0).sum())
@@ -397,8 +393,8 @@ def nsp_floor(pairs: dict | None) -> str:
     """``59.6 (402 of 675 NotNext)``: the accuracy of always answering the more frequent class."""
     if pairs is None:
         return "—"
-    majority = max(pairs["is_next"], pairs["pairs"] - pairs["is_next"])
-    label = "IsNext" if pairs["is_next"] >= pairs["pairs"] - pairs["is_next"] else "NotNext"
+    not_next = pairs["pairs"] - pairs["is_next"]
+    label, majority = ("IsNext", pairs["is_next"]) if pairs["is_next"] >= not_next else ("NotNext", not_next)
     return f"{pairs['majority_accuracy']:.1f} ({majority} of {pairs['pairs']} {label})"
 
 

@@ -35,8 +35,8 @@ def bert_dictionary_dir(vocab: int) -> Iterator[Path]:
         yield Path(tmp)
 
 
-def build_bert_model(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tuple[Any, Any]:
-    """Return ``(model, task)`` for ``--arch arch`` plus command-line flags ``extra``."""
+def build_bert_task(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tuple[Any, Any]:
+    """``(task, args)`` for ``--arch arch`` plus command-line flags ``extra``, parsed as fairseq does."""
     from fairseq import options, tasks
 
     import macaron_fairseq  # noqa: F401  (registers the task and the archs)
@@ -44,5 +44,10 @@ def build_bert_model(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tu
     parser = options.get_training_parser()
     argv = [str(data_dir), "--task", "macaron_bert_pretraining", "--arch", arch, *extra]
     args = options.parse_args_and_arch(parser, input_args=argv)
-    task = tasks.setup_task(args)
+    return tasks.setup_task(args), args
+
+
+def build_bert_model(data_dir: Path, arch: str, extra: Sequence[str] = ()) -> tuple[Any, Any]:
+    """Return ``(model, task)`` for ``--arch arch`` plus command-line flags ``extra``."""
+    task, args = build_bert_task(data_dir, arch, extra)
     return task.build_model(args), task

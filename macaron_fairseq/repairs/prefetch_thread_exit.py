@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from fairseq.data import iterators
 
@@ -77,12 +77,6 @@ def stop_prefetching(timeout: float = JOIN_SECONDS) -> list[iterators.Background
     return stuck
 
 
-def _run(self: iterators.BackgroundConsumer, _fairseq_run: Any) -> None:
-    _live.add(self)
-    self._source = until_exit(self._source)
-    _fairseq_run(self)
-
-
 def install() -> None:
     """Wrap ``BackgroundConsumer.run`` and register the exit handler (idempotent)."""
     consumer = iterators.BackgroundConsumer
@@ -91,7 +85,9 @@ def install() -> None:
     fairseq_run = consumer.run
 
     def run(self: iterators.BackgroundConsumer) -> None:
-        _run(self, fairseq_run)
+        _live.add(self)
+        self._source = until_exit(self._source)
+        fairseq_run(self)
 
     run._macaron_stops_at_exit = True  # type: ignore[attr-defined]
     consumer.run = run
