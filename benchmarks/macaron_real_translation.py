@@ -56,6 +56,13 @@ from macaron_workflow.atomic import write_text_atomically
 from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 
 ARMS = {"transformer": "fixup_transformer_iwslt_de_en", "macaron": "macaron_small"}
+#: the architectures of each configuration (``--config``): this plugin's post-LN ones (fairseq's default
+#: placement, attention and ReLU dropout 0) or the Macaron authors' own (pre-LN, attention and ReLU dropout
+#: 0.1; :mod:`macaron_fairseq.models.authors`)
+CONFIGS: dict[str, dict[str, str]] = {
+    "post-ln": ARMS,
+    "authors": {"transformer": "transformer_iwslt_de_en_v2", "macaron": "transformer_iwslt_de_en_macaron_v2"},
+}
 MAX_PARITY = 1e-3  # |Macaron − Transformer| / Transformer parameters
 
 
@@ -78,6 +85,15 @@ class TranslationProtocol:
     updates: int = 1000
     eval_every: int = 200  # updates between validations (and at every epoch end)
     beam: int = 5
+    config: str = "post-ln"  # the architectures: CONFIGS[config]
+
+
+def archs_of(protocol: dict[str, Any] | TranslationProtocol) -> dict[str, str]:
+    """arm -> arch of a protocol (a results file's protocol dict, which older files lack ``config`` in)."""
+    config = protocol["config"] if isinstance(protocol, dict) and "config" in protocol else "post-ln"
+    if isinstance(protocol, TranslationProtocol):
+        config = protocol.config
+    return CONFIGS[config]
 
 
 # ----------------------------------------------------------------------------------------------- data
@@ -183,7 +199,7 @@ def arm_flags(p: TranslationProtocol, arm: str) -> list[str]:
     ffn = p.ffn if arm == "transformer" else p.ffn // 2
     return [
         "--arch",
-        ARMS[arm],
+        archs_of(p)[arm],
         "--encoder-embed-dim",
         str(p.dim),
         "--decoder-embed-dim",
@@ -429,7 +445,7 @@ def summary_table(r: dict) -> str:
         "| training words/s (wall clock) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
-    for arm, arch in ARMS.items():
+    for arm, arch in archs_of(r["protocol"]).items():
         mine = [row for row in rows if row["arm"] == arm]
         wps = [row["train_wps_last_epoch"] for row in mine if row.get("train_wps_last_epoch")]
         wps_cell = f"{statistics.mean(wps):.0f}" if wps else "—"
@@ -498,12 +514,20 @@ def protocol_line(r: dict) -> str:
         f"({c['pairs']['train']} pairs, {r['kept']['train']} after preprocess.custom's cleaning); joint "
         f"sentencepiece BPE {p['bpe_vocab_size']}. "
         f"Models: d = {p['dim']}, {p['heads']} heads, {p['layers']} + {p['layers']} layers, FFN {p['ffn']} "
-        f"(Macaron: 2 × {p['ffn'] // 2}), shared embeddings, dropout {p['dropout']}; parameters differ by "
+        f"(Macaron: 2 × {p['ffn'] // 2}), shared embeddings, dropout {p['dropout']}, {norms_line(p)}; "
+        f"parameters differ by "
         f"{100 * r['parity']:+.3f} %. Training: Adam (0.9, 0.98), η = {p['lr']:g}, inverse-sqrt with "
         f"{p['warmup']} warm-up updates, label smoothing 0.1, {p['max_tokens']} tokens per batch, "
         f"{p['updates']} updates, validation every {p['eval_every']} updates and at every epoch end; test: "
         f"beam {p['beam']}, last checkpoint, sacreBLEU (13a, detokenized)."
     )
+
+
+def norms_line(p: dict) -> str:
+    """Where the LayerNorms are and the other dropouts, as the configuration's architectures set them."""
+    if p.get("config", "post-ln") == "authors":
+        return "pre-LN with a final LayerNorm per stack, attention and ReLU dropout 0.1 (the authors' *_v2)"
+    return "post-LN, attention and ReLU dropout 0 (fairseq's defaults)"
 
 
 def status_line(r: dict, image: str) -> str:
@@ -559,6 +583,14 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     d = TranslationProtocol()
     grid.add_grid_arguments(ap, list(ARMS), REPO / "runs" / "macaron_real_translation")
+    ap.add_argument(
+        "--config",
+        choices=list(CONFIGS),
+        default=d.config,
+        help="the architectures: post-ln (macaron_small vs fixup_transformer_iwslt_de_en, fairseq's "
+        "post-LN defaults) or authors (transformer_iwslt_de_en_macaron_v2 vs transformer_iwslt_de_en_v2: "
+        "pre-LN, attention and ReLU dropout 0.1, the Macaron authors' training configuration)",
+    )
     ap.add_argument("--updates", type=int, default=d.updates)
     ap.add_argument("--warmup", type=int, default=d.warmup)
     ap.add_argument("--dim", type=int, default=d.dim)
@@ -577,6 +609,7 @@ def main() -> None:
         heads=a.heads,
         max_tokens=a.max_tokens,
         bpe_vocab_size=a.bpe_vocab_size,
+        config=a.config,
     )
     machine = machine_info()
     claim_out_dir(a.out_dir, p)

@@ -14,7 +14,14 @@ architectures are fairseq's Transformer dimensions on the plugin's vanilla model
 | fixup_transformer_vaswani_wmt_en_de_big         | 1024 | 16    | 6+6    | 4096     | …_wmt_en_de_big   |
 
 (counterpart: fairseq's ``transformer_iwslt_de_en``, ``transformer_wmt_en_de``,
-``transformer_vaswani_wmt_en_de_big``, the same dimensions.)
+``transformer_vaswani_wmt_en_de_big``, the same dimensions.) These are **post-LN** with attention and ReLU
+dropout 0, fairseq's defaults. The Macaron authors' own training scripts use their pre-LN ``*_v2`` /
+``*_big_t2t`` architectures instead, registered here under their names with their Transformer baselines
+(:mod:`macaron_fairseq.models.authors`): ``transformer_iwslt_de_en_macaron_v2``,
+``transformer_wmt_en_de_macaron_v2``, ``transformer_wmt_en_de_big_t2t_macaron`` (model ``macaron``),
+``transformer_iwslt_de_en_v2``, ``transformer_wmt_en_de_v2`` (fairseq's ``transformer``), and their post-LN
+names ``transformer_iwslt_de_en_macaron`` / ``transformer_wmt_en_de_macaron`` as aliases of
+``macaron_small`` / ``macaron_base``.
 
 BERT pre-training (MLM + NSP, :mod:`macaron_fairseq.models.bert`): ``vanilla_bert_base``/``_large`` are
 BERT as published (Devlin et al.), the ``macaron_bert_*`` their Macaron versions (Lu et al. §5).
@@ -40,7 +47,6 @@ every command-line flag overrides them.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
 from fairseq.models import register_model_architecture
 from fairseq.models.transformer.transformer_legacy import (
@@ -49,18 +55,8 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_wmt_en_de,
 )
 
-from macaron_fairseq.models import bert, plugin_model  # noqa: F401  (registers the models first)
-from macaron_fairseq.modules.macaron_layer import DEFAULT_FFN_STEP
-
-ArchFn = Callable[[argparse.Namespace], None]
-
-
-def macaron_of(counterpart: ArchFn, ffn_per_half: int, args: argparse.Namespace) -> None:
-    """The Macaron version of ``counterpart``: each of the two FFNs ``ffn_per_half`` wide."""
-    args.encoder_ffn_embed_dim = getattr(args, "encoder_ffn_embed_dim", ffn_per_half)
-    args.decoder_ffn_embed_dim = getattr(args, "decoder_ffn_embed_dim", args.encoder_ffn_embed_dim)
-    args.macaron_ffn_step = getattr(args, "macaron_ffn_step", DEFAULT_FFN_STEP)
-    counterpart(args)
+from macaron_fairseq.models import authors, bert, plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.models.macaron_version import ArchFn, macaron_of
 
 
 def macaron_small(args: argparse.Namespace) -> None:
@@ -99,7 +95,13 @@ def macaron_bert_large(args: argparse.Namespace) -> None:
 
 #: model name -> {arch name: arch function}; the vanilla model uses fairseq's own arch functions
 ARCHITECTURES: dict[str, dict[str, ArchFn]] = {
-    "macaron": {"macaron_small": macaron_small, "macaron_base": macaron_base, "macaron_big": macaron_big},
+    "macaron": {
+        "macaron_small": macaron_small,
+        "macaron_base": macaron_base,
+        "macaron_big": macaron_big,
+        **authors.MACARON,
+    },
+    "transformer": authors.TRANSFORMER,  # fairseq's own model: the authors' baselines
     "fixup_transformer": {
         "fixup_transformer_iwslt_de_en": transformer_iwslt_de_en,
         "fixup_transformer_wmt_en_de": transformer_wmt_en_de,
@@ -126,6 +128,7 @@ ALIASES: dict[str, str] = {
     "macaron_wmt_en_de": "macaron_base",
     "macaron_wmt_en_de_big": "macaron_big",
     "fixup_transformer": "fixup_transformer_wmt_en_de",
+    **authors.POST_LN_ALIASES,
 }
 
 #: arch name -> the fairseq Transformer arch it is parameter-matched with
@@ -133,6 +136,7 @@ COUNTERPARTS: dict[str, str] = {
     "macaron_small": "transformer_iwslt_de_en",
     "macaron_base": "transformer_wmt_en_de",
     "macaron_big": "transformer_vaswani_wmt_en_de_big",
+    **{arch: authors.BASELINES[arch] for arch in authors.MACARON},
 }
 
 #: BERT arch name -> the vanilla BERT arch it is parameter-matched with
