@@ -2,7 +2,7 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies six repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies seven repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
 
 * :mod:`macaron_fairseq.repairs.lazy_deepspeed` — importing fairseq does not import DeepSpeed (fairseq's
@@ -18,7 +18,9 @@ the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies six repairs to 
 * :mod:`macaron_fairseq.repairs.nan_detector_hooks` — a run whose gradients turn NaN/Inf ends with fairseq's
   report of the first non-finite module, not with ``StopIteration`` from torch's legacy backward hooks;
 * :mod:`macaron_fairseq.repairs.prefetch_thread_exit` — a run that stops mid-epoch exits with its own exit
-  code, not with SIGABRT from fairseq's batch-prefetch thread dying inside torch at interpreter exit.
+  code, not with SIGABRT from fairseq's batch-prefetch thread dying inside torch at interpreter exit;
+* :mod:`macaron_fairseq.repairs.cached_dataset_reads` — ``fairseq-train`` runs on data-bins in fairseq's
+  original indexed format (the Macaron authors' released data), whose cached reader failed on the dummy batch.
 
 Use::
 
@@ -32,6 +34,7 @@ lazy_deepspeed.import_fairseq()  # first: before any module below imports fairse
 from macaron_fairseq.repairs import (  # noqa: E402
     batching,
     bf16_without_tpu,
+    cached_dataset_reads,
     checkpoint_safety,
     nan_detector_hooks,
     prefetch_thread_exit,
@@ -42,6 +45,7 @@ batching.install()
 bf16_without_tpu.install()
 nan_detector_hooks.install()
 prefetch_thread_exit.install()
+cached_dataset_reads.install()
 
 from macaron_fairseq import criterions, models, optim, tasks  # noqa: E402,F401  (registers everything)
 

@@ -45,11 +45,12 @@ OWNERS = {
     "pipelines/glue/": ("glue",),
     "pipelines/pretrain.py": ("pretrain", "corpus"),  # builds the corpus, then pre-trains
 }
-#: console script -> the module ``python -m`` runs (issue #31's list)
+#: console script -> the module ``python -m`` runs (issue #31's list, and #35's upgrade)
 SCRIPTS = {
     "macaron-pretrain": "macaron_fairseq.pretrain",
     "macaron-export": "macaron_fairseq.pretrain.export",
     "macaron-hf": "macaron_fairseq.hf",
+    "macaron-upgrade": "macaron_fairseq.upgrade",
     "macaron-glue": "pipelines.glue",
     "macaron-translate": "pipelines.translation",
     "macaron-quickstart": "pipelines.quickstart",
@@ -66,7 +67,7 @@ SCRIPTS = {
     "macaron-train-preemptible": "macaron_tools.train_preemptible",
 }
 #: their --help imports torch, fairseq or DeepSpeed (~10 s each here): marked slow
-HEAVY = {"macaron-pretrain", "macaron-export", "macaron-hf", "macaron-train-preemptible"}
+HEAVY = {"macaron-pretrain", "macaron-export", "macaron-hf", "macaron-train-preemptible", "macaron-upgrade"}
 
 
 # ------------------------------------------------------------------------------------------ declared deps
