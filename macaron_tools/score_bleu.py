@@ -12,7 +12,14 @@ sentencepiece``) and are
 * scored as they are against the tokenized references (``--tok-ref``, or the generate output's
   ``T-<id>`` lines when no file is given) with sacreBLEU's ``tokenize=none``: "tokenized BLEU", the
   number ``fairseq-generate``/``multi-bleu.perl`` report. ``--compound-split`` applies the
-  ``##AT##-##AT##`` rewriting of fairseq's WMT recipe to both sides first.
+  ``##AT##-##AT##`` rewriting of fairseq's WMT recipe to both sides first;
+* ``fairseq``: the ``Generate test with beam=N: BLEU4 = ...`` line ``fairseq-generate`` itself printed
+  (its own BLEU on the BPE-removed, tokenized strings): what the Macaron authors' ``test-iwslt14.sh``
+  reports;
+* ``retokenized``: the Macaron authors' ``test-wmt14-*.sh`` procedure — the hypotheses Moses-detokenized,
+  Moses-tokenized again (``tokenizer.perl -l LANG``: no aggressive hyphen splitting, Moses escaping),
+  compound-split (``##AT##-##AT##``) and scored like ``multi-bleu.perl`` (sacreBLEU ``tokenize=none``)
+  against the raw references (``--ref``) tokenized and split the same way.
 
 ``--lowercase`` makes both scores case-insensitive; ``--metrics`` picks which ones to compute.
 """
@@ -32,9 +39,14 @@ from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError, cannot_read
 
-METRICS = ("sacrebleu", "tokenized")
+METRICS = ("sacrebleu", "tokenized", "fairseq", "retokenized")
 _LINE = re.compile(r"^(?P<kind>[HT])-(?P<id>\d+)\t(?P<rest>.*)$")
 _HYPHEN = re.compile(r"(\S)-(\S)")
+#: the last line of fairseq-generate's output when it scored its translations (``--scoring bleu``)
+_FAIRSEQ_BLEU = re.compile(
+    r"^Generate (?P<subset>\S+) with beam=(?P<beam>\d+): BLEU4 = (?P<score>[\d.]+), (?P<precisions>[\d./]+) "
+    r"\(BP=(?P<bp>[\d.]+), ratio=[\d.]+, syslen=(?P<sys>\d+), reflen=(?P<ref>\d+)\)"
+)
 
 
 class ScoreError(UserError, RuntimeError):
@@ -119,10 +131,39 @@ def bleu_record(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowerca
     }
 
 
+def fairseq_bleu_record(gen_lines: Sequence[str]) -> dict[str, Any]:
+    """The BLEU4 line ``fairseq-generate`` printed (the last one, if a file holds several runs)."""
+    found = [m for line in gen_lines if (m := _FAIRSEQ_BLEU.match(line.strip()))]
+    if not found:
+        raise ScoreError("no 'Generate ... with beam=N: BLEU4 = ...' line: fairseq-generate printed no BLEU "
+                         "(it needs references in the data-bin and --scoring bleu, its default)")  # fmt: skip
+    m = found[-1]
+    return {
+        "label": "fairseq BLEU4 (fairseq-generate's own, on the BPE-removed tokenized text; the authors' "
+                 "test-iwslt14.sh)",
+        "score": float(m["score"]),
+        "signature": f"fairseq-generate --scoring bleu, {m['subset']}, beam={m['beam']}",
+        "precisions": [float(p) for p in m["precisions"].split("/")],
+        "brevity_penalty": float(m["bp"]),
+        "sys_len": int(m["sys"]),
+        "ref_len": int(m["ref"]),
+        "line": m.group(0),
+    }  # fmt: skip
+
+
+def retokenize(lines: Sequence[str], lang: str) -> list[str]:
+    """``tokenizer.perl -l LANG`` then the ``##AT##`` split of the authors' test-wmt14 scripts."""
+    from sacremoses import MosesTokenizer
+
+    tokenizer = MosesTokenizer(lang=lang)
+    return [compound_split(tokenizer.tokenize(line, return_str=True, escape=True)) for line in lines]
+
+
 def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | None, lang: str,
           metrics: Sequence[str], detokenize_hyps: bool = True, lowercase: bool = False,
           split_compounds: bool = False) -> tuple[dict[str, Any], list[str]]:
     """Compute the requested BLEU variants. Returns (results dict, detokenized hypotheses)."""
+    gen_lines = list(gen_lines)
     gen = parse_generate_output(gen_lines)
     if not gen.hypotheses:
         raise ScoreError("no H-<id> lines found: is this the stdout of fairseq-generate?")
@@ -155,6 +196,17 @@ def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | 
             tok_refs = [compound_split(r) for r in tok_refs]
             label += ", compound-split"
         results["scores"]["tokenized"] = bleu_record(tok_hyps, tok_refs, "none", lowercase, label + ")")
+    if "fairseq" in metrics:
+        results["scores"]["fairseq"] = fairseq_bleu_record(gen_lines)
+    if "retokenized" in metrics:
+        if refs is None:
+            raise ScoreError("the retokenized BLEU needs --ref (the raw, untokenized references)")
+        detok = hyps_plain if detokenize_hyps else detokenize(hyps_tok, lang)
+        label = f"BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split, multi-bleu; {case})"
+        results["scores"]["retokenized"] = bleu_record(
+            retokenize(detok, lang), retokenize(refs, lang), "none", lowercase, label
+        )
+    results["scores"] = {m: results["scores"][m] for m in metrics if m in results["scores"]}  # asked order
     return results, hyps_plain
 
 
@@ -200,7 +252,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--tok-ref", type=Path, help="tokenized references (default: the T-lines)")
     parser.add_argument("--lang", default="en", help="target language for the Moses detokenizer")
     parser.add_argument("--metrics", default="sacrebleu,tokenized",
-                        help=f"comma-separated subset of {','.join(METRICS)} (default: both)")
+                        help=f"comma-separated subset of {','.join(METRICS)} (default: sacrebleu,tokenized)")
     parser.add_argument("--no-detokenize", action="store_true",
                         help="hypotheses are plain text already (e.g. generate --tokenizer moses)")
     parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
@@ -214,8 +266,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     unknown = sorted(set(args.metrics) - set(METRICS))
     if unknown or not args.metrics:
         parser.error(f"--metrics: unknown {unknown}; choose from {', '.join(METRICS)}")
-    if "sacrebleu" in args.metrics and args.ref is None:
-        parser.error("--ref is required for the sacrebleu metric")
+    for metric in ("sacrebleu", "retokenized"):
+        if metric in args.metrics and args.ref is None:
+            parser.error(f"--ref is required for the {metric} metric")
     return args
 
 

@@ -1,14 +1,20 @@
-"""The paper's translation pipelines, one command per dataset:
+"""The paper's translation pipelines, one command per set-up, following the Macaron authors' scripts:
 
-    python -m pipelines.translation {iwslt14,wmt14} --workdir DIR [options] [-- FLAGS]
+    python -m pipelines.translation {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- FLAGS]
 
 preprocess (``python -m preprocess.iwslt14`` / ``preprocess.wmt14_en_de``) → ``fairseq-train --user-dir
-macaron_fairseq`` with the Macaron authors' hyper-parameters → average the last interval checkpoints →
-``fairseq-generate`` on the test set → BLEU, each printed with its name, plus ``DIR/results.<arch>.json``:
+macaron_fairseq`` with the authors' training script flag for flag (their ``train-iwslt14.sh`` /
+``train-wmt14-base.sh`` / ``train-wmt14-big.sh``: their pre-LN ``*_macaron_v2`` / ``*_big_t2t_macaron``
+architecture, optimiser, schedule, dropout, batch; :mod:`pipelines.authors_recipes` holds them and the
+differences, each with its reason) → ``fairseq-generate`` of ``checkpoint_best.pt`` with their test
+script's beam and length penalty (``--num-avg N``: the average of the last N interval checkpoints instead)
+→ BLEU, each printed with its name, plus ``DIR/results.<arch>.json``:
 
-* IWSLT14 De→En: beam 5, lenpen 1.0; case-insensitive tokenized BLEU (the data is lowercased);
-* WMT14 En→De: beam 4, lenpen 0.6; tokenized case-sensitive BLEU with compound splitting
-  (``##AT##-##AT##``) and detokenized sacreBLEU against the raw newstest2014 references.
+* IWSLT14 De→En: beam 5, lenpen 1.0; fairseq's own BLEU4 line (their ``test-iwslt14.sh``), then
+  case-insensitive tokenized BLEU (the data is lowercased);
+* WMT14 En→De: beam 4, lenpen 0.6; BLEU as their ``test-wmt14-*.sh`` computes it (Moses detokenizer →
+  tokenizer, ``##AT##`` compound split, multi-bleu), then fairseq's WMT recipe's tokenized compound-split
+  BLEU and detokenized sacreBLEU against the raw newstest2014 references.
 
 Every stage is resumable (completion markers in ``DIR/.stages/``, the preprocessors' in
 ``DIR/data-bin/.stages/``): a rerun skips the finished stages. Training resumes from
@@ -40,25 +46,18 @@ from macaron_workflow.cli import ArgumentParser, positive_int
 from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
 from macaron_workflow.stages import StageRunner
 from pipelines import fairseq_steps
+from pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
 from pipelines.commands import (
     REPO,
     USER_DIR,
     Console,
+    PipelineError,
     add_from_env,
     parse_with_passthrough,
     report_errors,
     run_command,
 )
 from pipelines.fairseq_steps import BleuSettings
-
-#: optimiser, schedule and loss of the Macaron authors' train-iwslt14.sh / train-wmt14-base.sh
-AUTHORS_TRAINING = [
-    "--share-all-embeddings",
-    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
-    "--lr-scheduler", "inverse_sqrt", "--warmup-init-lr", "1e-07", "--warmup-updates", "8000",
-    "--lr", "0.0015", "--stop-min-lr", "1e-09",
-    "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-]  # fmt: skip
 
 #: the small-scale mode: same pipeline, a model and schedule that run in seconds on a CPU
 SMALL_MODEL = [
@@ -72,50 +71,67 @@ SMALL_MODEL = [
 
 @dataclass(frozen=True)
 class Recipe:
+    """One of the authors' set-ups (:data:`pipelines.authors_recipes.AUTHORS`) on this project's data.
+
+    ``training`` holds their training script's flags that no option sets, verbatim (fairseq 0.12 names);
+    the flags an option sets (``--arch``, ``--max-tokens``, ``--update-freq``, ``--seed``,
+    ``--log-interval``, ``--save-interval-updates``, ``--keep-interval-updates``) are in ``defaults``, the
+    option's default. Test: their beam and length penalty; BLEU as their test script computes it, then ours.
+    """
+
     name: str
     preprocess_module: str
     src: str
     tgt: str
-    arch: str
+    defaults: dict[str, str]
     training: list[str]
-    max_tokens: int
     max_update: int
     beam: int
     lenpen: float
     bleu: BleuSettings
+    workdir_name: str
+
+    @property
+    def arch(self) -> str:
+        return self.defaults["--arch"]
+
+    def default(self, option: str) -> int:
+        return int(self.defaults[option])
 
     def data_bin(self, workdir: Path) -> Path:
         return workdir / "data-bin"
 
 
+def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max_update: int,
+                   bleu: BleuSettings, workdir_name: str) -> Recipe:  # fmt: skip
+    """The recipe that follows the authors' scripts ``AUTHORS[name]`` flag for flag."""
+    scripts = AUTHORS[name]
+    defaults, training = split_training_flags(scripts)
+    test = flag_groups(scripts.test)
+    return Recipe(
+        name=name, preprocess_module=preprocess_module, src=src, tgt=tgt, defaults=defaults,
+        training=training, max_update=max_update, beam=int(test["--beam"][0]),
+        lenpen=float(test["--lenpen"][0]), bleu=bleu, workdir_name=workdir_name,
+    )  # fmt: skip
+
+
+#: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU
+WMT14_BLEU = BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), compound_split=True)
+
 RECIPES = {
-    "iwslt14": Recipe(
-        name="iwslt14",
-        preprocess_module="preprocess.iwslt14",
-        src="de",
-        tgt="en",
-        arch="macaron_small",
-        training=[*AUTHORS_TRAINING, "--dropout", "0.3", "--weight-decay", "0.0001"],
-        max_tokens=4096,
-        max_update=100_000,
-        beam=5,
-        lenpen=1.0,
-        bleu=BleuSettings(metrics=("tokenized",), lowercase=True),
+    "iwslt14": authors_recipe(
+        "iwslt14", preprocess_module="preprocess.iwslt14", src="de", tgt="en", max_update=100_000,
+        bleu=BleuSettings(metrics=("fairseq", "tokenized"), lowercase=True), workdir_name="iwslt14",
     ),
-    "wmt14": Recipe(
-        name="wmt14",
-        preprocess_module="preprocess.wmt14_en_de",
-        src="en",
-        tgt="de",
-        arch="macaron_base",
-        training=[*AUTHORS_TRAINING, "--weight-decay", "0.0"],
-        max_tokens=8192,
-        max_update=300_000,
-        beam=4,
-        lenpen=0.6,
-        bleu=BleuSettings(metrics=("tokenized", "sacrebleu"), compound_split=True),
+    "wmt14": authors_recipe(
+        "wmt14", preprocess_module="preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
+        bleu=WMT14_BLEU, workdir_name="wmt14",
     ),
-}
+    "wmt14-big": authors_recipe(
+        "wmt14-big", preprocess_module="preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
+        bleu=WMT14_BLEU, workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
+    ),
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -133,6 +149,11 @@ class ArchPaths:
     @property
     def averaged(self) -> Path:
         return self.save_dir / f"checkpoint_avg_last{self.num_avg}.pt"
+
+    @property
+    def evaluated(self) -> Path:
+        """What is translated: checkpoint_best.pt as the authors' test scripts, or the average."""
+        return self.averaged if self.num_avg else self.save_dir / "checkpoint_best.pt"
 
     @property
     def generated(self) -> Path:
@@ -172,8 +193,9 @@ def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save
         "--max-tokens", str(args.max_tokens), "--update-freq", str(args.update_freq),
         "--max-update", str(args.max_update), "--seed", str(args.seed),
         "--save-dir", str(save_dir), "--save-interval-updates", str(args.save_interval_updates),
-        "--keep-interval-updates", str(max(args.num_avg, 20)), "--no-epoch-checkpoints",
-        "--ddp-backend", "legacy_ddp", "--log-format", "json", "--log-interval", str(args.log_interval),
+        "--keep-interval-updates", str(max(args.num_avg, args.keep_interval_updates)),
+        "--no-epoch-checkpoints",
+        "--log-format", "json", "--log-interval", str(args.log_interval),
     ]  # fmt: skip
     if args.small:
         command += SMALL_MODEL
@@ -210,25 +232,29 @@ OPTIONS = (
     Option("--workdir", "data-bin/, checkpoints/, results go here (the wrapper's default: work_dirs/RECIPE)",
            env="WORKDIR", type=Path, required=True),
     Option("--raw-dir", "the downloaded archives (default: download them)", env="RAW_DIR", type=Path),
-    Option("--arch", "default: macaron_small (iwslt14) / macaron_base (wmt14); e.g. transformer_iwslt_de_en "
-           "for the baseline", env="ARCH"),
+    Option("--arch", "default: the authors' (transformer_iwslt_de_en_macaron_v2 / "
+           "transformer_wmt_en_de_macaron_v2 / transformer_wmt_en_de_big_t2t_macaron); their baselines are "
+           "the same names without _macaron (transformer_iwslt_de_en_v2 ...); the post-LN "
+           "macaron_small/base/big also work", env="ARCH"),
     Option("--init-scheme", "passed to fairseq-train (default, dt-fixup, t-fixup)", env="INIT_SCHEME"),
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
-    Option("--max-tokens", "per GPU (default: 4096 iwslt14 / 8192 wmt14)", env="MAX_TOKENS",
+    Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
+           env="MAX_TOKENS", type=positive_int),
+    Option("--update-freq", "gradient accumulation (default: the authors', 1 / 1 / 16)", env="UPDATE_FREQ",
            type=positive_int),
-    Option("--update-freq", "gradient accumulation (default 1)", env="UPDATE_FREQ", type=positive_int,
-           default=1),
-    Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14; raising it later continues the finished "
-           "training", env="MAX_UPDATE", type=positive_int),
-    Option("--save-interval-updates", "default 2000", type=positive_int, default=2000),
-    Option("--num-avg", "average the last N interval checkpoints (5)", env="NUM_AVG", type=positive_int,
-           default=5),
+    Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14 (the authors' scripts never stop); "
+           "raising it later continues the finished training", env="MAX_UPDATE", type=positive_int),
+    Option("--save-interval-updates", "default: the authors', 10000", type=positive_int),
+    Option("--keep-interval-updates", "default: the authors', 20", type=positive_int),
+    Option("--num-avg", "evaluate the average of the last N interval checkpoints instead of "
+           "checkpoint_best.pt (the authors' test scripts take one checkpoint; default 0: the best)",
+           env="NUM_AVG", type=int, default=0),
     Option("--bpe-vocab-size", "default: the preprocessor's (10000 / 37000)", type=positive_int),
     WORKERS.with_env("WORKERS"),
     Option("--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int,
            default=128),
-    Option("--seed", "default 1", type=int, default=1),
-    Option("--log-interval", "default 100", type=positive_int, default=100),
+    Option("--seed", "default: the authors', 1", type=int),
+    Option("--log-interval", "default: the authors', 50", type=positive_int),
     Option("--small", "tiny model and schedule (CPU smoke scale)", env="SMALL", kind="switch"),
     Option("--slurm", "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
            "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
@@ -245,7 +271,7 @@ variables to them."""
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
         prog="python -m pipelines.translation",
-        usage="%(prog)s {iwslt14,wmt14} --workdir DIR [options] [-- fairseq-train flags]",
+        usage="%(prog)s {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- fairseq-train flags]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -254,15 +280,22 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add_from_env(parser)
     argv = list(sys.argv[1:] if argv is None else argv)
     recipe_name = next((word for word in argv if word in RECIPES), "translation")
-    wrapper_default = {"WORKDIR": str(REPO / "work_dirs" / recipe_name)}
+    workdir_name = RECIPES[recipe_name].workdir_name if recipe_name in RECIPES else recipe_name
+    wrapper_default = {"WORKDIR": str(REPO / "work_dirs" / workdir_name)}
     args = parse_with_passthrough(parser, argv, OPTIONS, wrapper_default)  # flags after -- go to the trainer
     recipe = RECIPES[args.recipe]
     args.arch = args.arch or recipe.arch
-    args.max_tokens = args.max_tokens or (2000 if args.small else recipe.max_tokens)
+    args.max_tokens = args.max_tokens or (2000 if args.small else recipe.default("--max-tokens"))
     args.max_update = args.max_update or (60 if args.small else recipe.max_update)
+    for option in ("update_freq", "seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
+        if getattr(args, option) is None:
+            setattr(args, option, recipe.default("--" + option.replace("_", "-")))
+    if args.num_avg < 0:
+        parser.error(f"--num-avg {args.num_avg}: must be >= 0 (0: evaluate checkpoint_best.pt)")
     if args.small:
         args.bpe_vocab_size = args.bpe_vocab_size or 300
         args.log_interval = min(args.log_interval, 10)
+        args.update_freq = 1
         args.save_interval_updates = max(1, args.max_update // (args.num_avg + 1))
     if args.max_update < args.save_interval_updates * args.num_avg and not args.small:
         parser.error(
@@ -289,12 +322,15 @@ def run_pipeline(args: argparse.Namespace) -> None:
         data_bin=data_bin, save_dir=paths.save_dir, log=paths.train_log,
         launch=fairseq_steps.slurm_launch(command, args.preemption_signal) if args.slurm else None,
     )  # fmt: skip
-    fairseq_steps.average(
-        runner, console, stage=f"average-{args.arch}", save_dir=paths.save_dir, count=args.num_avg,
-        output=paths.averaged,
-    )  # fmt: skip
+    if args.num_avg:
+        fairseq_steps.average(
+            runner, console, stage=f"average-{args.arch}", save_dir=paths.save_dir, count=args.num_avg,
+            output=paths.averaged,
+        )  # fmt: skip
+    elif not paths.evaluated.is_file():
+        raise PipelineError(f"training wrote no {paths.evaluated} (fairseq saves it after a validation)")
     fairseq_steps.generate(
-        runner, console, stage=f"generate-{args.arch}", data_bin=data_bin, checkpoint=paths.averaged,
+        runner, console, stage=f"generate-{args.arch}", data_bin=data_bin, checkpoint=paths.evaluated,
         src=recipe.src, tgt=recipe.tgt, beam=recipe.beam, lenpen=recipe.lenpen, output=paths.generated,
         batch_size=args.gen_batch_size,
     )  # fmt: skip
@@ -303,7 +339,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
         ref=data_bin / "raw" / f"test.{recipe.tgt}", tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
         lang=recipe.tgt, bleu=recipe.bleu, name=f"{recipe.name} test ({args.arch})", json_out=paths.bleu,
     )  # fmt: skip
-    results = write_results(runner, recipe, args, paths, paths.averaged)
+    results = write_results(runner, recipe, args, paths, paths.evaluated)
     console.say(f"results: {paths.results}")
     console.say(f"done in {time.time() - start:.0f} s; BLEU of {results['checkpoint']} is printed above")
 

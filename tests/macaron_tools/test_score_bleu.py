@@ -169,3 +169,41 @@ def test_cli_reports_missing_h_lines(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_cli_rejects_unknown_metric(tmp_path: Path) -> None:
     with pytest.raises(SystemExit):
         score_bleu.main(["--gen", "x", "--metrics", "chrf"])
+
+
+# ------------------------------------------------------------------- the Macaron authors' test scripts
+FAIRSEQ_LINE = (
+    "Generate test with beam=5: BLEU4 = 35.43, 68.6/43.2/29.3/20.3 (BP=0.973, ratio=0.973, syslen=127659, "
+    "reflen=131156)"
+)
+
+
+def test_fairseq_bleu4_is_the_line_fairseq_generate_printed(tmp_path: Path) -> None:
+    """Their test-iwslt14.sh reports fairseq-generate's own BLEU4 line (the one in their README here)."""
+    lines = [*generate_output(TOK_REFS)[:-1], FAIRSEQ_LINE]
+    results, _ = score_bleu.score(lines, None, None, "de", ["fairseq"])
+    record = results["scores"]["fairseq"]
+    assert record["score"] == 35.43 and record["precisions"] == [68.6, 43.2, 29.3, 20.3]
+    assert (record["brevity_penalty"], record["sys_len"], record["ref_len"]) == (0.973, 127659, 131156)
+    assert "beam=5" in record["signature"] and record["line"] == FAIRSEQ_LINE
+    with pytest.raises(score_bleu.ScoreError, match="printed no BLEU"):
+        score_bleu.score(generate_output(TOK_REFS)[:-1], None, None, "de", ["fairseq"])
+
+
+def test_retokenized_bleu_follows_the_authors_wmt14_script(tmp_path: Path) -> None:
+    """detok → tokenizer.perl -l de (no -a: "US-Regierung" stays one token) → ##AT## split → multi-bleu;
+    the references go through the same tokenizer and split. A hypothesis tokenized with -a (our data's
+    "@-@") scores 100 against its own raw text, and the ##AT## split is visible in the n-gram counts."""
+    raw = ["Die US-Regierung sagt, er sei müde."]
+    hyp = ["Die US @-@ Regierung sagt , er sei müde ."]
+    assert score_bleu.retokenize(raw, "de") == ["Die US ##AT##-##AT## Regierung sagt , er sei müde ."]
+    ref = write(tmp_path / "ref.de", raw)
+    lines = [f"H-0\t-0.1\t{hyp[0]}"]
+    results, _ = score_bleu.score(lines, ref, None, "de", ["retokenized"])
+    record = results["scores"]["retokenized"]
+    assert record["score"] == 100.0 and record["sys_len"] == record["ref_len"] == 10
+    worse, _ = score_bleu.score(["H-0\t-0.1\tDie US-Regierung sagt , sie sei müde ."], ref, None, "de",
+                                ["retokenized"])  # fmt: skip
+    assert worse["scores"]["retokenized"]["score"] < 100
+    with pytest.raises(score_bleu.ScoreError, match="needs --ref"):
+        score_bleu.score(lines, None, None, "de", ["retokenized"])

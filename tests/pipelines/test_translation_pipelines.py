@@ -21,7 +21,8 @@ from upstream_layouts import iwslt_members, wmt_archives, write_tgz
 
 from preprocess.sources.toy_bitext import sentence_pairs
 
-STAGES = ("train", "average", "generate", "score", "results")
+STAGES = ("train", "generate", "score", "results")  # no averaging: checkpoint_best.pt, as the authors
+ARCH = "transformer_iwslt_de_en_macaron_v2"  # the default: the authors'
 
 
 def run_pipeline(
@@ -43,6 +44,12 @@ def model_state(checkpoint: Path) -> dict[str, object]:
     return {"arch": state["cfg"]["model"].arch, "keys": set(state["model"])}
 
 
+def updates_of(checkpoint: Path) -> int:
+    """The update count a checkpoint was saved at."""
+    state = torch.load(checkpoint, map_location="cpu", weights_only=False)
+    return state["optimizer_history"][-1]["num_updates"]
+
+
 @pytest.fixture(scope="module")
 def iwslt_raw(tmp_path_factory: pytest.TempPathFactory) -> Path:
     raw = tmp_path_factory.mktemp("iwslt_raw")
@@ -61,18 +68,23 @@ def test_iwslt14_pipeline_small_end_to_end_and_a_rerun_skips_every_stage(
 ) -> None:
     first = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir)
     assert "tokenized BLEU (Moses-tokenized, case-insensitive) = " in first.stdout
-    results = json.loads((iwslt_workdir / "results.macaron_small.json").read_text())
+    report = first.stdout.index("fairseq BLEU4 (")  # the authors' test-iwslt14.sh BLEU, printed first
+    assert report < first.stdout.index("tokenized BLEU (Moses-tokenized")
+    results = json.loads((iwslt_workdir / f"results.{ARCH}.json").read_text())
     assert results["recipe"] == "iwslt14" and results["beam"] == 5 and results["lenpen"] == 1.0
-    assert results["checkpoint"].endswith("checkpoint_avg_last5.pt")
+    assert results["checkpoint"].endswith(f"{ARCH}/checkpoint_best.pt")
     assert results["bleu"]["scores"]["tokenized"]["score"] >= 0
-    generated = (iwslt_workdir / "generate-test.macaron_small.txt").read_text().splitlines()
+    line = results["bleu"]["scores"]["fairseq"]["line"]
+    assert line.startswith("Generate test with beam=5: BLEU4 = ")
+    generated = (iwslt_workdir / f"generate-test.{ARCH}.txt").read_text().splitlines()
+    assert generated[-1] == line  # what fairseq-generate printed
     assert sum(line.startswith("H-") for line in generated) == 5 * 10  # the five test sets, none dropped
     second = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir)
     for stage in STAGES:
-        assert f"[{stage}-macaron_small] up to date, skipped" in second.stdout, second.stdout[-3000:]
+        assert f"[{stage}-{ARCH}] up to date, skipped" in second.stdout, second.stdout[-3000:]
     assert "running" not in second.stdout + second.stderr and "$ fairseq-" not in second.stdout
     assert "tokenized BLEU (Moses-tokenized, case-insensitive) = " in second.stdout  # printed again
-    assert json.loads((iwslt_workdir / "results.macaron_small.json").read_text()) == results
+    assert json.loads((iwslt_workdir / f"results.{ARCH}.json").read_text()) == results
 
 
 @pytest.mark.slow
@@ -80,12 +92,12 @@ def test_iwslt14_a_larger_max_update_resumes_the_finished_training(
     iwslt_raw: Path, iwslt_workdir: Path
 ) -> None:
     proc = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, MAX_UPDATE="80")
-    assert "[train-macaron_small] resuming in" in proc.stdout, proc.stdout[-3000:]
+    assert f"[train-{ARCH}] resuming in" in proc.stdout, proc.stdout[-3000:]
     assert not list((iwslt_workdir / "checkpoints").glob("*.before-*"))
     assert "Loaded checkpoint" in proc.stderr and "@ 60 updates)" in proc.stderr  # checkpoint_last.pt
-    for stage in ("average", "generate", "score"):  # the new checkpoints invalidate the later stages
-        assert f"[{stage}-macaron_small] running" in proc.stdout
-    assert list((iwslt_workdir / "checkpoints" / "macaron_small").glob("checkpoint_*_78.pt"))  # every 13
+    for stage in ("generate", "score"):  # the new checkpoints invalidate the later stages
+        assert f"[{stage}-{ARCH}] running" in proc.stdout
+    assert updates_of(iwslt_workdir / "checkpoints" / ARCH / "checkpoint_last.pt") == 80
 
 
 @pytest.mark.slow
@@ -94,22 +106,23 @@ def test_iwslt14_the_transformer_baseline_gets_its_own_checkpoints(
 ) -> None:
     """Same workdir: the data-bin is reused, the baseline trains in its own directory, and the Macaron
     model's stages stay up to date."""
-    run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, ARCH="transformer_iwslt_de_en")
-    results = json.loads((iwslt_workdir / "results.transformer_iwslt_de_en.json").read_text())
-    assert results["arch"] == "transformer_iwslt_de_en"
+    run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, ARCH="transformer_iwslt_de_en_v2")
+    results = json.loads((iwslt_workdir / "results.transformer_iwslt_de_en_v2.json").read_text())
+    assert results["arch"] == "transformer_iwslt_de_en_v2"
     # the checkpoint it evaluated is a Transformer: fairseq's layers, no Macaron half-step FFN (ffn1_*) ...
     baseline_ckpt = Path(results["checkpoint"])
-    assert baseline_ckpt.parent == iwslt_workdir / "checkpoints" / "transformer_iwslt_de_en"
+    assert baseline_ckpt.parent == iwslt_workdir / "checkpoints" / "transformer_iwslt_de_en_v2"
     baseline = model_state(baseline_ckpt)
     assert "encoder.layers.0.fc1.weight" in baseline["keys"]
     assert not [key for key in baseline["keys"] if "ffn1_" in key]
-    assert baseline["arch"] == "transformer_iwslt_de_en"
+    assert baseline["arch"] == "transformer_iwslt_de_en_v2"
+    assert "encoder.layer_norm.weight" in baseline["keys"]  # pre-LN: a final norm per stack, as theirs
     # ... while the Macaron run's checkpoint has them (encoder and decoder)
-    macaron_ckpt = Path(json.loads((iwslt_workdir / "results.macaron_small.json").read_text())["checkpoint"])
+    macaron_ckpt = Path(json.loads((iwslt_workdir / f"results.{ARCH}.json").read_text())["checkpoint"])
     macaron = model_state(macaron_ckpt)
     assert "encoder.layers.0.ffn1_fc1.weight" in macaron["keys"]
     assert "decoder.layers.0.ffn1_fc2.weight" in macaron["keys"]
-    assert macaron["arch"] == "macaron_small"
+    assert macaron["arch"] == ARCH and "decoder.layer_norm.weight" in macaron["keys"]
     assert not list((iwslt_workdir / "checkpoints").glob("*.before-*"))
     again = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, MAX_UPDATE="80")
     assert "running" not in again.stdout, again.stdout[-3000:]
@@ -122,10 +135,10 @@ def test_iwslt14_other_training_settings_move_the_checkpoints_aside(
     proc = run_pipeline("iwslt14.sh", iwslt_raw, iwslt_workdir, "--dropout", "0.2", MAX_UPDATE="80")
     assert "its settings or inputs changed: moving the previous" in proc.stdout, proc.stdout[-3000:]
     assert "No existing checkpoint found" in proc.stderr  # fairseq-train started afresh
-    [aside] = (iwslt_workdir / "checkpoints").glob("macaron_small.before-*")
-    assert list(aside.glob("checkpoint_*_10.pt")) and list(aside.glob("checkpoint_*_78.pt"))  # all kept
-    fresh = iwslt_workdir / "checkpoints" / "macaron_small"
-    assert list(fresh.glob("checkpoint_*_13.pt")) and not list(fresh.glob("checkpoint_*_10.pt"))
+    [aside] = (iwslt_workdir / "checkpoints").glob(f"{ARCH}.before-*")
+    assert list(aside.glob("checkpoint_*_60.pt")) and updates_of(aside / "checkpoint_last.pt") == 80  # kept
+    fresh = iwslt_workdir / "checkpoints" / ARCH
+    assert updates_of(fresh / "checkpoint_last.pt") == 80 and not list(fresh.glob("checkpoint_*_60.pt"))
 
 
 @pytest.mark.slow
@@ -138,7 +151,11 @@ def test_wmt14_pipeline_small_reports_both_bleus(tmp_path: Path) -> None:
         "news-commentary": sentence_pairs(200, seed=3),
     }
     wmt_archives(raw, corpora, sentence_pairs(30, seed=24), sentence_pairs(40, seed=25))
-    proc = run_pipeline("wmt14.sh", raw, tmp_path / "work")
+    proc = run_pipeline("wmt14.sh", raw, tmp_path / "work", NUM_AVG="2")
     assert "sacreBLEU" in proc.stdout and "compound" in proc.stdout.lower(), proc.stdout[-2000:]
-    results = json.loads((tmp_path / "work" / "results.macaron_base.json").read_text())
+    authors = proc.stdout.index("BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split")
+    assert authors < proc.stdout.index("sacreBLEU (detokenized")  # their BLEU first
+    results = json.loads((tmp_path / "work" / "results.transformer_wmt_en_de_macaron_v2.json").read_text())
     assert results["recipe"] == "wmt14" and results["beam"] == 4 and results["lenpen"] == 0.6
+    assert results["checkpoint"].endswith("checkpoint_avg_last2.pt")  # NUM_AVG: the average instead
+    assert set(results["bleu"]["scores"]) == {"retokenized", "tokenized", "sacrebleu"}

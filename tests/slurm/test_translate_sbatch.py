@@ -123,7 +123,7 @@ def test_the_iwslt14_recipe_trains_on_both_tasks_and_scores(
     slurm_cluster.wait_for(job, ("COMPLETED",), timeout=900)
     text = output.read_text()
     assert "$ srun --kill-on-bad-exit=1" in text and "--distributed-world-size 2" in text
-    results = json.loads((workdir / "results.macaron_small.json").read_text())
+    results = json.loads((workdir / "results.transformer_iwslt_de_en_macaron_v2.json").read_text())
     assert results["recipe"] == "iwslt14" and results["bleu"]
     log = (workdir / "train.log").read_text()
     assert "initialized host" in log and " as rank 1" in log  # both tasks joined the training

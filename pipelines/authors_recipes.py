@@ -1,0 +1,191 @@
+"""The Macaron authors' training and test scripts, as data: what ``pipelines/translation.py`` follows flag
+for flag, and what differs (the table of ``docs/translation.md`` is rendered from them by
+:mod:`pipelines.authors_table`).
+
+Transcribed from their repository (zhuohan123/macaron-net, ``translation/macaron-scripts/``): the flags of
+``train/train-iwslt14.sh``, ``train/train-wmt14-base.sh``, ``train/train-wmt14-big.sh`` after the data path,
+and the generation flags of ``test/test-iwslt14.sh``, ``test/test-wmt14-base.sh``, ``test/test-wmt14-big.sh``.
+Their ``--save-dir`` (their output layout) is left out. Their fork is fairseq 0.6; fairseq 0.12 renamed one
+flag they use (:data:`RENAMED`).
+
+How a recipe uses them (:func:`split_training_flags`): the flags a pipeline option sets (:data:`OPTION_FLAGS`:
+``--arch``, ``--max-tokens``, ``--update-freq``, ``--seed``, ...) become that option's *default*, so
+``ARCH=...`` or ``MAX_TOKENS=...`` still override them; every other flag goes into the training command as
+it is. :data:`DEVIATIONS` lists, with the reason, every setting in which the pipeline's effective fairseq
+configuration differs from theirs; ``tests/pipelines/test_authors_recipes.py`` parses both command lines
+with fairseq's own parser and fails on any other difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: fairseq 0.6 flag -> the fairseq 0.12 flag with the same meaning
+RENAMED = {"--min-lr": "--stop-min-lr"}  # 0.6: stop training when the learning rate falls below it
+
+#: flags a pipeline option sets: flag -> the option (their value becomes its default)
+OPTION_FLAGS = {
+    "--arch": "--arch",
+    "--max-tokens": "--max-tokens",
+    "--update-freq": "--update-freq",
+    "--seed": "--seed",
+    "--log-interval": "--log-interval",
+    "--save-interval-updates": "--save-interval-updates",
+    "--keep-interval-updates": "--keep-interval-updates",
+}
+
+#: flags of theirs that only choose how progress is shown (the pipeline logs JSON, which it parses)
+LOGGING_FLAGS = ("--no-progress-bar",)
+
+_COMMON = (
+    "--share-all-embeddings",
+    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
+)  # fmt: skip
+_SCHEDULE = ("--lr-scheduler", "inverse_sqrt", "--warmup-init-lr", "1e-07", "--warmup-updates", "8000")
+_LOSS = ("--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1")
+_TAIL = (
+    "--no-progress-bar", "--log-interval", "50", "--ddp-backend", "no_c10d",
+    "--save-interval-updates", "10000", "--keep-interval-updates", "20",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class AuthorsScripts:
+    """One of their set-ups: the training script's flags, the test script's generation flags, and how
+    their test script computes BLEU."""
+
+    train_script: str
+    train: tuple[str, ...]
+    test_script: str
+    test: tuple[str, ...]
+    bleu: str
+
+    def value(self, flag: str) -> str | None:
+        """The value their training script gives ``flag`` (None: not given; "" for a switch)."""
+        groups = flag_groups(self.train)
+        return None if flag not in groups else " ".join(groups[flag])
+
+
+AUTHORS: dict[str, AuthorsScripts] = {
+    "iwslt14": AuthorsScripts(
+        train_script="train/train-iwslt14.sh",
+        train=(
+            "--seed", "1", "--arch", "transformer_iwslt_de_en_macaron_v2", *_COMMON, "--dropout", "0.3",
+            *_SCHEDULE, "--lr", "0.0015", "--min-lr", "1e-09",
+            *_LOSS, "--weight-decay", "0.0001",
+            "--max-tokens", "4096", "--update-freq", "1", *_TAIL,
+        ),
+        test_script="test/test-iwslt14.sh",
+        test=("--batch-size", "128", "--beam", "5", "--lenpen", "1.0", "--remove-bpe"),
+        bleu="generate.py's own BLEU4 line (tokenized; the data is lowercased)",
+    ),
+    "wmt14": AuthorsScripts(
+        train_script="train/train-wmt14-base.sh",
+        train=(
+            "--seed", "1", "--arch", "transformer_wmt_en_de_macaron_v2", *_COMMON, *_SCHEDULE,
+            "--lr", "0.0015", "--min-lr", "1e-09",
+            *_LOSS, "--weight-decay", "0.0",
+            "--max-tokens", "8192", "--update-freq", "1", *_TAIL,
+        ),
+        test_script="test/test-wmt14-base.sh",
+        test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
+        bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
+    ),
+    "wmt14-big": AuthorsScripts(
+        train_script="train/train-wmt14-big.sh",
+        train=(
+            "--seed", "1", "--arch", "transformer_wmt_en_de_big_t2t_macaron", *_COMMON, *_SCHEDULE,
+            "--lr", "0.003", "--min-lr", "1e-09",
+            *_LOSS, "--weight-decay", "0.0",
+            "--max-tokens", "4096", "--update-freq", "16", *_TAIL,
+        ),
+        test_script="test/test-wmt14-big.sh",
+        test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
+        bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
+    ),
+}  # fmt: skip
+
+#: the Transformer baseline of each of their Macaron archs (``ARCH=...`` trains it with the same recipe)
+BASELINES = {
+    "transformer_iwslt_de_en_macaron_v2": "transformer_iwslt_de_en_v2",
+    "transformer_wmt_en_de_macaron_v2": "transformer_wmt_en_de_v2",
+    "transformer_wmt_en_de_big_t2t_macaron": "transformer_wmt_en_de_big_t2t",
+}
+
+#: fairseq setting -> why the pipeline's value differs from the authors' (the only differences allowed)
+DEVIATIONS: dict[str, str] = {
+    "max_update": "their scripts never stop (they tested checkpoints by hand); the pipeline needs a budget: "
+    "--max-update, default 100000 (iwslt14) / 300000 (wmt14, wmt14-big)",
+    "no_epoch_checkpoints": "the pipeline keeps no per-epoch checkpoints (disk); the interval checkpoints, "
+    "checkpoint_best.pt and checkpoint_last.pt are kept as theirs are",
+    "log_format": "progress as JSON lines, which the pipeline parses for its loss curves (theirs: "
+    "--no-progress-bar, i.e. plain lines)",
+    "no_progress_bar": "the same: a logging choice",
+    "user_dir": "the plugin (their fork had the architectures built in)",
+    "source_lang": "given explicitly (their fork inferred it from the data-bin's file names)",
+    "target_lang": "given explicitly (as source_lang)",
+}
+
+#: their test flags -> the pipeline's fairseq-generate equivalent, with why they differ
+TEST_EQUIVALENTS = {
+    "--remove-bpe": (
+        "--post-process sentencepiece",
+        "the pipeline's data uses sentencepiece BPE, not subword-nmt's '@@ ' (their --remove-bpe)",
+    ),
+}
+
+
+def flag_groups(argv: Sequence[str]) -> dict[str, list[str]]:
+    """``--flag value...`` groups of a command line (a switch has no values)."""
+    groups: dict[str, list[str]] = {}
+    current = None
+    for word in argv:
+        if word.startswith("--"):
+            current = word
+            groups[current] = []
+        elif current is None:
+            raise ValueError(f"value {word!r} before any flag")
+        else:
+            groups[current].append(word)
+    return groups
+
+
+def fairseq_012(argv: Sequence[str]) -> list[str]:
+    """Their flags under fairseq 0.12's names (:data:`RENAMED`)."""
+    return [RENAMED.get(word, word) for word in argv]
+
+
+def split_training_flags(scripts: AuthorsScripts) -> tuple[dict[str, str], list[str]]:
+    """``(option defaults, fixed training flags)`` of their training script: the values of
+    :data:`OPTION_FLAGS` keyed by option, and every other flag (renamed for fairseq 0.12) in order, logging
+    flags dropped."""
+    defaults: dict[str, str] = {}
+    fixed: list[str] = []
+    for flag, values in flag_groups(scripts.train).items():
+        if flag in OPTION_FLAGS:
+            defaults[OPTION_FLAGS[flag]] = " ".join(values)
+        elif flag not in LOGGING_FLAGS:
+            fixed += [RENAMED.get(flag, flag), *values]
+    return defaults, fixed
+
+
+def parse_training(argv: Sequence[str]) -> argparse.Namespace:
+    """A ``fairseq-train`` command line (without the program name) as fairseq 0.12 parses it, with the
+    plugin's architectures registered."""
+    from fairseq import options
+
+    import macaron_fairseq  # noqa: F401  (the authors' archs)
+
+    return options.parse_args_and_arch(options.get_training_parser(), input_args=list(argv))
+
+
+def differences(theirs: argparse.Namespace, ours: argparse.Namespace) -> dict[str, tuple[object, object]]:
+    """Every setting whose value differs between two parsed configurations."""
+    keys = set(vars(theirs)) | set(vars(ours))
+    return {
+        key: (getattr(theirs, key, None), getattr(ours, key, None))
+        for key in sorted(keys)
+        if getattr(theirs, key, None) != getattr(ours, key, None)
+    }
