@@ -9,8 +9,10 @@ Three schemes, each a real ``fairseq-train`` run on a generated translation task
 * *standard*: fairseq's post-LN layers and default init, ``--warmup-updates W`` (linear warm-up);
 * *standard + clip*: the same with gradient clipping, ``--clip-norm 1.0`` (every other scheme runs with
   ``--clip-norm 0``, no clipping);
-* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (no LayerNorm, no warm-up; the paper's
-  data-dependent factors, μ measured on the embeddings; rows measured while ``--init-scheme dt-fixup`` on a
+* *DT-Fixup*: ``--init-scheme dt-fixup --warmup-updates 0`` (no LayerNorm, no warm-up; data-dependent
+  factors, μ measured on the embeddings: the paper's N^-½/(2μ) on vanilla encoder layers, this project's
+  own derivation on Macaron layers (``--arch macaron_small``) and on the decoder, which the paper does not
+  cover, docs/dt_fixup.md §3.2; rows measured while ``--init-scheme dt-fixup`` on a
   from-scratch model applied T-Fixup unless ``--dt-fixup-from-scratch dt-fixup`` carry that flag in their
   command: the same initialisation);
 * *T-Fixup*: ``--init-scheme t-fixup --warmup-updates 0`` (the from-scratch norm-free reference).

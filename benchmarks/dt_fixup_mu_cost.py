@@ -35,7 +35,7 @@ def measure(data: Path, arch: str, layers: int, a: argparse.Namespace) -> tuple[
         "--encoder-ffn-embed-dim", str(a.ffn), "--decoder-ffn-embed-dim", str(a.ffn),
         "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
         "--encoder-layers", str(layers), "--decoder-layers", str(a.decoder_layers), "--share-all-embeddings",
-        "--init-scheme", "dt-fixup",  # the paper's factors: a μ pass per stack, model from scratch
+        "--init-scheme", "dt-fixup",  # DT-Fixup's factors: a μ pass per stack, model from scratch
         "--optimizer", "adam", "--lr", "1e-3",
         "--lr-scheduler", "polynomial_decay",
         "--power", "0.5", "--total-num-update", "100000", "--batch-size", str(a.batch_size),

@@ -21,9 +21,11 @@ separate the candidate causes, each a real ``fairseq-train`` run differing from 
 * *only --init-scheme auto*: the standard command with that flag added and nothing else changed — on this
   from-scratch model ``auto`` applies T-Fixup (``dt_fixup_user_flag.py`` runs it at every depth).
 
-``--init-scheme dt-fixup`` is the paper's data-dependent factors on every model. (From commit ea06d3f to
-issue #29 it applied T-Fixup to a from-scratch model unless ``--dt-fixup-from-scratch dt-fixup`` was given;
-rows of that time carry the flag in their command, the same initialisation as the flag alone now.)
+``--init-scheme dt-fixup`` is DT-Fixup's data-dependent factors on every model (the paper's on vanilla
+encoder layers; on the decoder, which the paper does not cover, this project's, docs/dt_fixup.md §3.2).
+(From commit ea06d3f to issue #29 it applied T-Fixup to a from-scratch model unless
+``--dt-fixup-from-scratch dt-fixup`` was given; rows of that time carry the flag in their command, the same
+initialisation as the flag alone now.)
 
 Rows go to ``OUT_DIR/results.jsonl`` as runs finish (a rerun resumes); ``--results`` writes the results
 file the docs' table is rendered from (``render``).

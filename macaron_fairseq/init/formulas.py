@@ -1,7 +1,12 @@
 """The scaling factors of DT-Fixup (Xu et al., ACL 2021) and T-Fixup (Huang et al., ICML 2020): pure math.
 
-DT-Fixup, derivation used here (docs/dt_fixup.md has it in full). A norm-free stack computes
-f(x) = x + Σ_b γ_b·G_b(x_b) over its residual blocks b. One SGD step Δθ = −η·∂L/∂θ moves the output by
+DT-Fixup, derivation used here (docs/dt_fixup.md §3.2 has it in full). The paper derives the factors of
+vanilla and relation-aware *encoder* layers only; it covers neither Macaron layers (two half-step FFNs)
+nor decoder stacks (cross-attention). Their factors below are this project's derivation, by the paper's
+argument applied block by block, not the paper's.
+
+A norm-free stack computes f(x) = x + Σ_b γ_b·G_b(x_b) over its residual blocks b. One SGD step
+Δθ = −η·∂L/∂θ moves the output by
 
     Δf ≈ Σ_b γ_b·(∂G_b/∂θ_b)·Δθ_b,   so  ‖Δf‖ = Θ(η·Σ_b γ_b²·‖∂G_b/∂θ_b‖²)         (paper Thm 3.1 / 3.2)
 
@@ -19,10 +24,15 @@ Summing a layer's blocks to c·a² and asking N·c·a² = 1 gives a = (N·c)^-½
     vanilla encoder layer      c = 4μ²               → a = N^-½ / (2μ)            (paper, vanilla)
     relation-aware encoder     c = 4μ² + 2μ + 2      → a = (N(4μ²+2μ+2))^-½       (paper §3.3; the
                                                                                  BorealisAI code)
-    Macaron encoder (γ = ½)    c = 2μ² + 2·2γ²μ² = 3μ²           → a = (3N)^-½ / μ
-    relation-aware Macaron     c = 3μ² + 2μ + 2
-    vanilla decoder            c = 4μ² + 2μ_y²  (μ: target-embedding bound, μ_y: encoder-output bound)
-    Macaron decoder            c = 3μ² + 2μ_y²
+    Macaron encoder (γ = ½)    c = 2μ² + 2·2γ²μ² = 3μ²           → a = (3N)^-½ / μ      (this project)
+    relation-aware Macaron     c = 3μ² + 2μ + 2                                         (this project)
+    vanilla decoder            c = 4μ² + 2μ_y²  (μ: target-embedding bound,             (this project)
+                                                 μ_y: encoder-output bound)
+    Macaron decoder            c = 3μ² + 2μ_y²                                          (this project)
+
+(general step γ: a Macaron layer's c is (2 + 4γ²)μ², with the layer's own γ as ``targets.residual_blocks``
+reads it, ``--macaron-ffn-step``;
+relation-aware decoder layers add 2μ + 2 to their c.)
 
 T-Fixup (layer6ai-labs/T-Fixup, fairseq ``fixup_initialization``): encoder FFN/out_proj/v_proj weights
 × 0.67·N^-¼ (v additionally × √2, undoing fairseq's 1/√2 xavier gain), decoder ones × (9M)^-¼,
@@ -71,14 +81,16 @@ def layer_coefficient(blocks: Sequence[ResidualBlock], mu: float, mu_cross: floa
 def dt_fixup_scale(
     blocks: Sequence[ResidualBlock], n_layers: int, mu: float, mu_cross: float | None = None
 ) -> float:
-    """a = (N·c)^-½: the factor DT-Fixup multiplies v, w, rᵛ and the FFN weights of each layer by."""
+    """a = (N·c)^-½: the factor DT-Fixup multiplies v, w, rᵛ and the FFN weights of each layer by (the
+    paper's for vanilla / relation-aware encoder layers; for Macaron layers and decoder layers this project's
+    extension of its derivation, see the module docstring)."""
     if n_layers < 1:
         raise ValueError(f"n_layers must be >= 1, got {n_layers}")
     return (n_layers * layer_coefficient(blocks, mu, mu_cross)) ** -0.5
 
 
 def vanilla_scale(n_layers: int, mu: float) -> float:
-    """N^-½ / (2μ): DT-Fixup for vanilla Transformer layers (paper §3.3)."""
+    """N^-½ / (2μ): DT-Fixup for vanilla Transformer encoder layers (paper §3.3)."""
     return n_layers**-0.5 / (2.0 * mu)
 
 

@@ -2,6 +2,11 @@
 
 ``xavier_init_`` and ``apply_dt_fixup`` are all a user of a new stack needs (the translation models of
 this plugin, the mixed pre-trained setup, a classifier head of extra layers on a pre-trained encoder).
+
+``apply_dt_fixup`` takes each layer's factor from ``formulas.dt_fixup_scale``: the paper's N^-½/(2μ) for
+vanilla and (N(4μ²+2μ+2))^-½ for relation-aware encoder layers; for Macaron layers ((N(2+4γ²)μ²)^-½, i.e.
+(3N)^-½/μ at γ = ½) and for decoder layers (their c plus 2μ_y² for the cross-attention, μ_y = ``mu_cross``)
+this project's own derivation by the paper's argument — the paper covers neither (docs/dt_fixup.md §3.2).
 """
 
 from __future__ import annotations
@@ -96,7 +101,8 @@ def xavier_init_(layers: Sequence[nn.Module]) -> int:
 def apply_dt_fixup(
     layers: Sequence[nn.Module], mu: float, mu_cross: float | None = None, name: str = "stack"
 ) -> StackScaling:
-    """Scale v, w, rᵛ and the FFN weights of each new layer by a = (N·c)^-½ (see ``formulas``).
+    """Scale v, w, rᵛ and the FFN weights of each new layer by a = (N·c)^-½ (see ``formulas``; the paper's
+    factor for vanilla / relation-aware encoder layers, this project's for Macaron and decoder layers).
 
     ``mu`` bounds the stack's input vectors, ``mu_cross`` the vectors its cross-attentions attend to
     (decoders). Weights only (dim > 1); biases untouched; in place.
