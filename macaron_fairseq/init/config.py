@@ -166,9 +166,10 @@ def log_init_scheme(args: Any) -> str:
         logger.warning("--init-scheme auto applies %s: %s", applied, reason)
     elif args.init_scheme == "dt-fixup" and not args.pretrained_encoder and not relation_aware(args):
         logger.warning(
-            "--init-scheme dt-fixup on a model with no pre-trained part and no relation-aware layers: the "
-            "paper's data-dependent factors, μ measured on the from-scratch embeddings; on such models "
-            "T-Fixup (--init-scheme t-fixup, or auto) trained better at every depth measured (%s)",
+            "--init-scheme dt-fixup on a model with no pre-trained part and no relation-aware layers: "
+            "DT-Fixup's data-dependent factors, μ measured on the from-scratch embeddings; on such models "
+            "T-Fixup (--init-scheme t-fixup, or auto) trained better at every depth measured, each scheme at "
+            "its own rate (%s)",
             MEASUREMENT,
         )
     return applied
