@@ -457,31 +457,47 @@ def summary_table(r: dict) -> str:
     return "\n".join(lines)
 
 
+#: the paired validation nll is the mean over a run's last validations (both arms validate at the same
+#: updates: same data, batches and schedule), less noisy than the last point alone
+LAST_VALIDATIONS = 3
+
+
+def final_nll(row: dict) -> float:
+    """The mean validation nll (bits) of a run's last :data:`LAST_VALIDATIONS` validations."""
+    points = row["valid_curve"][-LAST_VALIDATIONS:]
+    return statistics.mean(point[3] for point in points)
+
+
 def per_seed_table(r: dict) -> str:
-    """Per seed: each arm's test BLEU and final validation loss, and Macaron − Transformer."""
+    """Per seed: each arm's test BLEU, final validation loss (label-smoothed, last checkpoint) and
+    validation nll (mean of the last validations), and Macaron − Transformer of each."""
     by = {(row["arm"], row["seed"]): row for row in r["rows"] if finished(row)}
     seeds = sorted({seed for _, seed in by})
     lines = [
         "| seed | BLEU Transformer | BLEU Macaron | Δ BLEU | valid loss Transformer | valid loss Macaron "
-        "| Δ valid loss |",
-        "|---:|---:|---:|---:|---:|---:|---:|",
+        f"| Δ valid loss | Δ valid nll (mean of last {LAST_VALIDATIONS}) |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    deltas_bleu, deltas_loss = [], []
+    deltas: dict[str, list[float]] = {"bleu": [], "loss": [], "nll": []}
     for seed in seeds:
         t, m = by.get(("transformer", seed)), by.get(("macaron", seed))
         if t is None or m is None:
             continue
-        db, dl = m["test_bleu"] - t["test_bleu"], final_valid(m) - final_valid(t)
-        deltas_bleu.append(db)
-        deltas_loss.append(dl)
+        db, dl, dn = (
+            m["test_bleu"] - t["test_bleu"],
+            final_valid(m) - final_valid(t),
+            final_nll(m) - final_nll(t),
+        )
+        for key, value in (("bleu", db), ("loss", dl), ("nll", dn)):
+            deltas[key].append(value)
         lines.append(
             f"| {seed} | {t['test_bleu']:.2f} | {m['test_bleu']:.2f} | {db:+.2f} | "
-            f"{final_valid(t):.3f} | {final_valid(m):.3f} | {dl:+.3f} |"
+            f"{final_valid(t):.3f} | {final_valid(m):.3f} | {dl:+.3f} | {dn:+.3f} |"
         )
-    if len(deltas_bleu) > 1:
+    if len(deltas["bleu"]) > 1:
+        spread = {k: f"{statistics.mean(v):+.3f} ± {statistics.stdev(v):.3f}" for k, v in deltas.items()}
         lines.append(
-            f"| mean ± std | | | {mean_std(deltas_bleu)} | | | "
-            f"{statistics.mean(deltas_loss):+.3f} ± {statistics.stdev(deltas_loss):.3f} |"
+            f"| mean ± std | | | {mean_std(deltas['bleu'])} | | | {spread['loss']} | {spread['nll']} |"
         )
     return "\n".join(lines)
 
@@ -535,21 +551,31 @@ def status_line(r: dict, image: str) -> str:
     return grid.status_line(r, ARMS, finished, f"![validation loss of every run over updates]({image})")
 
 
+def plot_name(r: dict) -> str:
+    """The plot's file name under docs/ (one per configuration)."""
+    config = r["protocol"].get("config", "post-ln")
+    return "macaron_real_translation.png" if config == "post-ln" else f"macaron_real_translation_{config}.png"
+
+
 def render(payload: dict) -> str:
     """The docs block: summary, per-seed differences, validation loss per epoch, protocol, provenance."""
     r = payload["results"]
     sections = [
         ("Mean ± std over seeds", summary_table(r)),
-        ("Per seed (Macaron − Transformer)", per_seed_table(r)),
+        (
+            "Per seed (Macaron − Transformer; valid loss: label-smoothed, last checkpoint; valid nll: mean "
+            f"of the last {LAST_VALIDATIONS} validations; bits)",
+            per_seed_table(r),
+        ),
         ("Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds", epoch_table(r)),
     ]
-    return grid.report(payload, status_line(r, "macaron_real_translation.png"), sections, protocol_line(r))
+    return grid.report(payload, status_line(r, plot_name(r)), sections, protocol_line(r))
 
 
 def render_summary(payload: dict) -> str:
     """The README's block: the summary and per-seed tables."""
     r = payload["results"]
-    status = status_line(r, "docs/macaron_real_translation.png")
+    status = status_line(r, f"docs/{plot_name(r)}")
     return grid.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])
 
 
@@ -569,7 +595,8 @@ def plot(r: dict, path: Path) -> None:
         ax.plot(xs, ys, marker="o", markersize=3, color=colours[row["arm"]], alpha=0.8, label=label)
     ax.set_xlabel("updates")
     ax.set_ylabel("validation loss (bits, label-smoothed)")
-    ax.set_title("gettext en→de, unseen programs: one line per seed")
+    config = r["protocol"].get("config", "post-ln")
+    ax.set_title(f"gettext en→de, unseen programs, {config} archs: one line per seed")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()
