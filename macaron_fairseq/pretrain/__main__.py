@@ -159,6 +159,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     args, cfg = parse(argv)  # --help and usage errors need no DeepSpeed
     deepspeed = require_deepspeed()
     from macaron_fairseq.pretrain.trainer import Pretrainer
+
     try:
         signal_number(args.preemption_signal)
     except ValueError as err:
@@ -174,8 +175,12 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     max_update = args.max_update if given(argv, "--max-update") else None
     cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
     check_data_bin(Path(args.data))
+    save_dir = Path(cfg.checkpoint.save_dir)
+    resuming = checkpoints.choose(save_dir).tag
     init = None
-    if args.init_from and checkpoints.choose(Path(cfg.checkpoint.save_dir)).tag is None:
+    if resuming is not None:  # read through the allow-list before DeepSpeed (weights_only=False) sees it
+        checkpoints.check_resumable(save_dir, resuming)
+    elif args.init_from:
         init = read_init_weights(Path(args.init_from))  # before anything is built: refused early
     if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
         cfg.model.checkpoint_activations = args.checkpoint_activations = True

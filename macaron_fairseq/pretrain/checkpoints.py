@@ -16,6 +16,11 @@ A checkpoint is *complete* when its ``complete.json`` exists and every file it l
 size (:func:`incomplete_reason`). A restart loads the complete checkpoint with the highest step and says
 which newer ones it skipped and why (:func:`choose`); a save directory with no complete checkpoint starts
 afresh, saying so.
+
+A save directory is untrusted input like any checkpoint (it may come from elsewhere, or be damaged after
+its commit): before DeepSpeed reads it, every ``*.pt`` file of the chosen checkpoint is read through the
+allow-list (:func:`check_resumable`) — a file that pickles code, or that torch cannot read (truncated,
+empty), stops the run with one line naming it, before anything of it runs.
 """
 
 from __future__ import annotations
@@ -140,3 +145,23 @@ def prune(save_dir: Path, keep: int) -> list[str]:
         shutil.rmtree(save_dir / tag, ignore_errors=True)
         removed.append(tag)
     return removed
+
+
+def resume_hint(save_dir: Path, tag: str) -> str:
+    """How to get past a checkpoint that cannot be resumed."""
+    return (
+        f"move {save_dir / tag} out of {save_dir} to resume from the checkpoint before it, or start afresh "
+        "with another --save-dir"
+    )
+
+
+def check_resumable(save_dir: Path, tag: str) -> None:
+    """Read every ``*.pt`` file of ``SAVE_DIR/TAG`` through the allow-list (DeepSpeed's own classes allowed
+    for this read only), tensors memory-mapped: a file that pickles anything else, or that torch cannot read,
+    is a :class:`~macaron_workflow.errors.UserError` naming it and how to go on — before DeepSpeed, which
+    loads these files with ``weights_only=False``, sees them."""
+    from macaron_workflow.checkpoint_safety import deepspeed_globals, load_checkpoint
+
+    extra, hint = deepspeed_globals(), resume_hint(save_dir, tag)
+    for path in sorted((save_dir / tag).glob("*.pt")):
+        load_checkpoint(path, extra_globals=extra, hint=hint)
