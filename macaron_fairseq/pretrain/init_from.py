@@ -70,7 +70,7 @@ def _from_save_dir(save_dir: Path) -> InitWeights:
 def load_into(model: torch.nn.Module, weights: InitWeights, arch: str) -> None:
     """Copy ``weights`` into ``model`` (parameters tied to a loaded one may be absent: DeepSpeed's
     ``zero_to_fp32`` drops them, the tie fills them)."""
-    from macaron_fairseq.pretrain.export import tied_names
+    from macaron_fairseq.bert_checkpoint import tied_names
 
     if weights.arch is not None and weights.arch != arch:
         raise UserError(f"{FLAG} {weights.source} holds a {weights.arch} model; this command trains {arch}")
