@@ -81,9 +81,12 @@ def tied_names(model: Any) -> set[str]:
     return tied
 
 
-def _first_line(err: BaseException) -> str:
+def _first_line(err: BaseException, limit: int = 160) -> str:
+    """``Type: the message's first line``, cut at ``limit`` characters (fairseq's can list every task)."""
     text = str(err).strip()
-    return f"{type(err).__name__}: {text.splitlines()[0]}" if text else type(err).__name__
+    first = text.splitlines()[0] if text else ""
+    first = first if len(first) <= limit else first[:limit] + "..."
+    return f"{type(err).__name__}: {first}" if first else type(err).__name__
 
 
 def build_from_config(path: Path, state: dict[str, Any], rows: int, flag: str | None = None) -> Any:
