@@ -9,7 +9,7 @@ paths and the option to change.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 from macaron_workflow.errors import UserError
@@ -36,25 +36,29 @@ def relation(output: Path, input_path: Path) -> str | None:
     return None
 
 
+ALL = ("is", "is inside", "contains")
+
+
 def refuse_overlap(outputs: Mapping[str, Path | None], inputs: Mapping[str, Path | None],
-                   change: str | None = None) -> None:  # fmt: skip
+                   change: str | None = None, forbid: Collection[str] = ALL) -> None:  # fmt: skip
     """Raise :class:`OverlapError` for the first output that is, lies inside or contains an input.
 
     ``outputs`` and ``inputs`` map how the user gave each path (``"--dest"``, ``"GLUE_DIR="``) to the path
     (None: not given). ``change`` is the option the message tells the user to change (default: the
-    output's)."""
+    output's). ``forbid``: the relations refused (all three by default; a command that reads only named
+    members of an input directory may allow an output inside it)."""
     for out_label, output in outputs.items():
         if output is None:
             continue
         for in_label, input_path in inputs.items():
-            if input_path is None or (how := relation(output, input_path)) is None:
+            if input_path is None or (how := relation(output, input_path)) is None or how not in forbid:
                 continue
             option = change or out_label
             what = "the same path as" if how == "is" else how
             raise OverlapError(
                 f"{_label(out_label, output)} {what} {_label(in_label, input_path)}, an input, which is only "
                 f"read (writing there would replace or mix with it); choose {option.rstrip('=')} apart "
-                "from it (neither the same path, nor inside it, nor containing it)"
+                "from it"
             )
 
 

@@ -151,8 +151,7 @@ def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT
             temps[out / f"{split}.txt"].write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
         dev = {
             meta["splits"][split]["glue_split"]: (
-                predictions[split],
-                read_gold(spec.data_dir / f"{split}.gold", meta["regression"]),
+                predictions[split], read_gold(spec.data_dir / f"{split}.gold", meta["regression"])
             )
             for split in predictions
             if split.startswith("valid") and meta["splits"][split]["labeled"]
@@ -189,4 +188,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, "python -m pipelines.glue.run_one")
