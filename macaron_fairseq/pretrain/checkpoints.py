@@ -155,13 +155,34 @@ def resume_hint(save_dir: Path, tag: str) -> str:
     )
 
 
-def check_resumable(save_dir: Path, tag: str) -> None:
-    """Read every ``*.pt`` file of ``SAVE_DIR/TAG`` through the allow-list (DeepSpeed's own classes allowed
-    for this read only), tensors memory-mapped: a file that pickles anything else, or that torch cannot read,
-    is a :class:`~macaron_workflow.errors.UserError` naming it and how to go on — before DeepSpeed, which
-    loads these files with ``weights_only=False``, sees them."""
+def check_matches(save_dir: Path, choice: Choice, arch: str, world_size: int) -> None:
+    """The chosen checkpoint is of this run's architecture and world size (a one-line
+    :class:`~macaron_workflow.errors.UserError` otherwise)."""
+    from macaron_workflow.errors import UserError
+
+    assert choice.tag is not None
+    manifest = choice.manifest or {}
+    if manifest.get("arch") != arch:
+        raise UserError(f"{save_dir} holds a {manifest.get('arch')} run; this command trains {arch} (use "
+                        "another --save-dir, or --arch of that run)")  # fmt: skip
+    saved_world = int(manifest.get("world_size", world_size))
+    if saved_world != world_size:
+        raise UserError(
+            f"{save_dir / choice.tag} was saved by {saved_world} ranks and this run has {world_size}: resume "
+            f"with {saved_world} ranks (ZeRO partitions, RNG streams and the data shards are per rank)"
+        )
+
+
+def check_resumable(save_dir: Path, choice: Choice, arch: str, world_size: int) -> None:
+    """Before anything is built: :func:`check_matches`, and every ``*.pt`` file of the checkpoint reads
+    through the allow-list (DeepSpeed's own classes allowed for this read only), tensors memory-mapped: a
+    file that pickles anything else, or that torch cannot read, is a
+    :class:`~macaron_workflow.errors.UserError` naming it and how to go on — before DeepSpeed, which loads
+    these files with ``weights_only=False``, sees them."""
     from macaron_workflow.checkpoint_safety import deepspeed_globals, load_checkpoint
 
-    extra, hint = deepspeed_globals(), resume_hint(save_dir, tag)
-    for path in sorted((save_dir / tag).glob("*.pt")):
+    check_matches(save_dir, choice, arch, world_size)
+    assert choice.tag is not None
+    extra, hint = deepspeed_globals(), resume_hint(save_dir, choice.tag)
+    for path in sorted((save_dir / choice.tag).glob("*.pt")):
         load_checkpoint(path, extra_globals=extra, hint=hint)

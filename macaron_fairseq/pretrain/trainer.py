@@ -293,18 +293,7 @@ class Pretrainer:
                           "starting fresh")  # fmt: skip
             return 0
         tag, manifest = self.choice.tag, self.choice.manifest or {}
-        if manifest.get("arch") != self.cfg.model._name:
-            raise UserError(
-                f"{self.save_dir} holds a {manifest.get('arch')} run; this command trains "
-                f"{self.cfg.model._name} (use another --save-dir)"
-            )
-        saved_world = int(manifest.get("world_size", self.where.world_size))
-        if saved_world != self.where.world_size:
-            raise UserError(
-                f"{self.save_dir / tag} was saved by {saved_world} ranks and this run has "
-                f"{self.where.world_size}: resume with {saved_world} ranks (ZeRO partitions, RNG streams "
-                "and the data shards are per rank)"
-            )
+        checkpoints.check_matches(self.save_dir, self.choice, self.cfg.model._name, self.where.world_size)
         client = self._load_engine_state(tag)
         self.epoch_itr = self._epoch_iterator(client["iterator"]["epoch"])
         self.epoch_itr.load_state_dict(client["iterator"])
