@@ -218,6 +218,21 @@ NOT_A_CHECKPOINT = "not a PyTorch checkpoint"
 DAMAGED_HINT = "it is truncated (a copy or save cut short) or not a checkpoint at all: give the complete file"
 
 
+def empty_checkpoint(label: str, hint: str | None = None) -> CheckpointError:
+    """A file of 0 bytes given as a checkpoint, as one line naming it and the fix."""
+    return CheckpointError(f"{label}: {NOT_A_CHECKPOINT} (an empty file, 0 bytes); {hint or DAMAGED_HINT}")
+
+
+def _is_empty(f: Any) -> bool:
+    """Whether ``f`` (a path or an open file) is a file of 0 bytes."""
+    try:
+        if isinstance(f, (str, os.PathLike)):
+            return os.path.isfile(f) and os.path.getsize(f) == 0
+        return os.fstat(f.fileno()).st_size == 0
+    except (OSError, AttributeError, ValueError):  # not a file of the file system (a buffer, a stream)
+        return False
+
+
 def damaged_checkpoint(label: str, err: BaseException, hint: str | None = None) -> CheckpointError:
     """A file torch cannot read (truncated, empty, foreign) as one line naming it and the fix (``hint``, by
     default: give the complete file)."""
@@ -247,7 +262,7 @@ def load_checkpoint(
         raise CheckpointError(f"{label}: is a directory, not a checkpoint file; give the checkpoint file")
     allow_checkpoint_globals()
     if path.stat().st_size == 0:
-        raise CheckpointError(f"{label}: {NOT_A_CHECKPOINT} (an empty file, 0 bytes); {hint or DAMAGED_HINT}")
+        raise empty_checkpoint(label, hint)
     try:
         with torch.serialization.safe_globals(list(extra_globals)):
             try:
@@ -291,6 +306,8 @@ def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
     def load(f: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["weights_only"] = True
         where = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", f)
+        if _is_empty(f):
+            raise empty_checkpoint(str(where))
         try:
             return original(f, *args, **kwargs)
         except OSError:
@@ -320,6 +337,7 @@ __all__ = [
     "conversion_hint",
     "damaged_checkpoint",
     "deepspeed_globals",
+    "empty_checkpoint",
     "is_refusal",
     "load_checkpoint",
     "refusal_reason",
