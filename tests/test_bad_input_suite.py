@@ -709,16 +709,19 @@ CASES: list[Case] = [
             r"not a PyTorch checkpoint \(.*\); move .*step1 out of .* to resume from the checkpoint",
             item=6,
         )
-        for name in (STATES, OPTIM)
+        for name in (STATES, OPTIM, RNG)
     ],
-    Case(
-        "pretrain resume",
-        "empty",
-        "a committed but empty rng state",
-        lambda w, t: resume(w, t, lambda d: empty(d / RNG), RNG),
-        r"an empty file, 0 bytes\); move .*step1 out of .* to resume",
-        item=6,
-    ),
+    *[
+        Case(
+            "pretrain resume",
+            "empty",
+            f"a committed but empty {name}",
+            lambda w, t, name=name: resume(w, t, lambda d, n=name: empty(d / n), name),
+            r"an empty file, 0 bytes\); move .*step1 out of .* to resume",
+            item=6,
+        )
+        for name in (STATES, OPTIM, RNG)
+    ],
     Case(
         "pretrain resume",
         "directory",
