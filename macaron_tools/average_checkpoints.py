@@ -51,6 +51,35 @@ def last_checkpoints(directory: Path, count: int, by_update: bool) -> list[Path]
     return [p for _, p in numbered[-count:]]
 
 
+def model_weights(path: Path, state: dict) -> dict:
+    """The ``model`` state dict of a fairseq checkpoint: a mapping of names to tensors, else a one-line
+    error naming the file."""
+    import torch
+
+    model = state.get("model")
+    if not isinstance(model, dict):
+        what = "no 'model'" if model is None else f"its 'model' is a {type(model).__name__}"
+        raise AveragingError(f"{path}: not a fairseq checkpoint ({what}, not a dict of tensors); give the "
+                             "checkpoint files of a fairseq-train run")  # fmt: skip
+    odd = next((name for name, value in model.items() if not isinstance(value, torch.Tensor)), None)
+    if odd is not None:
+        raise AveragingError(f"{path}: not a fairseq checkpoint (its 'model' entry {odd!r} is a "
+                             f"{type(model[odd]).__name__}, not a tensor); give the checkpoint files of a "
+                             "fairseq-train run")  # fmt: skip
+    return model
+
+
+def check_out(out: Path, inputs: Sequence[Path]) -> None:
+    """``--out`` is a file to write that is none of the checkpoints read."""
+    if out.is_dir():
+        raise AveragingError(f"--out {out}: is a directory; give the file to write (e.g. "
+                             f"{out / 'checkpoint_avg.pt'})")  # fmt: skip
+    same = next((path for path in inputs if path.exists() and out.exists() and path.samefile(out)), None)
+    if same is not None or out.resolve() in {path.resolve() for path in inputs}:
+        raise AveragingError(f"--out {out} is one of the checkpoints it averages ({same or out}), which are "
+                             "only read; give another --out")  # fmt: skip
+
+
 def average(paths: Sequence[Path]) -> dict:
     if not paths:
         raise AveragingError("no checkpoints to average")
@@ -61,7 +90,7 @@ def average(paths: Sequence[Path]) -> dict:
     state: dict = {}
     for path in paths:
         state = load_checkpoint(path)
-        model = state["model"]
+        model = model_weights(path, state)
         if keys is None:
             keys = list(model)
         elif list(model) != keys:
@@ -105,8 +134,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         paths = last_checkpoints(args.inputs[0], count, by_update)
     else:
         paths = list(args.inputs)
-        if missing := [str(p) for p in paths if not p.is_file()]:
+        if missing := [str(p) for p in paths if not p.exists()]:
             raise AveragingError(f"checkpoint files not found: {missing}")
+        if directories := [str(p) for p in paths if p.is_dir()]:
+            raise AveragingError(
+                f"--inputs {', '.join(directories)}: a directory, not a checkpoint file; give checkpoint "
+                "files, or one directory with --num-epoch-checkpoints N (or --num-update-checkpoints N)"
+            )
+    check_out(args.out, paths)
     state = average(paths)
     import torch
 

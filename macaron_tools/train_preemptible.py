@@ -54,7 +54,7 @@ def split_signal_option(argv: Sequence[str]) -> tuple[str, list[str]]:
         arg = args.pop(0)
         if arg == SIGNAL_OPTION:
             if not args:
-                raise SystemExit(f"{SIGNAL_OPTION}: give a signal name (e.g. HUP, USR2)")
+                raise UserError(f"{SIGNAL_OPTION}: give a signal name (e.g. HUP, USR2)")
             name = args.pop(0)
         elif arg.startswith(SIGNAL_OPTION + "="):
             name = arg.split("=", 1)[1]

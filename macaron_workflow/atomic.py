@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 
@@ -65,6 +65,36 @@ def replace(tmp: Path, final: Path) -> None:
         os.replace(old, final)  # the old directory stays where it was
         raise
     _remove(old)
+
+
+def replace_together(moves: Sequence[tuple[Path, Path]]) -> None:
+    """Move several finished temporaries into place as one commit: ``moves`` are ``(tmp, final)`` pairs
+    (files or directories, each on the file system of its final path). Every existing ``final`` is first
+    moved aside; if any rename fails, the ones already made are undone (the new paths removed, the old
+    ones put back) before the error propagates, so the outputs are either all new or all as before —
+    never a data directory without its checkpoint (``python -m macaron_fairseq.hf import``)."""
+    pid = os.getpid()
+    aside: list[tuple[Path, Path]] = []  # (final, where the old one waits)
+    placed: list[Path] = []
+    try:
+        for _, final in moves:
+            final = Path(final)
+            if final.exists() or final.is_symlink():
+                old = final.with_name(f".{final.name}.old.tmp-{pid}")
+                _remove(old)
+                os.replace(final, old)
+                aside.append((final, old))
+        for tmp, final in moves:
+            os.replace(tmp, final)
+            placed.append(Path(final))
+    except BaseException:
+        for final in reversed(placed):
+            _remove(final)
+        for final, old in reversed(aside):
+            os.replace(old, final)
+        raise
+    for _, old in aside:
+        _remove(old)
 
 
 def write_text_atomically(path: Path, text: str) -> None:

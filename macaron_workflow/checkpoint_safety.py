@@ -181,12 +181,14 @@ def conversion_hint(path: Any) -> str:
     )
 
 
-def unsafe_checkpoint(path: Any, err: BaseException, flag: str | None = None) -> UnsafeCheckpointError:
-    """torch's refusal of ``path`` as one line: which object, which file, and how to convert a trusted file;
-    ``flag`` (``"--checkpoint"``) names the option the file came from."""
+def unsafe_checkpoint(
+    path: Any, err: BaseException, flag: str | None = None, hint: str | None = None
+) -> UnsafeCheckpointError:
+    """torch's refusal of ``path`` as one line: which object, which file, and how to convert a trusted file
+    (or ``hint``: what to do instead); ``flag`` (``"--checkpoint"``) names the option the file came from."""
     where = f"{flag} {path!s}" if flag else str(path)
     return UnsafeCheckpointError(
-        f"refusing to load checkpoint {where}: {refusal_reason(str(err))}; {conversion_hint(path)}"
+        f"refusing to load checkpoint {where}: {refusal_reason(str(err))}; {hint or conversion_hint(path)}"
     )
 
 
@@ -211,37 +213,78 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {first.split('. ')[0]}"
 
 
-def load_checkpoint(path: str | Path, flag: str | None = None) -> dict[str, Any]:
+NOT_A_CHECKPOINT = "not a PyTorch checkpoint"
+#: the fix of a file torch cannot read: what the user should give instead
+DAMAGED_HINT = "it is truncated (a copy or save cut short) or not a checkpoint at all: give the complete file"
+
+
+def empty_checkpoint(label: str, hint: str | None = None) -> CheckpointError:
+    """A file of 0 bytes given as a checkpoint, as one line naming it and the fix."""
+    return CheckpointError(f"{label}: {NOT_A_CHECKPOINT} (an empty file, 0 bytes); {hint or DAMAGED_HINT}")
+
+
+def _is_empty(f: Any) -> bool:
+    """Whether ``f`` (a path or an open file) is a file of 0 bytes."""
+    try:
+        if isinstance(f, (str, os.PathLike)):
+            return os.path.isfile(f) and os.path.getsize(f) == 0
+        return os.fstat(f.fileno()).st_size == 0
+    except (OSError, AttributeError, ValueError):  # not a file of the file system (a buffer, a stream)
+        return False
+
+
+def damaged_checkpoint(label: str, err: BaseException, hint: str | None = None) -> CheckpointError:
+    """A file torch cannot read (truncated, empty, foreign) as one line naming it and the fix (``hint``, by
+    default: give the complete file)."""
+    return CheckpointError(f"{label}: {NOT_A_CHECKPOINT} ({_first_line(err)}); {hint or DAMAGED_HINT}")
+
+
+def load_checkpoint(
+    path: str | Path,
+    flag: str | None = None,
+    extra_globals: Sequence[Any] = (),
+    hint: str | None = None,
+) -> dict[str, Any]:
     """The whole state of ``path``, tensors memory-mapped (a checkpoint in torch's legacy, non-zip format is
-    read into memory), through the allow-list. ``flag`` (``"--checkpoint"``) prefixes the messages.
+    read into memory), through the allow-list. ``flag`` (``"--checkpoint"``) prefixes the messages;
+    ``extra_globals`` are allowed for this read only (:func:`deepspeed_globals` for a DeepSpeed save
+    directory's files); ``hint`` replaces the advice of a refusal (how to convert a trusted file) and of a
+    damaged file (give the complete file).
 
     Raises :class:`CheckpointError` or :class:`UnsafeCheckpointError` (both :class:`UserError`)."""
+    import torch
+
     path = Path(path)
     label = f"{flag} {path}" if flag else str(path)
     if not path.exists():
         raise CheckpointError(f"{label}: no such file")
     if path.is_dir():
-        raise CheckpointError(f"{label}: is a directory, not a checkpoint file")
+        raise CheckpointError(f"{label}: is a directory, not a checkpoint file; give the checkpoint file")
     allow_checkpoint_globals()
+    if path.stat().st_size == 0:
+        raise empty_checkpoint(label, hint)
     try:
-        try:
-            state = _torch_load(path, mmap=True)
-        except RuntimeError as err:
-            if "mmap can only be used" not in str(err):
-                raise
-            if not _starts_like_a_pickle(path):
-                raise CheckpointError(f"{label}: not a PyTorch checkpoint (neither zip nor pickle)") from None
-            state = _torch_load(path, mmap=False)  # the legacy format cannot be memory-mapped
+        with torch.serialization.safe_globals(list(extra_globals)):
+            try:
+                state = _torch_load(path, mmap=True)
+            except RuntimeError as err:
+                if "mmap can only be used" not in str(err):
+                    raise
+                if not _starts_like_a_pickle(path):
+                    raise CheckpointError(
+                        f"{label}: {NOT_A_CHECKPOINT} (neither zip nor pickle); {hint or DAMAGED_HINT}"
+                    ) from None
+                state = _torch_load(path, mmap=False)  # the legacy format cannot be memory-mapped
     except CheckpointError:
         raise
     except pickle.UnpicklingError as err:
         if is_refusal(err):
-            raise unsafe_checkpoint(path, err, flag) from None
-        raise CheckpointError(f"{label}: not a PyTorch checkpoint ({_first_line(err)})") from None
+            raise unsafe_checkpoint(path, err, flag, hint) from None
+        raise damaged_checkpoint(label, err, hint) from None
     except OSError as err:
         raise CheckpointError(str(cannot_read(label, err))) from None
     except Exception as err:  # torch reports a truncated or foreign file with many exception types
-        raise CheckpointError(f"{label}: not a PyTorch checkpoint ({_first_line(err)})") from None
+        raise damaged_checkpoint(label, err, hint) from None
     if not isinstance(state, dict):
         raise CheckpointError(f"{label}: not a checkpoint (it holds a {type(state).__name__}, not a dict)")
     return state
@@ -250,8 +293,10 @@ def load_checkpoint(path: str | Path, flag: str | None = None) -> dict[str, Any]
 @contextmanager
 def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
     """Inside: every ``torch.load`` — also one of code we do not own that asks for ``weights_only=False``
-    (DeepSpeed's ``zero_to_fp32``) — is the allow-listed restricted load; a refusal names the file.
-    ``extra_globals`` are allowed too, inside only (e.g. :func:`deepspeed_globals`)."""
+    (DeepSpeed's ``zero_to_fp32`` and ``engine.load_checkpoint``, fairseq's ``load_checkpoint_to_cpu``),
+    whatever ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` says — is the allow-listed restricted load; a refusal,
+    and a file torch cannot read (truncated, empty, foreign), is a one-line :class:`UserError` naming the
+    file. ``extra_globals`` are allowed too, inside only (e.g. :func:`deepspeed_globals`)."""
     import torch
 
     allow_checkpoint_globals()
@@ -260,13 +305,19 @@ def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
     @functools.wraps(original)
     def load(f: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["weights_only"] = True
+        where = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", f)
+        if _is_empty(f):
+            raise empty_checkpoint(str(where))
         try:
             return original(f, *args, **kwargs)
+        except OSError:
+            raise  # a missing or unreadable file: the caller's to report (DeepSpeed checks for some itself)
         except pickle.UnpicklingError as err:
             if is_refusal(err):
-                where = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", f)
                 raise unsafe_checkpoint(where, err) from None
-            raise
+            raise damaged_checkpoint(str(where), err) from None
+        except Exception as err:  # a truncated or foreign file (many exception types): one line naming it
+            raise damaged_checkpoint(str(where), err) from None
 
     torch.load = load
     try:
@@ -284,7 +335,9 @@ __all__ = [
     "allow_checkpoint_globals",
     "allowed_globals",
     "conversion_hint",
+    "damaged_checkpoint",
     "deepspeed_globals",
+    "empty_checkpoint",
     "is_refusal",
     "load_checkpoint",
     "refusal_reason",

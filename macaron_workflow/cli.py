@@ -86,6 +86,13 @@ class ArgumentParser(argparse.ArgumentParser):
         sys.exit(USAGE_EXIT)
 
 
+def program_name(module: str, script: str | None = None) -> str:
+    """How the user called this command, for its messages: the console script ``script``
+    (``macaron-export``) when that is what runs, else ``python -m module``."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    return script if script is not None and name == script else f"python -m {module}"
+
+
 def report(prog: str | None, label: str, message: object) -> None:
     """``PROG: label: message`` on stderr, as one line (a message's own line breaks become ``; ``)."""
     text = ""

@@ -26,9 +26,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, add_run_options, positive_int, run_cli
+from macaron_workflow.cli import (
+    ArgumentParser,
+    add_deprecated_alias,
+    add_run_options,
+    positive_int,
+    program_name,
+    run_cli,
+)
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import ensure_writable_dir, require_files
+from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
 from preprocess.text.bpe import BpeConfig
 from preprocess.text.corpus_layout import SPLITS, CorpusLayout
@@ -135,6 +143,8 @@ def wikipedia_dumps(args: argparse.Namespace, layout: CorpusLayout) -> list[Path
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     check_args(args)
+    dumps = {f"--wikipedia {dump}": Path(dump) for dump in args.wikipedia if dump != LATEST}
+    refuse_overlap({"--dest": args.dest}, {**dumps, "--bookcorpus": args.bookcorpus})  # before it is created
     layout = CorpusLayout(ensure_writable_dir(args.dest))
     runner = StageRunner(layout.state_dir, force=args.force)
     config = DocumentConfig(
@@ -170,7 +180,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """Console script ``macaron-preprocess-bert-corpus``: runs as ``python -m preprocess.bert_corpus``."""
-    run_cli(main)
+    run_cli(main, program_name("preprocess.bert_corpus", "macaron-preprocess-bert-corpus"))
 
 
 if __name__ == "__main__":

@@ -36,9 +36,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from macaron_workflow.cli import ArgumentParser, positive_int, run_cli
+from macaron_workflow.cli import ArgumentParser, positive_int, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import require_files
+from macaron_workflow.overlap import refuse_overlap
 from preprocess.text.bitext import BitextFiles, check_bitext_counts
 from preprocess.text.cleaning import CleanConfig
 from preprocess.text.moses import MosesConfig
@@ -129,6 +130,8 @@ def main(argv: list[str] | None = None) -> None:
         if prefix is not None
     }
     require_files([path for files in inputs.values() for path in files[0].both()], "input files")
+    given = {f"--{split}pref ({p.suffix})": p for split, pair in inputs.items() for p in pair[0].both()}
+    refuse_overlap({"--dest": args.dest}, given)  # before --dest is created
     for split, files in inputs.items():
         check_bitext_counts(files[0], f"in the {split} input")
     layout, runner = start_run(args.dest, args.src, args.tgt, args.force, data_bin=Path("data-bin"))
@@ -152,7 +155,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-preprocess-custom`` console script: what ``python -m preprocess.custom`` runs."""
-    run_cli(main)
+    run_cli(main, program_name("preprocess.custom", "macaron-preprocess-custom"))
 
 
 if __name__ == "__main__":

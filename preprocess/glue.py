@@ -29,14 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from macaron_workflow.atomic import atomic_output
-from macaron_workflow.cli import ArgumentParser, add_run_options, run_cli
+from macaron_workflow.cli import ArgumentParser, add_run_options, program_name, run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split
 from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
 from preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
 from preprocess.text.wordpiece_encode import wordpiece_tokenizer
 
+PROG = ("preprocess.glue", "macaron-preprocess-glue")
 SPM_MODEL = "sentencepiece.bpe.model"
 MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dictionary
 
@@ -76,6 +78,14 @@ def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
         if not path.is_file():
             raise UserError(f"{path}: no such file (give it with {flag} or --data-bin)")
     return vocab
+
+
+def require_bert(path: Path, flag: str) -> Any:
+    """The checkpoint is a pre-trained BERT of the plugin
+    (:func:`macaron_fairseq.bert_checkpoint.require_bert`: a translation model is refused as such)."""
+    from macaron_fairseq.bert_checkpoint import require_bert as require
+
+    return require(path, flag)
 
 
 def describe_checkpoint(path: Path) -> Any:
@@ -222,7 +232,7 @@ def parse_tasks(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m preprocess.glue", description=__doc__,
+    parser = ArgumentParser(prog=program_name(*PROG), description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("--glue-dir", required=True, type=Path, help="the unpacked GLUE distribution")
     parser.add_argument("--dest", required=True, type=Path, help="output: one directory per task")
@@ -238,11 +248,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_apart(args: argparse.Namespace, vocab: Vocabulary | None = None) -> None:
+    """``--dest`` apart from the inputs, before anything is written: not the GLUE directory or the data-bin,
+    not inside them, not containing them (``--glue-dir X --dest X`` replaced ``X/RTE/``, the raw files, by
+    the output's ``RTE/``); and no input file inside a task directory this run replaces."""
+    refuse_overlap({"--dest": args.dest}, {"--glue-dir": args.glue_dir, "--data-bin": args.data_bin})
+    replaced = {f"--dest's {task}/": args.dest / TASKS[task].name for task in args.tasks}
+    files = {"--checkpoint": args.checkpoint, "--sentencepiece-model": args.sentencepiece_model,
+             "--dict": args.dict}  # fmt: skip
+    if vocab is not None:
+        files.update(
+            {"its sentencepiece model": vocab.sentencepiece_model, "its dictionary": vocab.dictionary}
+        )
+    refuse_overlap(replaced, files, change="--dest")
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if not (args.checkpoint or args.data_bin or args.sentencepiece_model):
         raise UserError("give --checkpoint (or --data-bin, or --sentencepiece-model and --dict)")
+    check_apart(args)
+    if args.checkpoint:
+        require_bert(
+            args.checkpoint, "--checkpoint"
+        )  # not "missing sentencepiece model" for a translation one
     vocab = vocabulary_from(args)
+    check_apart(args, vocab)
     if args.checkpoint:
         check_dictionary_fits(args.checkpoint, vocab.dictionary)
     wanted = [*args.tasks, *(["AX"] if "MNLI" in args.tasks and "AX" not in args.skip else [])]
@@ -258,7 +289,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-preprocess-glue`` console script: what ``python -m preprocess.glue`` runs."""
-    run_cli(main)
+    run_cli(main, program_name(*PROG))
 
 
 if __name__ == "__main__":

@@ -29,7 +29,7 @@ Output in DIR::
 
 from __future__ import annotations
 
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import program_name, run_cli
 from preprocess.sources.archives import ArchiveSpec, locate_members
 from preprocess.sources.ted_metadata import remove_talk_metadata
 from preprocess.sources.xml_segments import extract_segments
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-preprocess-iwslt14`` console script: what ``python -m preprocess.iwslt14`` runs."""
-    run_cli(main)
+    run_cli(main, program_name("preprocess.iwslt14", "macaron-preprocess-iwslt14"))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ Output in DIR::
 
 from __future__ import annotations
 
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import program_name, run_cli
 from preprocess.sources.archives import ArchiveSpec, locate_all
 from preprocess.sources.xml_segments import extract_segments
 from preprocess.text.bitext import BitextFiles
@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-preprocess-wmt14`` console script: what ``python -m preprocess.wmt14_en_de`` runs."""
-    run_cli(main)
+    run_cli(main, program_name("preprocess.wmt14_en_de", "macaron-preprocess-wmt14"))
 
 
 if __name__ == "__main__":

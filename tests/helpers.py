@@ -110,6 +110,31 @@ def save_model_checkpoint(path: Path, data_dir: Path, arch: str, extra: Sequence
     return Path(path)
 
 
+def save_bert_checkpoint(path: Path, data_dir: Path, arch: str = "macaron_bert_tiny", seed: int = 0) -> Path:
+    """A pre-training BERT (MLM + NSP heads, random weights) over ``data_dir/dict.txt``, saved as
+    ``python -m macaron_fairseq.pretrain.export`` writes it: the weights and the fairseq configuration."""
+    import torch
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from omegaconf import OmegaConf
+
+    from macaron_fairseq.models.bert_build import build_bert_task
+
+    task, args = build_bert_task(data_dir, arch)
+    torch.manual_seed(seed)
+    model = task.build_model(args)
+    state = {
+        "args": None,
+        "cfg": OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True),
+        "model": model.state_dict(),
+        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "DeepSpeed",
+                               "lr_scheduler_state": {}, "num_updates": 1}],
+        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
+        "last_optimizer_state": None,
+    }  # fmt: skip
+    torch.save(state, path)
+    return Path(path)
+
+
 class RunsCode:
     """What a malicious checkpoint pickles: unpickling it calls ``os.system`` (creating ``marker``)."""
 

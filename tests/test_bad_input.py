@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
-import torch
-from helpers import REPO, write_malicious_checkpoint
+from helpers import REPO, save_bert_checkpoint, write_malicious_checkpoint
 
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import ReportedError, UserError
@@ -44,11 +43,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                    vocab_size=60, model_type="bpe", minloglevel=2)  # fmt: skip
     pieces = [line.split("\t")[0] for line in (data_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (data_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))
-    symbols = 4 + len(pieces) - 3 + 1  # fairseq's specials + the pieces + <mask>
-    checkpoint = root / "model.pt"
-    torch.save({"model": {"encoder.embed_tokens.weight": torch.zeros(symbols, 4)},
-                "cfg": {"model": {"_name": "macaron_bert_tiny"}, "task": {"data": str(data_bin)}}},
-               checkpoint)  # fmt: skip
+    checkpoint = save_bert_checkpoint(root / "model.pt", data_bin)  # its embeddings fit the dictionary
     return {"root": root, "glue": glue, "data_bin": data_bin, "checkpoint": checkpoint}
 
 

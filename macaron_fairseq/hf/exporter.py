@@ -30,6 +30,7 @@ import torch
 
 from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 
 MODELING_FILE = "modeling_macaron_bert.py"
 TOLERANCE = 1e-4
@@ -43,9 +44,10 @@ def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, d
     config (as a dict)."""
     from fairseq import checkpoint_utils
 
-    from macaron_fairseq.checkpoint_reader import describe
+    from macaron_fairseq.bert_checkpoint import BERT_SOURCES, check_bert_weights
 
-    info = describe(checkpoint, "export")  # the allow-listed reader; the tensors are not read here
+    # the allow-listed reader; the kind, and weights that fit the model its configuration builds
+    info = check_bert_weights(checkpoint)
     data_dir = Path(data) if data else info.data
     if data_dir is None or not (data_dir / "dict.txt").is_file():
         raise UserError(f"{checkpoint}: its dictionary {data_dir}/dict.txt is not there; give --data DIR "
@@ -53,11 +55,20 @@ def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, d
     task_name = getattr(info.task_config, "_name", None)
     if task_name != "macaron_bert_pretraining":
         raise UserError(f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
-                        "(macaron_bert_pretraining: an export of the pre-trainer or an import)")  # fmt: skip
+                        f"(macaron_bert_pretraining): {BERT_SOURCES}")  # fmt: skip
     # fairseq's loader, under the plugin's allow-list (macaron_fairseq.repairs.checkpoint_safety)
-    models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-        [str(checkpoint)], arg_overrides={"data": str(data_dir)}
-    )
+    try:
+        models, _, task = checkpoint_utils.load_model_ensemble_and_task(
+            [str(checkpoint)], arg_overrides={"data": str(data_dir)}
+        )
+    except UserError:
+        raise
+    except Exception as err:  # e.g. a --data dictionary of another size than the checkpoint's embeddings
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise UserError(
+            f"{checkpoint}: fairseq cannot load it with the dictionary {data_dir}/dict.txt "
+            f"({type(err).__name__}: {reason}); give --data the model's own data-bin"
+        ) from None
     return models[0].eval(), task, data_dir, dict(vars(info.model_config or argparse.Namespace()))
 
 
@@ -194,11 +205,15 @@ def check_logits(model: Any, exported: Any, to_hf_ids: torch.Tensor, fairseq_pad
 
 
 def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
+    """Write the HuggingFace directory ``out`` (``--dest``) of ``checkpoint`` (``data``: its data-bin, when
+    not the one it records); built aside and renamed into place."""
     from macaron_fairseq.hf.tokenizer_export import tokenizer_for
 
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserError(f"--out {out}: exists and is not an empty directory")
+        raise UserError(f"--dest {out}: exists and is not an empty directory; give a new directory")
+    refuse_overlap({"--dest": out}, {"CHECKPOINT": checkpoint, "--data": data})
     model, task, data_dir, model_cfg = load_fairseq(checkpoint, data)
+    refuse_overlap({"--dest": out}, {"the checkpoint's data directory": data_dir}, change="--dest")
     settings = model_settings(model, model_cfg)
     tokenizer = tokenizer_for(data_dir, task.source_dictionary)
     exported = hf_model(settings, len(task.source_dictionary), tokenizer.hf_pad)

@@ -38,6 +38,7 @@ from macaron_fairseq.hf.vocab import WordPieceVocabulary
 from macaron_fairseq.hf.weights import read_weights
 from macaron_workflow import atomic
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 
 logger = logging.getLogger(__name__)
 
@@ -67,6 +68,51 @@ def data_dir_for(out: Path) -> Path:
     return out.with_suffix(".data")
 
 
+#: the sizes every BERT config holds: positive integers
+REQUIRED_SIZES = (
+    "num_hidden_layers",
+    "hidden_size",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+)
+#: optional sizes (HF's defaults when absent) and the smallest value each may take
+OPTIONAL_SIZES = {"max_position_embeddings": 1, "type_vocab_size": 0}
+#: optional probabilities in [0, 1] (``classifier_dropout`` may also be null)
+PROBABILITIES = ("hidden_dropout_prob", "attention_probs_dropout_prob", "classifier_dropout")
+WRITTEN_BY = "; give the config.json that save_pretrained wrote for a BERT model"
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def check_settings(path: Path, config: dict[str, Any]) -> None:
+    """Every setting the import reads has the right type and range (before fairseq's parser sees it: a
+    ``hidden_size`` of ``"sixteen"`` printed fairseq's whole usage)."""
+    for key in REQUIRED_SIZES:
+        if key not in config:
+            raise UserError(f"{path}: no {key}{WRITTEN_BY}")
+    for key, low in [*((k, 1) for k in REQUIRED_SIZES), *OPTIONAL_SIZES.items()]:
+        value = config.get(key, low)
+        if not _is_int(value) or value < low:
+            raise UserError(f"{path}: {key} is {value!r}; expected an integer >= {low}{WRITTEN_BY}")
+    if config["hidden_size"] % config["num_attention_heads"]:
+        raise UserError(f"{path}: hidden_size {config['hidden_size']} is not a multiple of "
+                        f"num_attention_heads {config['num_attention_heads']}{WRITTEN_BY}")  # fmt: skip
+    for key in PROBABILITIES:
+        value = config.get(key, 0.0)
+        if value is not None and (not _is_number(value) or not 0 <= value <= 1):
+            raise UserError(f"{path}: {key} is {value!r}; expected a probability in [0, 1]{WRITTEN_BY}")
+    eps = config.get("layer_norm_eps", 1e-12)
+    if not _is_number(eps) or not eps > 0:
+        raise UserError(f"{path}: layer_norm_eps is {eps!r}; expected a positive number{WRITTEN_BY}")
+
+
 def read_config(hf_dir: Path) -> dict[str, Any]:
     path = hf_dir / "config.json"
     if not path.is_file():
@@ -74,7 +120,9 @@ def read_config(hf_dir: Path) -> dict[str, Any]:
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise UserError(f"{path}: not valid JSON ({err})") from err
+        raise UserError(f"{path}: not valid JSON ({err}){WRITTEN_BY}") from None
+    if not isinstance(config, dict):
+        raise UserError(f"{path}: a JSON {type(config).__name__}, not an object of settings{WRITTEN_BY}")
     if config.get("model_type") != "bert":
         raise UserError(f"{path}: model_type {config.get('model_type')!r}; only BERT (model_type 'bert') "
                         "is imported")  # fmt: skip
@@ -87,9 +135,13 @@ def read_config(hf_dir: Path) -> dict[str, Any]:
         if config.get(key, wanted) != wanted:
             raise UserError(f"{path}: {key} = {config[key]!r}; the plugin's BERT has {meaning} ({key} = "
                             f"{wanted!r})")  # fmt: skip
-    if config.get("hidden_act", "gelu") not in ACTIVATIONS:
+    if (
+        not isinstance(config.get("hidden_act", "gelu"), str)
+        or config.get("hidden_act", "gelu") not in ACTIVATIONS
+    ):
         raise UserError(f"{path}: hidden_act {config['hidden_act']!r} has no fairseq equivalent "
                         f"(known: {', '.join(ACTIVATIONS)})")  # fmt: skip
+    check_settings(path, config)
     return config
 
 
@@ -205,10 +257,24 @@ def save_checkpoint(path: Path, cfg: dict[str, Any], model_state: dict[str, torc
     return path
 
 
+def check_out(hf_dir: Path, out: Path) -> None:
+    """``--out`` is a file to write, and neither it nor its data directory overlaps the HF directory."""
+    data_dir = data_dir_for(out)
+    if out.is_dir():
+        raise UserError(f"--out {out}: is a directory; give the checkpoint file to write (e.g. "
+                        f"{out / 'model.pt'})")  # fmt: skip
+    refuse_overlap({"--out": out, "--out's data directory": data_dir}, {"HF_DIR": hf_dir}, change="--out")
+    if data_dir.exists() and not (data_dir / VOCABULARY_RECORD).is_file():
+        raise UserError(f"{data_dir} exists and was not written by this importer: choose another --out")
+
+
 def import_hf(hf_dir: Path, out: Path) -> Path:
-    """Convert ``hf_dir``; write ``out`` and its data directory (atomically: both appear at the end)."""
+    """Convert ``hf_dir``; write ``out`` and its data directory (together: both appear at the end, a
+    failure in between puts back what was there, :func:`macaron_workflow.atomic.replace_together`)."""
     if not hf_dir.is_dir():
-        raise UserError(f"{hf_dir}: no such directory")
+        what = "no such directory" if not hf_dir.exists() else "not a directory"
+        raise UserError(f"HF_DIR {hf_dir}: {what}; give a directory written by save_pretrained")
+    check_out(hf_dir, out)
     config = read_config(hf_dir)
     vocab = WordPieceVocabulary.from_dir(hf_dir)
     hf = read_weights(hf_dir)
@@ -218,8 +284,6 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
     if rows.shape[0] != len(vocab):
         raise UserError(f"{hf_dir}: {rows.shape[0]} token embeddings but vocab.txt holds {len(vocab)} tokens")
     data_dir = data_dir_for(out)
-    if data_dir.exists() and not (data_dir / VOCABULARY_RECORD).is_file():
-        raise UserError(f"{data_dir} exists and was not written by this importer: choose another --out")
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "data"
@@ -237,6 +301,6 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
         (staging / VOCABULARY_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
         cfg["task"]["data"] = str(data_dir.resolve())
         temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict())
-        atomic.replace(staging, data_dir)  # the old data dir stays until the new one is complete
-        temp_checkpoint.replace(out)
+        # both or neither: a data dir without its checkpoint (or the reverse) is never left behind
+        atomic.replace_together([(staging, data_dir), (temp_checkpoint, out)])
     return out

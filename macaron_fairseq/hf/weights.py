@@ -41,7 +41,8 @@ def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
     try:
         return load_file(str(path), device="cpu")
     except (SafetensorError, OSError, ValueError) as err:
-        raise UserError(f"{path}: not a readable safetensors file ({err})") from err
+        raise UserError(f"{path}: not a readable safetensors file ({err}); give the complete file (save the "
+                        "model again with save_pretrained)") from None  # fmt: skip
 
 
 def _read_bin(path: Path) -> dict[str, torch.Tensor]:

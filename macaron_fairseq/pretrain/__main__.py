@@ -30,9 +30,10 @@ from macaron_fairseq.pretrain.ds_config import (
     reconcile_batch,
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
-from macaron_fairseq.pretrain.init_from import read_init_weights
+from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weights
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 if TYPE_CHECKING:
@@ -159,6 +160,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     args, cfg = parse(argv)  # --help and usage errors need no DeepSpeed
     deepspeed = require_deepspeed()
     from macaron_fairseq.pretrain.trainer import Pretrainer
+
     try:
         signal_number(args.preemption_signal)
     except ValueError as err:
@@ -174,9 +176,15 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     max_update = args.max_update if given(argv, "--max-update") else None
     cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
     check_data_bin(Path(args.data))
+    save_dir = Path(cfg.checkpoint.save_dir)
+    refuse_overlap({"--save-dir": save_dir}, {"DATA": Path(args.data)}, forbid=("is", "is inside"))
+    choice = checkpoints.choose(save_dir)
     init = None
-    if args.init_from and checkpoints.choose(Path(cfg.checkpoint.save_dir)).tag is None:
+    if choice.tag is not None:  # read through the allow-list before DeepSpeed (weights_only=False) sees it
+        checkpoints.check_resumable(save_dir, choice, cfg.model._name, where.world_size)
+    elif args.init_from:
         init = read_init_weights(Path(args.init_from))  # before anything is built: refused early
+        check_init_arch(init, cfg.model._name)
     if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
         cfg.model.checkpoint_activations = args.checkpoint_activations = True
         notes.append(f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "

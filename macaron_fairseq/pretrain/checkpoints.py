@@ -16,6 +16,11 @@ A checkpoint is *complete* when its ``complete.json`` exists and every file it l
 size (:func:`incomplete_reason`). A restart loads the complete checkpoint with the highest step and says
 which newer ones it skipped and why (:func:`choose`); a save directory with no complete checkpoint starts
 afresh, saying so.
+
+A save directory is untrusted input like any checkpoint (it may come from elsewhere, or be damaged after
+its commit): before DeepSpeed reads it, every ``*.pt`` file of the chosen checkpoint is read through the
+allow-list (:func:`check_resumable`) — a file that pickles code, or that torch cannot read (truncated,
+empty), stops the run with one line naming it, before anything of it runs.
 """
 
 from __future__ import annotations
@@ -140,3 +145,44 @@ def prune(save_dir: Path, keep: int) -> list[str]:
         shutil.rmtree(save_dir / tag, ignore_errors=True)
         removed.append(tag)
     return removed
+
+
+def resume_hint(save_dir: Path, tag: str) -> str:
+    """How to get past a checkpoint that cannot be resumed."""
+    return (
+        f"move {save_dir / tag} out of {save_dir} to resume from the checkpoint before it, or start afresh "
+        "with another --save-dir"
+    )
+
+
+def check_matches(save_dir: Path, choice: Choice, arch: str, world_size: int) -> None:
+    """The chosen checkpoint is of this run's architecture and world size (a one-line
+    :class:`~macaron_workflow.errors.UserError` otherwise)."""
+    from macaron_workflow.errors import UserError
+
+    assert choice.tag is not None
+    manifest = choice.manifest or {}
+    if manifest.get("arch") != arch:
+        raise UserError(f"{save_dir} holds a {manifest.get('arch')} run; this command trains {arch} (use "
+                        "another --save-dir, or --arch of that run)")  # fmt: skip
+    saved_world = int(manifest.get("world_size", world_size))
+    if saved_world != world_size:
+        raise UserError(
+            f"{save_dir / choice.tag} was saved by {saved_world} ranks and this run has {world_size}: resume "
+            f"with {saved_world} ranks (ZeRO partitions, RNG streams and the data shards are per rank)"
+        )
+
+
+def check_resumable(save_dir: Path, choice: Choice, arch: str, world_size: int) -> None:
+    """Before anything is built: :func:`check_matches`, and every ``*.pt`` file of the checkpoint reads
+    through the allow-list (DeepSpeed's own classes allowed for this read only), tensors memory-mapped: a
+    file that pickles anything else, or that torch cannot read, is a
+    :class:`~macaron_workflow.errors.UserError` naming it and how to go on — before DeepSpeed, which loads
+    these files with ``weights_only=False``, sees them."""
+    from macaron_workflow.checkpoint_safety import deepspeed_globals, load_checkpoint
+
+    check_matches(save_dir, choice, arch, world_size)
+    assert choice.tag is not None
+    extra, hint = deepspeed_globals(), resume_hint(save_dir, choice.tag)
+    for path in sorted((save_dir / choice.tag).glob("*.pt")):
+        load_checkpoint(path, extra_globals=extra, hint=hint)

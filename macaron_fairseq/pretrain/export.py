@@ -12,28 +12,22 @@ loaded, and only parameters that are tied to a loaded one may be missing: they a
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 
+from macaron_fairseq.bert_checkpoint import tied_names
 from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.repairs.checkpoint_safety import deepspeed_globals
-from macaron_workflow.cli import run_cli
+from macaron_workflow.atomic import atomic_output
+from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 
-
-def tied_names(model: torch.nn.Module) -> set[str]:
-    """Names of parameters that share their tensor with an earlier-named parameter."""
-    seen: dict[int, str] = {}
-    tied = set()
-    for name, parameter in model.named_parameters(remove_duplicate=False):
-        if id(parameter) in seen:
-            tied.add(name)
-        else:
-            seen[id(parameter)] = name
-    return tied
+PROG = ("macaron_fairseq.pretrain.export", "macaron-export")
 
 
 def read_client_state(save_dir: Path, tag: str) -> dict[str, Any]:
@@ -57,14 +51,32 @@ def rebuild_model(cfg_dict: dict[str, Any]) -> tuple[Any, Any, Any]:
     return cfg, task, task.build_model(cfg.model)
 
 
-def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
-    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
-    from fairseq import checkpoint_utils
+def check_paths(save_dir: Path, out: Path) -> None:
+    """The save directory is a directory; ``--out`` is a file to write, apart from the save directory's
+    checkpoints (checked before anything is read or written)."""
+    if not save_dir.is_dir():
+        what = "no such directory" if not save_dir.exists() else "not a directory"
+        raise UserError(f"SAVE_DIR {save_dir}: {what}; give the --save-dir of a python -m "
+                        "macaron_fairseq.pretrain run")  # fmt: skip
+    if out.is_dir():
+        raise UserError(f"--out {out}: is a directory; give the file to write (e.g. {out / 'model.pt'})")
+    refuse_overlap({"--out": out}, {"SAVE_DIR": save_dir / checkpoints.LATEST, **{
+        f"checkpoint {tag} of SAVE_DIR": save_dir / tag for tag in checkpoints.tags(save_dir)}})  # fmt: skip
 
+
+def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
+    """Write ``out``, the fairseq checkpoint of ``save_dir``'s checkpoint ``tag`` (default: the newest
+    complete one), atomically: a failure leaves no file behind, not even a temporary one."""
+    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
+
+    check_paths(save_dir, out)
     if tag is None:
         tag = checkpoints.choose(save_dir).tag
         if tag is None:
-            raise UserError(f"{save_dir} holds no complete DeepSpeed checkpoint")
+            raise UserError(
+                f"{save_dir} holds no complete DeepSpeed checkpoint of python -m macaron_fairseq.pretrain; "
+                "give the --save-dir of a run that saved one"
+            )
     client = read_client_state(save_dir, tag)
     if "fairseq_cfg" not in client:
         raise UserError(
@@ -95,24 +107,26 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None, "deepspeed_tag": tag},
         "last_optimizer_state": None,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    checkpoint_utils.torch_persistent_save(state, str(out))
+    # not fairseq's torch_persistent_save: it renames OUT.tmp, which a failed rename left behind
+    with atomic_output(out) as tmp:
+        torch.save(state, tmp)
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m macaron_fairseq.pretrain.export", description=__doc__)
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = ArgumentParser(prog=program_name(*PROG), description=__doc__,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("save_dir", type=Path, help="--save-dir of the pre-training run")
     parser.add_argument("--out", type=Path, required=True, help="fairseq checkpoint to write")
     parser.add_argument("--tag", help="checkpoint tag (default: the newest complete one)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     path = export(args.save_dir, args.out, args.tag)
     print(f"wrote {path}")
 
 
 def cli() -> None:
     """The ``macaron-export`` console script: what ``python -m macaron_fairseq.pretrain.export`` runs."""
-    run_cli(main)
+    run_cli(main, program_name(*PROG))
 
 
 if __name__ == "__main__":

@@ -67,13 +67,19 @@ def _from_save_dir(save_dir: Path) -> InitWeights:
     return InitWeights(str(tag_dir), manifest.get("arch"), state)
 
 
+def check_init_arch(weights: InitWeights, arch: str) -> None:
+    """The weights are of the architecture this run trains (checked before anything is built)."""
+    if weights.arch is not None and weights.arch != arch:
+        raise UserError(f"{FLAG} {weights.source} holds a {weights.arch} model; this command trains {arch} "
+                        f"(give --arch {weights.arch}, or weights of {arch})")  # fmt: skip
+
+
 def load_into(model: torch.nn.Module, weights: InitWeights, arch: str) -> None:
     """Copy ``weights`` into ``model`` (parameters tied to a loaded one may be absent: DeepSpeed's
     ``zero_to_fp32`` drops them, the tie fills them)."""
-    from macaron_fairseq.pretrain.export import tied_names
+    from macaron_fairseq.bert_checkpoint import tied_names
 
-    if weights.arch is not None and weights.arch != arch:
-        raise UserError(f"{FLAG} {weights.source} holds a {weights.arch} model; this command trains {arch}")
+    check_init_arch(weights, arch)
     own = model.state_dict()
     for name, value in weights.state.items():
         if name in own and own[name].shape != value.shape:

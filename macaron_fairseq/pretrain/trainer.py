@@ -293,28 +293,14 @@ class Pretrainer:
                           "starting fresh")  # fmt: skip
             return 0
         tag, manifest = self.choice.tag, self.choice.manifest or {}
-        if manifest.get("arch") != self.cfg.model._name:
-            raise UserError(
-                f"{self.save_dir} holds a {manifest.get('arch')} run; this command trains "
-                f"{self.cfg.model._name} (use another --save-dir)"
-            )
-        saved_world = int(manifest.get("world_size", self.where.world_size))
-        if saved_world != self.where.world_size:
-            raise UserError(
-                f"{self.save_dir / tag} was saved by {saved_world} ranks and this run has "
-                f"{self.where.world_size}: resume with {saved_world} ranks (ZeRO partitions, RNG streams "
-                "and the data shards are per rank)"
-            )
-        path, client = self.engine.load_checkpoint(str(self.save_dir), tag=tag)
-        if path is None:
-            raise UserError(f"{self.save_dir / tag}: the checkpoint could not be loaded")
+        checkpoints.check_matches(self.save_dir, self.choice, self.cfg.model._name, self.where.world_size)
+        client = self._load_engine_state(tag)
         self.epoch_itr = self._epoch_iterator(client["iterator"]["epoch"])
         self.epoch_itr.load_state_dict(client["iterator"])
         scaler = self._grad_scaler()
         if scaler is not None and client.get("grad_scaler"):
             scaler.load_state_dict(client["grad_scaler"])
-        rng = torch.load(self.save_dir / tag / f"rng_rank{self.where.rank}.pt", weights_only=True)
-        warning = restore_rng(rng)
+        warning = restore_rng(self._read_rng_state(tag))
         if warning:
             print(f"[pretrain] rank {self.where.rank}: {warning}", file=sys.stderr, flush=True)
         step = int(client["step"])
@@ -327,6 +313,46 @@ class Pretrainer:
         restart = f" (restart {restarts} of Slurm job {os.environ.get('SLURM_JOB_ID')})" if restarts else ""
         self._log(f"resumed from {self.save_dir / tag} at step {step}{restart}")
         return step
+
+    def _load_engine_state(self, tag: str) -> dict[str, Any]:
+        """DeepSpeed's ``load_checkpoint`` of ``tag`` (model, optimizer, scheduler, loss scaler), its every
+        ``torch.load`` restricted to the allow-list (DeepSpeed asks for ``weights_only=False``; the files
+        were also checked before the engine was built: :func:`.checkpoints.check_resumable`); the client
+        state this trainer saved. A checkpoint DeepSpeed cannot load into this run is one line."""
+        from macaron_workflow.checkpoint_safety import deepspeed_globals, restricted_loads
+
+        hint = checkpoints.resume_hint(self.save_dir, tag)
+        try:
+            with restricted_loads(deepspeed_globals()):
+                path, client = self.engine.load_checkpoint(str(self.save_dir), tag=tag)
+        except UserError as err:
+            raise UserError(f"cannot resume from {self.save_dir / tag}: {err}") from None
+        except (RuntimeError, KeyError, ValueError, TypeError, IndexError) as err:
+            reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise UserError(
+                f"cannot resume from {self.save_dir / tag}: DeepSpeed could not load it into this run "
+                f"({type(err).__name__}: {reason}); {hint}"
+            ) from None
+        if path is None:
+            raise UserError(f"{self.save_dir / tag}: the checkpoint could not be loaded; {hint}")
+        if not isinstance(client, dict) or not {"step", "iterator"} <= client.keys():
+            raise UserError(f"{self.save_dir / tag}: not written by python -m macaron_fairseq.pretrain (no "
+                            f"step and data position in its client state); {hint}")  # fmt: skip
+        return client
+
+    def _read_rng_state(self, tag: str) -> dict[str, Any]:
+        """This rank's ``rng_rank{R}.pt`` of ``tag``, through the allow-list; one line if it is unusable."""
+        from macaron_workflow.checkpoint_safety import load_checkpoint
+
+        path = self.save_dir / tag / f"rng_rank{self.where.rank}.pt"
+        hint = checkpoints.resume_hint(self.save_dir, tag)
+        state = load_checkpoint(path, hint=hint)
+        generator = state.get("torch")
+        if not isinstance(generator, torch.Tensor) or generator.dtype != torch.uint8:
+            raise UserError(
+                f"{path}: not a random-generator state of python -m macaron_fairseq.pretrain; {hint}"
+            )
+        return {**state, "torch": generator.clone()}  # a copy in memory, not a view of the file
 
     def _truncate_log(self, step: int) -> None:
         """Drop the log records after ``step`` (a run killed after its last checkpoint logged them; the

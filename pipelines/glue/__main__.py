@@ -46,7 +46,9 @@ from typing import Any
 
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import ArgumentParser, available_cores, positive_int
+from macaron_workflow.errors import USAGE_EXIT
 from macaron_workflow.options import SKIP_INSTALL, Option, add_options
+from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 from pipelines.commands import (
     REPO,
@@ -73,6 +75,7 @@ from pipelines.glue.grid import (
     grid,
 )
 from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
+from pipelines.glue.submission import SUBMISSION_NAMES
 from preprocess.sources.glue import BERT_TASKS, TASKS
 
 STEPS = ("all", "prepare", "count", "cell", "collect")
@@ -85,15 +88,29 @@ SMALL_PRETRAINED = "macaron_bert_tiny"
 
 def checkpoint_arch(checkpoint: Path) -> str:
     """The architecture the checkpoint was trained as (its ``cfg.model``), read through the plugin's
-    allow-listed checkpoint reader (a refused or unreadable file is a one-line user error)."""
-    from macaron_fairseq.checkpoint_reader import describe
+    allow-listed checkpoint reader: a refused or unreadable file, or one that is not a BERT of the plugin (a
+    translation model), is a one-line user error (:func:`macaron_fairseq.bert_checkpoint.require_bert`)."""
+    from macaron_fairseq.bert_checkpoint import require_bert
 
-    info = describe(checkpoint, "--checkpoint")
-    if not info.is_bert_encoder:
-        raise PipelineUsageError(
-            f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin (no model/arch)"
-        )
-    return str(info.arch)
+    return str(require_bert(checkpoint, "--checkpoint").arch)
+
+
+def outputs(args: argparse.Namespace) -> dict[str, Path]:
+    """What the pipeline writes under WORKDIR (the GLUE directory it downloads into aside)."""
+    glue = args.workdir / "glue"
+    return {"WORKDIR's glue/data": glue / "data", "WORKDIR's glue/runs": glue / "runs",
+            **{f"WORKDIR's glue/{name}": glue / name for name in SUBMISSION_NAMES},
+            **{f"WORKDIR's glue/{name}.zip": glue / f"{name}.zip" for name in SUBMISSION_NAMES},
+            "WORKDIR's glue/results.json": glue / "results.json"}  # fmt: skip
+
+
+def check_apart(args: argparse.Namespace) -> None:
+    """The given GLUE directory and checkpoint lie apart from what the pipeline writes: neither is, holds or
+    lies inside its data, runs or submission (``GLUE_DIR=WORKDIR/glue/data`` made the preprocessing replace
+    the raw TSVs, then fail)."""
+    inputs = {"--glue-dir": args.glue_dir, "--checkpoint": args.checkpoint}
+    for label, path in outputs(args).items():
+        refuse_overlap({label: path}, inputs, change="--workdir (or the input)")
 
 
 def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
@@ -171,8 +188,14 @@ def check_inputs(args: argparse.Namespace) -> None:
         )
     if args.checkpoint is not None:
         if not args.checkpoint.is_file():
-            raise PipelineUsageError(f"--checkpoint {args.checkpoint}: no such file")
-        checkpoint_arch(args.checkpoint)  # a refused, unreadable or foreign checkpoint is an error now
+            what = "a directory, not a checkpoint file" if args.checkpoint.is_dir() else "no such file"
+            raise PipelineUsageError(f"--checkpoint {args.checkpoint}: {what}")
+        # a refused, unreadable or foreign checkpoint, or weights that do not fit the model its configuration
+        # describes (every run of the grid would fail on them), is an error now
+        from macaron_fairseq.bert_checkpoint import check_bert_weights
+
+        check_bert_weights(args.checkpoint, "--checkpoint")
+    check_apart(args)
     check_glue_dir(args)
 
 
@@ -270,9 +293,20 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
     return selection
 
 
-def submission(args: argparse.Namespace, glue_dir: Path, selection: Any, console: Console) -> None:
-    from pipelines.glue.submission import write_submission
+def submission(
+    args: argparse.Namespace, glue_dir: Path, selection: Any, failed: Sequence[str], console: Console
+) -> Path | None:
+    """The GLUE server's submission: ``submission.zip`` only when every task has a selected run and no run
+    of the grid failed, else ``submission-partial.zip`` (:mod:`pipelines.glue.submission`); none when no
+    task has a finished run. Returns the archive written."""
+    from pipelines.glue.submission import COMPLETE, PARTIAL, remove_submission, write_submission
 
+    out = args.workdir / "glue"
+    if not selection.tasks:
+        for kind in (COMPLETE, PARTIAL):
+            remove_submission(out, kind)
+        console.say("no submission: no task has a finished run")
+        return None
     files = {"MNLI": {"MNLI-m": "test", "MNLI-mm": "test_mismatched", "AX": "test_ax"}}
     predictions = {}
     for task, result in selection.tasks.items():
@@ -280,9 +314,36 @@ def submission(args: argparse.Namespace, glue_dir: Path, selection: Any, console
         for name, split in files.get(task, {task: "test"}).items():
             lines = (run_dir / "predictions" / f"{split}.txt").read_text(encoding="utf-8").splitlines()
             predictions[name] = [float(v) for v in lines] if task == "STS-B" else lines
-    complete = set(args.tasks) >= set(BERT_TASKS)
-    archive = write_submission(glue_dir, predictions, args.workdir / "glue", partial=not complete)
-    console.say(f"submission: {archive}" + ("" if complete else " (partial: not every task was run)"))
+    missing = [task for task in BERT_TASKS if task not in selection.tasks]
+    why = []
+    if missing:
+        run = [task for task in missing if task in args.tasks]
+        why.append(f"no finished run of {', '.join(run)}" if run else "not every task was run")
+    if failed:
+        why.append(f"{len(failed)} run(s) failed, so the grid is incomplete")
+    archive = write_submission(glue_dir, predictions, out, partial=bool(why))
+    console.say(f"submission: {archive}" + (f" (partial: {'; '.join(why)})" if why else ""))
+    return archive
+
+
+def check_finished(records: dict[str, dict[str, Any]], archive: Path | None) -> None:
+    """Every run of the grid finished, or the pipeline ends with an error naming the failed ones (after the
+    results and the partial submission were written): exit 2 when each failed on bad input (its own exit
+    status 2), else 1."""
+    failed = {name: record for name, record in records.items() if record.get("status") != "ok"}
+    if not failed:
+        return
+    names = list(failed)
+    shown = "; ".join(f"{name} (log {failed[name].get('log')})" for name in names[:3])
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    wrote = f"wrote {archive}" if archive is not None else "no submission written"
+    error = PipelineError(
+        f"{len(names)} of {len(records)} runs failed twice: {shown}{more}; results.md lists them, {wrote}; "
+        "fix what their logs show and rerun the same command (finished runs are kept)"
+    )
+    if all(record.get("exit_status") == USAGE_EXIT for record in failed.values()):
+        error.exit_status = USAGE_EXIT
+    raise error
 
 
 def floats(text: str) -> list[float]:
@@ -463,7 +524,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where} → {runs_dir}")
         records = run_grid(specs, run_slots, report_run(console, len(specs)))
     selection = results(args, records, console)
-    submission(args, glue_dir, selection, console)
+    failed = [name for name, record in records.items() if record.get("status") != "ok"]
+    archive = submission(args, glue_dir, selection, failed, console)
+    check_finished(records, archive)
 
 
 def cli() -> None:

@@ -188,4 +188,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_cli(main)
+    run_cli(main, "python -m pipelines.glue.run_one")

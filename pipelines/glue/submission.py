@@ -10,6 +10,11 @@ WNLI gets the majority class of its training set unless predictions are given, a
 Everything is checked before anything is written: per file the number of predictions equals the number of
 test examples and every label is in the task's vocabulary, otherwise an error names the file (task). Each
 file and the zip are written atomically.
+
+A submission with all eleven files is ``submission.zip`` (and ``submission/``); anything less — some
+tasks run, or runs that failed — is written only as ``submission-partial.zip`` (``submission-partial/``),
+never under the name the server is sent, and writing one removes the other, so the folder holds what the
+last run produced.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ SUBMISSION_FILES = (
 """The eleven files the GLUE server expects, in the leaderboard's order."""
 
 BY_NAME = {entry.name: entry for entry in SUBMISSION_FILES}
+COMPLETE, PARTIAL = "submission", "submission-partial"
+"""The names of a complete submission (``submission.zip``) and of anything less."""
+SUBMISSION_NAMES = (COMPLETE, PARTIAL)
 STSB_RANGE = (0.0, 5.0)
 HEADER = "index\tprediction\n"
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed: the same predictions give the same zip
@@ -83,8 +91,9 @@ def write_submission(
     ``predictions`` maps file names (``CoLA``, ``MNLI-m``, ..., ``AX``) to the predicted labels of the test
     examples in file order. All eleven are required (WNLI defaults to the majority class) unless
     ``partial``: then only the given ones (and WNLI's majority when its folder exists) are written, e.g.
-    for a run on some tasks. Files of the eleven that are not written this time are removed from
-    ``out_dir/submission`` so that the folder and the zip agree.
+    for a run on some tasks, as ``out_dir/submission-partial/`` and ``out_dir/submission-partial.zip``.
+    Files of the eleven that are not written this time are removed from the folder so that the folder and
+    the zip agree, and the submission of the other kind is removed (:func:`remove_submission`).
     """
     unknown = [name for name in predictions if name not in BY_NAME]
     if unknown:
@@ -107,17 +116,30 @@ def write_submission(
         for entry in SUBMISSION_FILES
         if entry.name in wanted
     }
-    folder = Path(out_dir) / "submission"
+    kind = PARTIAL if partial else COMPLETE
+    folder = Path(out_dir) / kind
     for name, text in contents.items():
         write_text_atomically(folder / f"{name}.tsv", text)
     for entry in SUBMISSION_FILES:
         if entry.name not in contents:
             (folder / f"{entry.name}.tsv").unlink(missing_ok=True)
-    archive = Path(out_dir) / "submission.zip"
+    archive = Path(out_dir) / f"{kind}.zip"
     with atomic_output(archive) as temp, zipfile.ZipFile(temp, "w", zipfile.ZIP_DEFLATED) as zipped:
         for name, text in contents.items():
             zipped.writestr(zipfile.ZipInfo(f"{name}.tsv", date_time=_ZIP_TIME), text)
+    remove_submission(out_dir, COMPLETE if partial else PARTIAL)
     return archive
+
+
+def remove_submission(out_dir: Path, kind: str) -> None:
+    """Remove ``out_dir/KIND.zip`` and the submission files of ``out_dir/KIND/`` (the folder too when that
+    leaves it empty): a stale submission must not pass for the result of the last run."""
+    folder = Path(out_dir) / kind
+    (Path(out_dir) / f"{kind}.zip").unlink(missing_ok=True)
+    for entry in SUBMISSION_FILES:
+        (folder / f"{entry.name}.tsv").unlink(missing_ok=True)
+    if folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
 
 
 def _file_content(glue_dir: Path, entry: SubmissionFile, values: Sequence[Prediction]) -> str:

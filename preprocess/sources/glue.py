@@ -18,7 +18,8 @@ tabs and nothing else. Their quirks, each handled here once:
   number of columns): they are dropped and counted, with their line numbers; anywhere else a row of the
   wrong width is an error naming the file and line;
 * MNLI's train, dev and test files have 12, 16 and 10 columns;
-* empty lines are skipped (they carry no example);
+* empty lines are skipped (they carry no example); a file without any example (only its header, or
+  nothing) is an error naming it, as is a NUL byte (a binary or corrupt file: text holds none);
 * a last line without its line end is an error naming the file and line: a file cut in the middle of its
   last line can still have the right number of columns (the cut falls inside the last field);
 * labels are the files' strings (``"0"``/``"1"``, ``entailment``/``neutral``/...), STS-B's a float in
@@ -196,6 +197,10 @@ def _formats() -> dict[tuple[str, str], _Format]:
 FORMATS = _formats()
 """(task, split) -> the layout of its file."""
 
+RESTORE = "restore it from the GLUE distribution (download_glue_data.py, or --download into a new directory)"
+"""The fix of a damaged GLUE file."""
+NUL = b"\x00"
+
 MALFORMED_DROPPED = {("QQP", "train")}
 """Files whose rows of the wrong width are dropped (and counted) instead of being an error."""
 _SHOWN_DROPPED = 10
@@ -263,12 +268,19 @@ class _Reader:
             except OSError as exc:
                 raise cannot_read(self.path, exc) from exc
         if self.form.header is not None and not self.positions:
-            raise GlueDataError(f"{self.path} is empty; expected the header {_tabbed(self.form.header)}")
+            raise GlueDataError(f"{self.path} is empty; expected the header {_tabbed(self.form.header)}; "
+                                f"{RESTORE}")  # fmt: skip
+        if not result.examples:
+            only = "only its header" if self.form.header is not None else "no data line"
+            raise GlueDataError(f"{self.path} holds no examples ({only}); {RESTORE}")
         return result
 
     def _add(self, result: SplitRead, number: int, row: int, raw: bytes) -> None:
         if raw in (b"\n", b"\r\n"):
             return  # an empty line carries no example (a stray one at the end of a file)
+        if NUL in raw:
+            raise GlueDataError(f"{self.path}:{number}: a NUL byte at byte {raw.index(NUL) + 1} of the line "
+                                f"(text holds none: a binary or corrupt file); {RESTORE}")  # fmt: skip
         fields = self._fields(number, raw)
         if len(fields) == self.form.width:
             result.examples.append(self._example(number, row, fields))

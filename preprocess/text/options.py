@@ -9,6 +9,7 @@ from pathlib import Path
 
 from macaron_workflow.cli import ArgumentParser, add_run_options, positive_int
 from macaron_workflow.files import ensure_writable_dir
+from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
 from preprocess.text.binarize import BINARIZERS
 from preprocess.text.bpe import BpeConfig
@@ -71,6 +72,8 @@ class CorpusCli:
     ) -> tuple[argparse.Namespace, OutputLayout, StageRunner]:
         """Parse ``argv``; the arguments, the output layout (data-bin = ``--dest``) and the stage runner."""
         args = self.parser().parse_args(argv)
+        # before --dest is created; only named members of --raw-dir are read: --dest may lie inside it
+        refuse_overlap({"--dest": args.dest}, {"--raw-dir": args.raw_dir}, forbid=("is", "contains"))
         return (args, *start_run(args.dest, src, tgt, args.force))
 
 

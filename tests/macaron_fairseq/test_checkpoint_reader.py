@@ -51,7 +51,7 @@ def test_a_plain_pickle_with_code_is_refused(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         (None, "no such file"),
-        (b"", "not a PyTorch checkpoint (neither zip nor pickle)"),
+        (b"", "not a PyTorch checkpoint (an empty file, 0 bytes)"),
         (b"hello world\n", "not a PyTorch checkpoint (neither zip nor pickle)"),
         (b"PK\x03\x04garbage", "not a PyTorch checkpoint (RuntimeError: PytorchStreamReader failed"),
     ],
@@ -63,6 +63,8 @@ def test_bad_files_are_one_line_user_errors(tmp_path: Path, content: bytes | Non
     with pytest.raises(CheckpointError) as error:
         load_checkpoint(path, "--checkpoint")
     assert str(error.value).startswith(f"--checkpoint {path}: {expected}") and "\n" not in str(error.value)
+    if content is not None:  # the fix is named too
+        assert str(error.value).endswith("give the complete file"), error.value
     with pytest.raises(CheckpointError, match="is a directory"):
         load_checkpoint(tmp_path)
     path.write_bytes(b"\x80\x02garbage")  # starts like a pickle

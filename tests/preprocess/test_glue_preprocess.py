@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import sentencepiece as spm
 import torch
-from helpers import run_module
+from helpers import run_module, save_bert_checkpoint
 
+from macaron_fairseq.models.bert_build import write_bert_dictionary
 from preprocess import glue as preprocess_glue
 from preprocess.sources.glue import TASKS, read_split
 from preprocess.sources.synthetic_glue import write_synthetic_glue
@@ -35,10 +36,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                    vocab_size=120, model_type="bpe", minloglevel=2)  # fmt: skip
     pieces = [line.split("\t")[0] for line in (data_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (data_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))  # without <unk> <s> </s>
-    symbols = 4 + len(pieces) - 3 + 1  # fairseq's specials + the pieces + <mask>
-    checkpoint = root / "model.pt"
-    torch.save({"model": {"encoder.embed_tokens.weight": torch.zeros(symbols, 4)},
-                "cfg": {"task": {"data": str(data_bin)}}}, checkpoint)  # fmt: skip
+    checkpoint = save_bert_checkpoint(root / "model.pt", data_bin)  # its embeddings fit the dictionary
     dest = root / "glue-bin"
     preprocess_glue.main(["--glue-dir", str(glue_dir), "--dest", str(dest), "--checkpoint", str(checkpoint),
                           "--tasks", ",".join(TASK_LIST), "--workers", "1"])  # fmt: skip
@@ -104,9 +102,13 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
             str(setup["checkpoint"]), "--tasks", ",".join(TASK_LIST), "--workers", "1"]  # fmt: skip
     rerun = run_module("preprocess.glue", *args)
     assert rerun.stderr.count("up to date, skipped") == len(TASK_LIST)
-    wrong = setup["root"] / "wrong.pt"
-    torch.save({"model": {"encoder.embed_tokens.weight": torch.zeros(7, 4)},
-                "cfg": {"task": {"data": str(setup["data_bin"])}}}, wrong)  # fmt: skip
+    other_bin = setup["root"] / "other-bin"
+    other_bin.mkdir()
+    write_bert_dictionary(other_bin / "dict.txt", 7)
+    wrong = save_bert_checkpoint(setup["root"] / "wrong.pt", other_bin)  # 7 embeddings
+    state = torch.load(wrong, weights_only=True)
+    state["cfg"]["task"]["data"] = str(setup["data_bin"])  # recorded with the corpus's data-bin
+    torch.save(state, wrong)
     dest = setup["root"] / "other"
     refused = run_module("preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(wrong),
                          check=False)  # fmt: skip
@@ -117,7 +119,7 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
                 "cfg": {"task": {"data": str(setup["data_bin"])}}}, translation)  # fmt: skip
     foreign = run_module("preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(translation),
                          check=False)  # fmt: skip
-    assert foreign.returncode == 2 and "not a pre-trained BERT encoder of this plugin" in foreign.stderr
+    assert foreign.returncode == 2 and "not a BERT checkpoint of this plugin" in foreign.stderr
     missing = run_module("preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest", str(dest),
                          "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr

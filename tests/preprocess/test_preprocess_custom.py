@@ -102,7 +102,7 @@ def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
     (raw / "train.de").unlink()
     result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    (line,) = [line for line in result.stderr.splitlines() if line.startswith("error: ")]  # one line
+    (line,) = [line.removeprefix(PROG) for line in result.stderr.splitlines() if line.startswith(PROG)]
     listed = line.removeprefix("error: missing input files: ").split("; ")
     expected = ("train.de", "valid.en", "valid.de", "test.en", "test.de")
     assert listed == [str(raw / name) for name in expected]
@@ -138,12 +138,17 @@ def small_corpus(raw: Path, n_pairs: int = 10) -> Path:
     return raw
 
 
+PROG = "python -m preprocess.custom: "
+"""How the command's one error line starts (its program name)."""
+
+
 def one_error_line(result: subprocess.CompletedProcess) -> str:
-    """The ``error: ...`` line of a failed run (exactly one, exit status 2, no traceback)."""
+    """The ``error: ...`` line of a failed run (exactly one, exit status 2, no traceback), after the program
+    name that starts it."""
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr, result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1, result.stderr
+    errors = [line.removeprefix(PROG) for line in result.stderr.splitlines() if line.startswith(PROG)]
+    assert len(errors) == 1 and errors[0].startswith("error: "), result.stderr
     return errors[0]
 
 

@@ -133,13 +133,20 @@ def test_missing_and_unknown_files(glue_dir: Path, tmp_path: Path) -> None:
 
 
 def test_a_partial_submission_and_stale_files(glue_dir: Path, tmp_path: Path) -> None:
-    write_submission(glue_dir, all_predictions(), tmp_path / "out")
+    """A partial submission is never written under the name the server is sent (#34): it is
+    ``submission-partial.zip``, and it replaces a stale complete one (and the reverse)."""
+    out = tmp_path / "out"
+    write_submission(glue_dir, all_predictions(), out)
     predictions = {name: values for name, values in all_predictions().items() if name in ("RTE", "CoLA")}
-    archive = write_submission(glue_dir, predictions, tmp_path / "out", partial=True)
+    archive = write_submission(glue_dir, predictions, out, partial=True)
+    assert archive == out / "submission-partial.zip"
     written = ["CoLA.tsv", "RTE.tsv", "WNLI.tsv"]  # WNLI's majority: its folder exists
-    assert sorted(p.name for p in (tmp_path / "out" / "submission").iterdir()) == written
+    assert sorted(p.name for p in (out / "submission-partial").iterdir()) == written
     with zipfile.ZipFile(archive) as zipped:
         assert zipped.namelist() == written
+    assert sorted(p.name for p in out.iterdir()) == ["submission-partial", "submission-partial.zip"]
+    write_submission(glue_dir, all_predictions(), out)  # complete again: the partial one goes
+    assert sorted(p.name for p in out.iterdir()) == ["submission", "submission.zip"]
     glue = write_glue_dir(tmp_path / "rte-only", ["RTE"])
     write_submission(glue, {"RTE": predictions["RTE"]}, tmp_path / "rte", partial=True)
-    assert [p.name for p in (tmp_path / "rte" / "submission").iterdir()] == ["RTE.tsv"]
+    assert [p.name for p in (tmp_path / "rte" / "submission-partial").iterdir()] == ["RTE.tsv"]

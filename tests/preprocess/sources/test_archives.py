@@ -111,7 +111,8 @@ def test_file_size_limit_ends_the_cli_with_an_output_side_error(tmp_path: Path) 
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    error = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    prog = "python -m preprocess.iwslt14: "  # the program name starts its one error line (#34)
+    error = [line.removeprefix(prog) for line in result.stderr.splitlines() if line.startswith(prog)]
     assert len(error) == 1 and "Traceback" not in result.stderr, result.stderr
     assert error[0].startswith(f"error: cannot write {dest / 'work' / 'orig' / 'de-en'}/.train.tags.de-en.")
     assert ": File too large (EFBIG); raise the file-size limit (ulimit -f)" in error[0]

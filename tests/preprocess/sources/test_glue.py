@@ -193,10 +193,23 @@ def test_not_utf8_and_empty_files(tmp_path: Path) -> None:
     path.write_bytes(path.read_bytes() + b"9\tcaf\xe9\tx\n")
     assert error_of(glue, "WNLI", "test").startswith(f"{path}:4: not UTF-8 (invalid continuation byte")
     path.write_bytes(b"")
-    assert (
-        error_of(glue, "WNLI", "test")
-        == f"{path} is empty; expected the header index | sentence1 | sentence2"
+    assert error_of(glue, "WNLI", "test") == (
+        f"{path} is empty; expected the header index | sentence1 | sentence2; restore it from the GLUE "
+        "distribution (download_glue_data.py, or --download into a new directory)"
     )
+
+
+def test_a_file_without_examples_or_with_a_nul_byte_is_refused(tmp_path: Path) -> None:
+    """#34: a header-only train.tsv gave "train: 0 examples"; a NUL byte passed as text."""
+    glue = write_glue_dir(tmp_path / "glue", ["RTE", "CoLA"])
+    train = glue / "RTE" / "train.tsv"
+    lines = train.read_bytes().split(b"\n")
+    train.write_bytes(lines[0] + b"\n")
+    assert error_of(glue, "RTE", "train").startswith(f"{train} holds no examples (only its header); restore")
+    (glue / "CoLA" / "dev.tsv").write_bytes(b"")  # no header in CoLA's dev.tsv: nothing at all
+    assert error_of(glue, "CoLA", "dev").startswith(f"{glue / 'CoLA' / 'dev.tsv'} holds no examples")
+    train.write_bytes(b"\n".join([lines[0], lines[1].replace(b"\t", b"\x00\t", 1), *lines[2:]]))
+    assert error_of(glue, "RTE", "train").startswith(f"{train}:2: a NUL byte at byte ")
 
 
 # --- downloading ------------------------------------------------------------------------------------------
