@@ -55,7 +55,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
+from benchmarks.results_file import (
+    RESULTS_DIR,
+    machine_info,
+    provenance,
+    read_results,
+    source_commit,
+    write_results,
+)
 from macaron_workflow.atomic import atomic_output, write_text_atomically
 from macaron_workflow.errors import ReportedError
 
@@ -430,6 +437,9 @@ def main(argv: list[str] | None = None) -> None:
         if threads != "default" and not threads.isdigit():
             p.error(f"--threads {threads}: 'default' or a number")
     machine = machine_info()
+    started_at = (
+        source_commit()
+    )  # the results file records the commit at the end, when others may have moved it
     lengths = LengthModel(sentences=a.sentences)
     vocab = Vocabulary(a.bpe_types)
     work = a.work_dir
@@ -480,6 +490,7 @@ def main(argv: list[str] | None = None) -> None:
             "bleu": AUTHORS_BLEU,
         },
         "assumptions": assumptions(vocab, lengths, a),
+        "commit_at_start": started_at,
         "runs": runs,
     }
     write_results(a.json, results, machine)
@@ -570,7 +581,9 @@ def render(payload: dict[str, Any]) -> str:
             f"cores during these runs (other jobs), so the times are those of a shared machine and longer "
             f"than on an idle one (the wall time includes the waits for a core).",
         ]
-    lines += ["", f"Measured by {provenance(payload)}."]
+    started = r.get("commit_at_start")
+    moved = f" (started at commit `{started}`)" if started and started != payload.get("commit") else ""
+    lines += ["", f"Measured by {provenance(payload)}{moved}."]
     return "\n".join(lines)
 
 
