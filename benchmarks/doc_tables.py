@@ -79,6 +79,13 @@ def _quiet_model_building() -> None:
         logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def _authors_recipes() -> str:
+    from pipelines.authors_table import render
+
+    _quiet_model_building()
+    return render()
+
+
 def _param_parity() -> str:
     from macaron_fairseq.param_parity import markdown_table, parity_rows
 
@@ -125,10 +132,14 @@ BLOCKS = (
     DocBlock(
         "real-translation-summary", macaron_real_translation.render_summary, "macaron_real_translation.json"
     ),
+    DocBlock(
+        "real-translation-authors", macaron_real_translation.render, "macaron_real_translation_authors.json"
+    ),
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
     DocBlock("real-bert-summary", macaron_real_bert.render_summary, "macaron_real_bert.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
     DocBlock("param-parity", _param_parity),
+    DocBlock("authors-recipes", _authors_recipes),
     DocBlock("bert-parity", _bert_parity),
 )
 
