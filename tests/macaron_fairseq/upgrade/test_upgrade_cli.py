@@ -24,11 +24,30 @@ UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
 
 
 def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """The real command, in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "macaron_fairseq.upgrade", *argv],
         cwd=cwd, capture_output=True, text=True, timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {})),
     )  # fmt: skip
+
+
+def upgrade_here(*argv: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
+    """The command's CLI in this process (its one-line errors and exit status, without a new interpreter
+    for each case); the same result type as :func:`upgrade`."""
+    from macaron_fairseq.upgrade.__main__ import cli
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            sys.argv = ["macaron-upgrade", *argv]
+            cli()
+            raise SystemExit(0)
+    finally:
+        os.chdir(old)
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 
 
 def digest(path: Path) -> str:
@@ -59,14 +78,18 @@ def test_a_pickled_payload_is_refused_and_never_runs(tmp_path: Path) -> None:
     assert digest(source) == before
 
 
-def test_a_plugin_checkpoint_is_refused_as_nothing_to_upgrade(tmp_path: Path, dict_dir: Path) -> None:
+def test_a_plugin_checkpoint_is_refused_as_nothing_to_upgrade(
+    tmp_path: Path, dict_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     ckpt = save_model_checkpoint(tmp_path / "plugin.pt", dict_dir, "macaron_small", ["--encoder-layers", "1"])
-    proc = upgrade(str(ckpt), "--out", str(tmp_path / "model.pt"), cwd=tmp_path)
+    proc = upgrade_here(str(ckpt), "--out", str(tmp_path / "model.pt"), cwd=tmp_path, capsys=capsys)
     assert_one_line_refusal(proc, "fairseq 0.10 or later", "nothing to upgrade")
     assert not (tmp_path / "model.pt").exists()
 
 
-def test_another_fairseq_06_model_is_refused_naming_its_arch(tmp_path: Path) -> None:
+def test_another_fairseq_06_model_is_refused_naming_its_arch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lstm = argparse.Namespace(arch="lstm_wiseman_iwslt_de_en", task="translation", source_lang="de",
                               target_lang="en")  # fmt: skip
     torch.save(
@@ -75,40 +98,56 @@ def test_another_fairseq_06_model_is_refused_naming_its_arch(tmp_path: Path) -> 
     lm = authors_args()
     lm.task = "language_modeling"
     torch.save({"args": lm, "model": {}}, tmp_path / "lm.pt")
-    proc = upgrade(str(tmp_path / "lstm.pt"), "--out", str(tmp_path / "a.pt"), cwd=tmp_path)
+    proc = upgrade_here(
+        str(tmp_path / "lstm.pt"), "--out", str(tmp_path / "a.pt"), cwd=tmp_path, capsys=capsys
+    )
     assert_one_line_refusal(proc, "lstm_wiseman_iwslt_de_en", "not a Transformer/Macaron")
-    proc = upgrade(str(tmp_path / "lm.pt"), "--out", str(tmp_path / "b.pt"), cwd=tmp_path)
+    proc = upgrade_here(str(tmp_path / "lm.pt"), "--out", str(tmp_path / "b.pt"), cwd=tmp_path, capsys=capsys)
     assert_one_line_refusal(proc, "task 'language_modeling'", "only translation models")
 
 
-def test_bad_paths_are_refused_before_anything_is_read(tmp_path: Path) -> None:
+def test_bad_paths_are_refused_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = tmp_path / "authors.pt"
     write_authors_checkpoint(source, authors_args(), VOCAB)
     before = digest(source)
     (tmp_path / "dir").mkdir()
     assert_one_line_refusal(
-        upgrade(str(source), "--out", str(tmp_path / "dir"), cwd=tmp_path), "is a directory"
+        upgrade_here(str(source), "--out", str(tmp_path / "dir"), cwd=tmp_path, capsys=capsys),
+        "is a directory",
     )
     assert_one_line_refusal(
-        upgrade(str(source), "--out", str(source), cwd=tmp_path), "is the input checkpoint"
+        upgrade_here(str(source), "--out", str(source), cwd=tmp_path, capsys=capsys),
+        "is the input checkpoint",
     )
     (tmp_path / "empty.pt").write_bytes(b"")
-    assert_one_line_refusal(upgrade(str(tmp_path / "empty.pt"), "--out", "x.pt", cwd=tmp_path), "empty.pt")
+    assert_one_line_refusal(
+        upgrade_here(str(tmp_path / "empty.pt"), "--out", "x.pt", cwd=tmp_path, capsys=capsys), "empty.pt"
+    )
     (tmp_path / "cut.pt").write_bytes(source.read_bytes()[:5000])
-    assert_one_line_refusal(upgrade(str(tmp_path / "cut.pt"), "--out", "x.pt", cwd=tmp_path), "cut.pt")
-    assert_one_line_refusal(upgrade(str(tmp_path / "dir"), "--out", "x.pt", cwd=tmp_path), "is a directory")
+    assert_one_line_refusal(
+        upgrade_here(str(tmp_path / "cut.pt"), "--out", "x.pt", cwd=tmp_path, capsys=capsys), "cut.pt"
+    )
+    assert_one_line_refusal(
+        upgrade_here(str(tmp_path / "dir"), "--out", "x.pt", cwd=tmp_path, capsys=capsys), "is a directory"
+    )
     assert digest(source) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["authors.pt", "cut.pt", "dir", "empty.pt"]
 
 
-def test_a_data_dir_with_other_dictionaries_is_refused(tmp_path: Path) -> None:
+def test_a_data_dir_with_other_dictionaries_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = tmp_path / "authors.pt"
     write_authors_checkpoint(source, authors_args(), VOCAB)
     data = tmp_path / "data"
     data.mkdir()
     for lang in ("de", "en"):
         (data / f"dict.{lang}.txt").write_text("".join(f"w{i} 1\n" for i in range(VOCAB - 5)))
-    proc = upgrade(str(source), "--out", str(tmp_path / "model.pt"), "--data", str(data), cwd=tmp_path)
+    proc = upgrade_here(
+        str(source), "--out", str(tmp_path / "model.pt"), "--data", str(data), cwd=tmp_path, capsys=capsys
+    )
     assert_one_line_refusal(proc, "dict.de.txt has 39 entries", "40 rows")
     assert not (tmp_path / "model.pt").exists()
 
