@@ -287,15 +287,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.arch = args.arch or recipe.arch
     args.max_tokens = args.max_tokens or (2000 if args.small else recipe.default("--max-tokens"))
     args.max_update = args.max_update or (60 if args.small else recipe.max_update)
+    small = {"update_freq": 1} if args.small else {}  # the big recipe's 16 would make 60 updates 960 batches
     for option in ("update_freq", "seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
         if getattr(args, option) is None:
-            setattr(args, option, recipe.default("--" + option.replace("_", "-")))
+            setattr(args, option, small.get(option, recipe.default("--" + option.replace("_", "-"))))
     if args.num_avg < 0:
         parser.error(f"--num-avg {args.num_avg}: must be >= 0 (0: evaluate checkpoint_best.pt)")
     if args.small:
         args.bpe_vocab_size = args.bpe_vocab_size or 300
         args.log_interval = min(args.log_interval, 10)
-        args.update_freq = 1
         args.save_interval_updates = max(1, args.max_update // (args.num_avg + 1))
     if args.max_update < args.save_interval_updates * args.num_avg and not args.small:
         parser.error(

@@ -113,7 +113,8 @@ def test_translation_small_mode_resumes_for_a_larger_max_update_but_not_for_othe
 
     sixty, eighty = command("--max-update", "60"), command("--max-update", "80")
     assert sixty != eighty  # the finished training is not "up to date" for 80 updates...
-    assert "--save-interval-updates" in sixty and sixty[sixty.index("--save-interval-updates") + 1] == "10"
+    # small mode saves every max-update // (NUM_AVG + 1) updates; NUM_AVG is 0 (checkpoint_best.pt)
+    assert "--save-interval-updates" in sixty and sixty[sixty.index("--save-interval-updates") + 1] == "60"
     assert resume_settings(sixty) == resume_settings(eighty)  # ...but it is resumed, not restarted
     assert resume_settings(command("--init-scheme", "dt-fixup")) != resume_settings(sixty)
     assert resume_settings(command("--", "--dropout", "0.2")) != resume_settings(sixty)
