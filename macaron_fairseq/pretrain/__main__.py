@@ -57,7 +57,7 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
         "--peak-tflops",
         type=float,
         help="peak TFLOP/s of one GPU at the run's precision, for the MFU shown in the progress lines "
-        "(default: known for H100/A100/V100)",
+        "(default: the data sheet's for the GPUs of macaron_fairseq.pretrain.flops.PEAK_TFLOPS)",
     )
     group.add_argument(
         "--preemption-signal",
