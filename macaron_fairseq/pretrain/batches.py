@@ -19,21 +19,24 @@ class Batches:
         self.task, self.seed, self.micro_batch, self.where = task, seed, micro_batch, where
         self.epoch_itr = self._epoch_iterator(epoch=1)
 
-    def _epoch_iterator(self, epoch: int) -> Any:
-        """The batches of ``epoch``, from that epoch's training data: the task's sentence pairs change with
-        the epoch (``--nsp-pairings``), so it is asked for the epoch's dataset first — here, at an epoch
-        boundary and when a checkpoint is restored alike, which keeps a resumed run exact."""
-        self.task.load_dataset("train", epoch=epoch)
+    def _iterator(self, split: str, epoch: int) -> Any:
+        """fairseq's epoch iterator over this rank's shard of ``split``'s batches."""
         return self.task.get_batch_iterator(
-            dataset=self.task.dataset("train"),
+            dataset=self.task.dataset(split),
             max_sentences=self.micro_batch,
             max_positions=self.task.max_positions(),
             seed=self.seed,
             num_shards=self.where.world_size,
             shard_id=self.where.rank,
             epoch=epoch,
-            required_batch_size_multiple=1,
         )
+
+    def _epoch_iterator(self, epoch: int) -> Any:
+        """The batches of ``epoch``, from that epoch's training data: the task's sentence pairs change with
+        the epoch (``--nsp-pairings``), so it is asked for the epoch's dataset first — here, at an epoch
+        boundary and when a checkpoint is restored alike, which keeps a resumed run exact."""
+        self.task.load_dataset("train", epoch=epoch)
+        return self._iterator("train", epoch)
 
     def state_dict(self) -> dict[str, Any]:
         """The data position (fairseq's epoch iterator state), saved in a checkpoint."""
@@ -62,15 +65,7 @@ class Batches:
         ones)."""
         if "valid" not in self.task.datasets:
             self.task.load_dataset("valid", epoch=1)
-        return self.task.get_batch_iterator(
-            dataset=self.task.dataset("valid"),
-            max_sentences=self.micro_batch,
-            max_positions=self.task.max_positions(),
-            seed=self.seed,
-            num_shards=self.where.world_size,
-            shard_id=self.where.rank,
-            epoch=1,
-        ).next_epoch_itr(shuffle=False)
+        return self._iterator("valid", epoch=1).next_epoch_itr(shuffle=False)
 
     def to_device(self, sample: dict[str, Any]) -> dict[str, Any]:
         if torch.cuda.is_available():

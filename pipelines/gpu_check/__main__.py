@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pipelines.gpu_check
-from macaron_workflow.cli import ArgumentParser, available_cores
+from macaron_workflow.cli import ArgumentParser, available_cores, program_name
 from pipelines.gpu_check.device import CheckError, peak_tflops, probe_device
 from pipelines.gpu_check.report import RESULTS_FILE, Row, machine_info, render, write_json
 from pipelines.gpu_check.wheels import WHEELS, missing_message, missing_packages
 
+PROG = ("pipelines.gpu_check", "macaron-gpu-check")
 TINY_TRANSLATION = (
     "--encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32 "
     "--encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
@@ -33,14 +34,8 @@ SIZES: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
-def program_name() -> str:
-    """``macaron-gpu-check`` for the console script, ``python -m pipelines.gpu_check`` for ``-m``."""
-    name = Path(sys.argv[0]).name
-    return "python -m pipelines.gpu_check" if name in ("__main__.py", "-m", "") else name
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ArgumentParser(prog=program_name(), description=pipelines.gpu_check.__doc__,
+    p = ArgumentParser(prog=program_name(*PROG), description=pipelines.gpu_check.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument(
         "--parts", nargs="+", default=["tests", "pretrain", "speed"], choices=["tests", "pretrain", "speed"]
@@ -116,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "tests" in args.parts:
             rows.append(part_tests(device, args.threads))
         if "pretrain" in args.parts:
-            corpus = build_corpus(work, args.corpus_mb, args.vocab)
+            corpus = build_corpus(work / "corpus", args.corpus_mb, args.vocab)[0]
             for run in runs:
                 rows += part_pretrain(run, corpus, work, args, device, peak)
         if "speed" in args.parts:
@@ -139,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "seconds": time.monotonic() - began,
     }
     if args.json:
-        write_json(args.json, rows, context, machine, program_name())
+        write_json(args.json, rows, context, machine, program_name(*PROG))
     return 1 if any(r.status == "FAIL" for r in rows) else 0
 
 

@@ -78,11 +78,11 @@ def run_config(run: Run, micro_batch: int, accumulation: int, world_size: int) -
     return config
 
 
-def build_corpus(work: Path, megabytes: float, vocab: int) -> Path:
-    """A data-bin of ``python -m preprocess.bert_corpus`` from a generated Wikipedia dump of ``megabytes``."""
+def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
+    """A data-bin of ``python -m preprocess.bert_corpus`` from a generated Wikipedia dump of ``megabytes``
+    (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py); it and what it is."""
     from preprocess.sources.synthetic_wiki import write_dump
 
-    dest = work / "corpus"
     dump = dest / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     dest.mkdir(parents=True, exist_ok=True)
     write_dump(dump, target_bytes=int(megabytes * 1e6), seed=21)
@@ -94,7 +94,7 @@ def build_corpus(work: Path, megabytes: float, vocab: int) -> Path:
     proc = subprocess.run(command, cwd=REPO, env=subprocess_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"building the corpus failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return data_bin
+    return data_bin, f"synthetic_wiki {megabytes:g} MB of XML, BPE {vocab}"
 
 
 def trainer_command(run: Run, corpus: Path, config_file: Path, save_dir: Path, max_update: int,
