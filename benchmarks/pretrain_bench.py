@@ -1,5 +1,5 @@
 """What the pre-training benchmarks share (:mod:`benchmarks.pretrain_step_speed`,
-:mod:`benchmarks.pretrain_rank_scaling`, :mod:`benchmarks.pretrain_mfu`, and the GPU check): the models built
+:mod:`benchmarks.pretrain_rank_scaling`, :mod:`benchmarks.pretrain_mfu`): the models built
 as the trainer builds them, a synthetic BERT batch, DeepSpeed engines in one process, DeepSpeed configs with
 the batch fields replaced, the timing helpers and the CPU time other processes used meanwhile."""
 
@@ -9,8 +9,6 @@ import logging
 import os
 import resource
 import socket
-import subprocess
-import sys
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -267,21 +265,3 @@ def device_in_use() -> Any:
 def subprocess_env(**extra: str) -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     return dict(os.environ, PYTHONPATH=path, PYTHONWARNINGS="ignore", **extra)
-
-
-def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
-    """A data-bin from a generated Wikipedia dump (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py)."""
-    from preprocess.sources.synthetic_wiki import write_dump
-
-    dump = dest / "enwiki-20261101-pages-articles-multistream.xml.bz2"
-    dest.mkdir(parents=True, exist_ok=True)
-    write_dump(dump, target_bytes=int(megabytes * 1e6), seed=21)
-    data_bin = dest / "data-bin"
-    command = [
-        sys.executable, "-m", "preprocess.bert_corpus", "--dest", str(data_bin), "--wikipedia", str(dump),
-        "--vocab-size", str(vocab), "--valid-ratio", "0.1", "--workers", str(usable_cores()),
-    ]  # fmt: skip
-    proc = subprocess.run(command, cwd=REPO, env=subprocess_env(), capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise SystemExit(f"building the corpus failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
-    return data_bin, f"synthetic_wiki {megabytes:g} MB of XML, BPE {vocab}"

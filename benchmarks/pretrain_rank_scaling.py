@@ -26,7 +26,6 @@ from typing import Any
 from benchmarks.pretrain_bench import (
     OtherCpuUse,
     batch_config,
-    build_corpus,
     free_port,
     other_cores_text,
     shown_path,
@@ -34,6 +33,7 @@ from benchmarks.pretrain_bench import (
     usable_cores,
 )
 from benchmarks.results_file import REPO
+from pipelines.gpu_check.runs import build_corpus
 
 RANK_MODEL_FLAGS = (
     "--encoder-layers 4 --encoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --encoder-attention-heads 4"

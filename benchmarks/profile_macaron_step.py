@@ -24,9 +24,9 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
-from benchmarks.speed_macaron_vs_transformer import TRANSFORMER, random_batch, set_impl, train_step_seconds
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
+from pipelines.gpu_check.speed import TRANSFORMER, random_batch, set_impl, train_step_seconds
 
 
 def profile_step(model: torch.nn.Module, batch: Any) -> dict[str, tuple[float, float]]:

@@ -27,102 +27,28 @@ from __future__ import annotations
 
 import argparse
 import logging
-import statistics
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from fairseq.sequence_generator import SequenceGenerator
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
-from macaron_fairseq.modules.macaron_layer import MacaronFFNMixin
-
-TRANSFORMER = "transformer"
-
-
-@dataclass
-class Batch:
-    src_tokens: torch.Tensor
-    src_lengths: torch.Tensor
-    prev_output_tokens: torch.Tensor
-    target: torch.Tensor
-
-
-def random_batch(vocab: int, nspecial: int, bsz: int, length: int, seed: int) -> Batch:
-    g = torch.Generator().manual_seed(seed)
-    src = torch.randint(nspecial, vocab, (bsz, length), generator=g)
-    tgt = torch.randint(nspecial, vocab, (bsz, length), generator=g)
-    prev = torch.cat([torch.full((bsz, 1), 2), tgt[:, :-1]], dim=1)  # eos-shifted, as fairseq does
-    return Batch(src, torch.full((bsz,), length), prev, tgt)
-
-
-def train_step_seconds(model: torch.nn.Module, batch: Batch) -> float:
-    model.train()
-    model.zero_grad(set_to_none=True)
-    start = time.perf_counter()
-    logits, _ = model(batch.src_tokens, batch.src_lengths, batch.prev_output_tokens)
-    loss = F.cross_entropy(logits.view(-1, logits.size(-1)), batch.target.view(-1), reduction="sum")
-    loss.backward()
-    return time.perf_counter() - start
-
-
-def generation_seconds(generator: SequenceGenerator, model: torch.nn.Module, batch: Batch) -> float:
-    model.eval()
-    sample = {"net_input": {"src_tokens": batch.src_tokens, "src_lengths": batch.src_lengths}}
-    start = time.perf_counter()
-    with torch.no_grad():
-        generator.generate([model], sample)
-    return time.perf_counter() - start
-
-
-def set_impl(model: torch.nn.Module, impl: str) -> None:
-    for module in model.modules():
-        if isinstance(module, MacaronFFNMixin):
-            module.set_ffn_impl(impl)
-
-
-def alternate(measure: dict[str, Callable[[], float]], rounds: int, warmup: int) -> dict[str, list[float]]:
-    """``rounds`` timings of each callable, the order reversed every other round, after ``warmup``."""
-    names = list(measure)
-    for _ in range(warmup):
-        for name in names:
-            measure[name]()
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for name in names if r % 2 == 0 else reversed(names):
-            times[name].append(measure[name]())
-    return times
-
-
-def summarise(times: dict[str, list[float]], per: int) -> dict[str, Any]:
-    """Per variant: median/min/max seconds per batch and ms per unit; ratios against the Transformer."""
-    base = times[TRANSFORMER]
-    out: dict[str, Any] = {}
-    for name, ts in times.items():
-        paired = [t / b for t, b in zip(ts, base, strict=True)]
-        out[name] = {
-            "seconds": ts,
-            "median_s": statistics.median(ts),
-            "min_s": min(ts),
-            "max_s": max(ts),
-            "ms_per_unit": 1e3 * statistics.median(ts) / per,
-            "ratio": statistics.median(ts) / statistics.median(base),
-            "paired_ratio_median": statistics.median(paired),
-            "paired_ratio_min": min(paired),
-            "paired_ratio_max": max(paired),
-        }
-    return out
-
-
-def variants(impls: list[str]) -> list[str]:
-    return [TRANSFORMER, *(f"macaron:{impl}" for impl in impls)]
+from pipelines.gpu_check.speed import (
+    TRANSFORMER,
+    alternate,
+    generation_seconds,
+    random_batch,
+    set_impl,
+    summarise,
+    train_step_seconds,
+    variants,
+)
 
 
 def measure_size(

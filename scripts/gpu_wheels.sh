@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Download the wheels the GPU check needs on a GPU machine without network (Python 3.12, manylinux x86-64):
 #   bash scripts/gpu_wheels.sh [DEST [PIN ...]]      # DEST default wheels/gpu; PINs default: all of them
-# The pins are benchmarks/gpu_check.py's WHEELS (python -m benchmarks.gpu_check --wheels): fairseq, DeepSpeed
+# The pins are pipelines/gpu_check/wheels.py's WHEELS (macaron-gpu-check --wheels): fairseq, DeepSpeed
 # and their runtime dependencies, at the versions of this project's environment. Each is fetched as a binary
 # wheel for cp312 (pip download --no-deps --only-binary=:all: --python-version 3.12 ...); a package published
 # only as an sdist (DeepSpeed) is downloaded as source and built into a wheel here (pip wheel --no-deps
@@ -12,7 +12,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python}"
 dest="${1:-$here/wheels/gpu}"
 shift || true
-if [ "$#" -gt 0 ]; then pins=("$@"); else mapfile -t pins < <(cd "$here" && "$PY" -m benchmarks.gpu_check --wheels); fi
+if [ "$#" -gt 0 ]; then pins=("$@"); else mapfile -t pins < <(cd "$here" && "$PY" -m pipelines.gpu_check --wheels); fi
 mkdir -p "$dest"
 pip_() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip --disable-pip-version-check -q "$@"; }
 for pin in "${pins[@]}"; do

@@ -45,7 +45,7 @@ OWNERS = {
     "pipelines/glue/": ("glue",),
     "pipelines/pretrain.py": ("pretrain", "corpus"),  # builds the corpus, then pre-trains
 }
-#: console script -> the module ``python -m`` runs (issue #31's list, and #35's upgrade)
+#: console script -> the module ``python -m`` runs (issue #31's list, #35's upgrade, #36's GPU check)
 SCRIPTS = {
     "macaron-pretrain": "macaron_fairseq.pretrain",
     "macaron-export": "macaron_fairseq.pretrain.export",
@@ -55,6 +55,7 @@ SCRIPTS = {
     "macaron-translate": "pipelines.translation",
     "macaron-quickstart": "pipelines.quickstart",
     "macaron-pretrain-pipeline": "pipelines.pretrain",
+    "macaron-gpu-check": "pipelines.gpu_check",
     "macaron-preprocess-iwslt14": "preprocess.iwslt14",
     "macaron-preprocess-wmt14": "preprocess.wmt14_en_de",
     "macaron-preprocess-custom": "preprocess.custom",
@@ -307,8 +308,8 @@ def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args
 @pytest.mark.slow  # builds the wheel from a copy of the sources (~10 s)
 def test_the_wheel_holds_the_six_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
     """Built from a copy (the checkout gets no build/ folder): exactly the six top-level packages (no tests,
-    no benchmarks), the Slurm scripts that ``slurm.submit`` hands to sbatch, the console scripts, and base
-    requirements without DeepSpeed or spaCy."""
+    no benchmarks), the Slurm scripts that ``slurm.submit`` hands to sbatch, the DeepSpeed configs, the
+    console scripts, and base requirements without DeepSpeed or spaCy."""
     source = tmp_path / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in PACKAGES:
@@ -333,6 +334,7 @@ def test_the_wheel_holds_the_six_packages_their_data_and_the_metadata(tmp_path: 
         assert f"slurm/{sbatch.name}" in names
     assert "slurm/preemptible.sh" in names
     assert "macaron_fairseq/hf/modeling_macaron_bert.py" in names  # copied next to an exported model
+    assert "macaron_fairseq/pretrain/configs/bert_phase1.json" in names  # the GPU check runs it
     for name, target in PYPROJECT["project"]["scripts"].items():
         assert f"{name} = {target}" in entry_points
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]

@@ -31,7 +31,7 @@ from macaron_fairseq.pretrain.ds_config import (
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weights
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
 T = TypeVar("T")
+PROG = ("macaron_fairseq.pretrain", "macaron-pretrain")
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 
 
@@ -57,7 +58,7 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
         "--peak-tflops",
         type=float,
         help="peak TFLOP/s of one GPU at the run's precision, for the MFU shown in the progress lines "
-        "(default: known for H100/A100/V100)",
+        "(default: the data sheet's for the GPUs of macaron_fairseq.pretrain.flops.PEAK_TFLOPS)",
     )
     group.add_argument(
         "--preemption-signal",
@@ -86,7 +87,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
         if flag not in argv:
             argv = [flag, value, *argv]
     parser = options.get_training_parser()
-    parser.prog = program_name()
+    parser.prog = program_name(*PROG)
     add_pretrain_args(parser)
     args = options.parse_args_and_arch(parser, argv)
     return args, quietly(convert_namespace_to_omegaconf, args)
@@ -145,12 +146,6 @@ def require_deepspeed() -> Any:
     return deepspeed
 
 
-def program_name() -> str:
-    """``macaron-pretrain`` for the console script, ``python -m macaron_fairseq.pretrain`` for ``-m``."""
-    name = Path(sys.argv[0]).name
-    return "python -m macaron_fairseq.pretrain" if name in ("__main__.py", "-m", "") else name
-
-
 def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     """Everything up to the first step: options, placement, process group, the :class:`Pretrainer` (model,
     init scheme, DeepSpeed engine, data)."""
@@ -207,7 +202,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """The ``macaron-pretrain`` console script: what ``python -m macaron_fairseq.pretrain`` runs."""
-    run_cli(main, program_name())
+    run_cli(main, program_name(*PROG))
 
 
 if __name__ == "__main__":

@@ -36,6 +36,9 @@ from torch import nn
 
 from macaron_workflow.errors import UserError
 
+CONFIGS = Path(__file__).parent / "configs"
+"""The shipped DeepSpeed configs (``configs/deepspeed/`` of the checkout; package data in the wheel)."""
+
 
 def read_config(path: Path) -> dict[str, Any]:
     try:

@@ -20,8 +20,29 @@ from dataclasses import dataclass
 
 from torch import nn
 
-#: dense bf16/fp16 tensor-core peaks (TFLOP/s) of common training GPUs, by a substring of their name
-PEAK_TFLOPS = {"H100": 989.0, "A100": 312.0, "V100": 125.0}
+#: dense bf16/fp16 tensor-core peak TFLOP/s (fp32 accumulation, no sparsity) by a substring of
+#: ``torch.cuda.get_device_name()``; the longest matching key wins ("A100" before "A10"). Vendor data sheets.
+PEAK_TFLOPS: dict[str, float] = {
+    "H100 PCIe": 756.0,
+    "H100": 989.0,
+    "H200": 989.0,
+    "GH200": 989.0,
+    "B200": 2250.0,
+    "A100": 312.0,
+    "A800": 312.0,
+    "A10G": 70.0,
+    "A10": 125.0,
+    "A30": 165.0,
+    "L40S": 362.0,
+    "L40": 181.0,
+    "L4": 121.0,
+    "RTX 6000 Ada": 364.0,
+    "RTX A6000": 155.0,
+    "RTX 4090": 165.0,
+    "RTX 3090": 71.0,
+    "V100": 125.0,
+    "T4": 65.0,
+}
 
 
 @dataclass(frozen=True)
@@ -53,9 +74,12 @@ class BertFlops:
         return float(encoder + mlm + nsp)
 
 
+def device_peak_key(device_name: str) -> str | None:
+    """The :data:`PEAK_TFLOPS` entry of a GPU (``torch.cuda.get_device_name()``), None for an unknown one."""
+    return max((key for key in PEAK_TFLOPS if key in device_name), key=len, default=None)
+
+
 def device_peak_tflops(device_name: str) -> float | None:
-    """The bf16/fp16 dense peak of a known GPU (``torch.cuda.get_device_name()``), else None."""
-    for key, peak in PEAK_TFLOPS.items():
-        if key in device_name:
-            return peak
-    return None
+    """The bf16/fp16 dense peak of a known GPU, else None."""
+    key = device_peak_key(device_name)
+    return None if key is None else PEAK_TFLOPS[key]

@@ -166,7 +166,7 @@ def test_every_cuda_generator_of_the_rank_is_saved_and_restored(monkeypatch: pyt
     restore_rng sets them back (exercised on CPU with torch.cuda's functions replaced)."""
     import torch
 
-    from macaron_fairseq.pretrain import trainer
+    from macaron_fairseq.pretrain import run_state
 
     generators = {0: torch.tensor([1], dtype=torch.uint8), 1: torch.tensor([2], dtype=torch.uint8)}
     restored: dict[int, torch.Tensor] = {}
@@ -174,13 +174,13 @@ def test_every_cuda_generator_of_the_rank_is_saved_and_restored(monkeypatch: pyt
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     monkeypatch.setattr(torch.cuda, "get_rng_state_all", lambda: [generators[0], generators[1]])
     monkeypatch.setattr(torch.cuda, "set_rng_state", lambda state, index: restored.__setitem__(index, state))
-    state = trainer.rng_state()
+    state = run_state.rng_state()
     assert [int(t) for t in state["cuda"]] == [1, 2] and torch.equal(state["torch"], torch.get_rng_state())
-    assert trainer.restore_rng(state) is None
+    assert run_state.restore_rng(state) is None
     assert {device: int(t) for device, t in restored.items()} == {0: 1, 1: 2}
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)  # per-task GPU binding after a requeue
     restored.clear()
-    warning = trainer.restore_rng(state)
+    warning = run_state.restore_rng(state)
     assert list(restored) == [0] and "2 device(s) per rank, this process sees 1" in warning
 
 

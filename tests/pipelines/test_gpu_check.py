@@ -1,7 +1,8 @@
-"""benchmarks/gpu_check.py, the one-command GPU check: everything a CPU can exercise (the plan and its
-DeepSpeed configs against the trainer's own checks, peak/MFU arithmetic, the resume comparison, the table,
-the atomic results file, the missing-packages line, the no-GPU refusal through the real command) and a slow
-smoke test that runs the real trainer (save + resume) and the Macaron vs Transformer part on the CPU."""
+"""pipelines/gpu_check/, the one-command GPU check (macaron-gpu-check): everything a CPU can exercise (the
+plan and its DeepSpeed configs against the trainer's own checks, peak/MFU arithmetic, the resume comparison,
+the table, the atomic results file, the missing-packages line, the tests row without a checkout, the no-GPU
+refusal through the real command) and a slow smoke test that runs the real trainer (save + resume) and the
+Macaron vs Transformer part on the CPU."""
 
 from __future__ import annotations
 
@@ -16,22 +17,26 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from benchmarks import gpu_check as gc
+from pipelines.gpu_check import __main__ as check
+from pipelines.gpu_check import device, report, resume, smoke, suite
+from pipelines.gpu_check import runs as gpu_runs
+from pipelines.gpu_check import wheels as gpu_wheels
 
-CUDA = gc.Device("cuda", "NVIDIA A100-SXM4-80GB", 2, True)
-CPU = gc.Device("cpu", "CPU", 1, True)
+CUDA = device.Device("cuda", "NVIDIA A100-SXM4-80GB", 2, True)
+CPU = device.Device("cpu", "CPU", 1, True)
 
 
 def test_peak_table_takes_the_longest_matching_name_and_says_why_there_is_none() -> None:
-    assert gc.peak_tflops("NVIDIA A100-SXM4-80GB") == (312.0, "A100 data sheet")
-    assert gc.peak_tflops("NVIDIA A10")[0] == 125.0  # not A100's
+    assert device.peak_tflops("NVIDIA A100-SXM4-80GB") == (312.0, "A100 data sheet")
+    assert device.peak_tflops("NVIDIA A10")[0] == 125.0  # not A100's
     assert (
-        gc.peak_tflops("NVIDIA H100 PCIe")[0] == 756.0 and gc.peak_tflops("NVIDIA H100 80GB HBM3")[0] == 989.0
+        device.peak_tflops("NVIDIA H100 PCIe")[0] == 756.0
+        and device.peak_tflops("NVIDIA H100 80GB HBM3")[0] == 989.0
     )
-    peak, why = gc.peak_tflops("NVIDIA GeForce GTX 1080")
+    peak, why = device.peak_tflops("NVIDIA GeForce GTX 1080")
     assert peak is None and "unknown peak for 'NVIDIA GeForce GTX 1080'" in why and "--peak-tflops" in why
-    assert gc.peak_tflops("NVIDIA GeForce GTX 1080", 8.9) == (8.9, "--peak-tflops")
-    assert gc.peak_tflops("CPU")[0] is None
+    assert device.peak_tflops("NVIDIA GeForce GTX 1080", 8.9) == (8.9, "--peak-tflops")
+    assert device.peak_tflops("CPU")[0] is None
 
 
 def records(n: int, seconds: float = 0.5, flops: float = 1e12) -> list[dict]:
@@ -44,32 +49,32 @@ def records(n: int, seconds: float = 0.5, flops: float = 1e12) -> list[dict]:
 
 
 def test_throughput_and_mfu_skip_the_warmup_steps() -> None:
-    out = gc.throughput(records(11), warmup=1, peak=100.0, devices=2)
+    out = smoke.throughput(records(11), warmup=1, peak=100.0, devices=2)
     assert out["timed_steps"] == 10
     assert out["tokens_per_second"] == pytest.approx(4096 / 0.5)
     assert out["samples_per_second"] == pytest.approx(32 / 0.5)
     assert out["mfu"] == pytest.approx(1e12 / 0.5 / (100e12 * 2))  # 1 %
-    assert gc.throughput(records(11), warmup=1, peak=None, devices=1)["mfu"] is None
+    assert smoke.throughput(records(11), warmup=1, peak=None, devices=1)["mfu"] is None
 
 
 def test_resume_comparison_is_exact_tolerant_to_1e_6_and_names_the_first_mismatch() -> None:
     whole = records(4)
     resumed = [dict(r) for r in whole[2:]]
-    assert gc.compare_resume(whole, resumed) == {
+    assert resume.compare_resume(whole, resumed) == {
         "ok": True, "steps": [3, 4], "max_rel_diff": 0.0, "exact": True, "mismatch": None,
     }  # fmt: skip
     resumed[0]["mlm_loss"] *= 1 + 1e-8
-    close = gc.compare_resume(whole, resumed)
+    close = resume.compare_resume(whole, resumed)
     assert close["ok"] and not close["exact"] and 0 < close["max_rel_diff"] < 1e-6
     resumed[1]["nsp_loss"] = 0.8
-    bad = gc.compare_resume(whole, resumed)
+    bad = resume.compare_resume(whole, resumed)
     assert not bad["ok"] and bad["mismatch"].startswith("step 4 nsp_loss: 0.7 uninterrupted vs 0.8 resumed")
-    assert not gc.compare_resume(whole, [{**whole[0], "step": 9}])["ok"]
-    assert not gc.compare_resume(whole, [])["ok"]
+    assert not resume.compare_resume(whole, [{**whole[0], "step": 9}])["ok"]
+    assert not resume.compare_resume(whole, [])["ok"]
 
 
 def test_plan_covers_both_precisions_at_zero_1_and_2_both_archs_lamb_and_two_resumes() -> None:
-    runs = gc.plan(CUDA, "base", 200, 20)
+    runs = gpu_runs.plan(CUDA, "base", 200, 20)
     assert not any(r.skip for r in runs)
     assert {(r.precision, r.zero) for r in runs if r.optimizer == "adamw"} == {
         ("bf16", 1), ("bf16", 2), ("fp16", 1), ("fp16", 2)}  # fmt: skip
@@ -77,10 +82,10 @@ def test_plan_covers_both_precisions_at_zero_1_and_2_both_archs_lamb_and_two_res
     assert [r.optimizer for r in runs].count("lamb") == 1
     resumed = [r for r in runs if r.resume_at]
     assert {r.precision for r in resumed} == {"bf16", "fp16"} and len({r.arch for r in resumed}) == 2
-    cpu = {r.name: r.skip for r in gc.plan(CPU, "tiny", 4, 2)}
+    cpu = {r.name: r.skip for r in gpu_runs.plan(CPU, "tiny", 4, 2)}
     assert cpu["vanilla-bf16-z1"] == "" and cpu["macaron-bf16-z2"] == ""
     assert all("needs CUDA" in cpu[n] for n in ("vanilla-fp16-z2", "macaron-fp16-z1", "macaron-lamb"))
-    v100 = gc.plan(gc.Device("cuda", "Tesla V100-SXM2-16GB", 1, False), "base", 200, 20)
+    v100 = gpu_runs.plan(device.Device("cuda", "Tesla V100-SXM2-16GB", 1, False), "base", 200, 20)
     assert all(("no bf16" in r.skip) == (r.precision == "bf16") for r in v100)
 
 
@@ -90,8 +95,8 @@ def test_every_planned_config_passes_the_trainers_checks_where_it_runs() -> None
     from macaron_fairseq.pretrain.ds_config import UserError, check_supported, complete_precision
 
     path = Path("planned.json")
-    for run in gc.plan(CUDA, "base", 200, 20):
-        config = gc.run_config(run, micro_batch=32, accumulation=2, world_size=2)
+    for run in gpu_runs.plan(CUDA, "base", 200, 20):
+        config = gpu_runs.run_config(run, micro_batch=32, accumulation=2, world_size=2)
         assert config["train_batch_size"] == 128 and config["gradient_accumulation_steps"] == 2
         assert config["scheduler"]["params"]["total_num_steps"] == 200
         assert config["scheduler"]["params"]["warmup_num_steps"] == 20
@@ -104,8 +109,8 @@ def test_every_planned_config_passes_the_trainers_checks_where_it_runs() -> None
             assert config["zero_optimization"]["stage"] == run.zero
             assert config[run.precision]["enabled"] and config["data_types"]["grad_accum_dtype"] == "fp32"
             assert {"bf16", "fp16"} - {run.precision} & config.keys() == set()
-        if gc.plan(CPU, "base", 200, 20)[
-            [r.name for r in gc.plan(CUDA, "base", 200, 20)].index(run.name)
+        if gpu_runs.plan(CPU, "base", 200, 20)[
+            [r.name for r in gpu_runs.plan(CUDA, "base", 200, 20)].index(run.name)
         ].skip:
             with pytest.raises(UserError):
                 check_supported(done, path, cuda=False)
@@ -115,15 +120,17 @@ def test_every_planned_config_passes_the_trainers_checks_where_it_runs() -> None
 
 def test_the_table_and_the_results_file(tmp_path: Path) -> None:
     rows = [
-        gc.Row("tests", "pytest -m gpu", "ok", "3 passed", seconds=12.0),
-        gc.Row("pretrain", "vanilla_bert_base bf16 ZeRO-1 AdamW", "ok", "200 steps", 41234.5, 0.382, 70.0),
-        gc.Row(
+        report.Row("tests", "pytest -m gpu", "ok", "3 passed", seconds=12.0),
+        report.Row(
+            "pretrain", "vanilla_bert_base bf16 ZeRO-1 AdamW", "ok", "200 steps", 41234.5, 0.382, 70.0
+        ),
+        report.Row(
             "pretrain", "macaron_bert_base fp16 ZeRO-1 AdamW", "ok", "MFU n/a: unknown", 40000.0, None, 60.0
         ),
-        gc.Row("resume", "macaron_bert_base fp16 ZeRO-1 AdamW", "FAIL", "step 21 mlm_loss: 1 vs 2"),
-        gc.Row("pretrain", "macaron_bert_base autocast-fp16 ZeRO-0 LAMB", "skip", "needs CUDA"),
+        report.Row("resume", "macaron_bert_base fp16 ZeRO-1 AdamW", "FAIL", "step 21 mlm_loss: 1 vs 2"),
+        report.Row("pretrain", "macaron_bert_base autocast-fp16 ZeRO-0 LAMB", "skip", "needs CUDA"),
     ]
-    text = gc.render(rows, "GPU check: header")
+    text = report.render(rows, "GPU check: header")
     lines = text.splitlines()
     assert lines[0] == "GPU check: header" and lines[1].split()[:6] == [
         "part",
@@ -137,9 +144,12 @@ def test_the_table_and_the_results_file(tmp_path: Path) -> None:
     assert " n/a " in lines[5] and "FAIL" in lines[6] and "skip" in lines[7]
     assert lines[-1] == "5 rows: 3 ok, 1 failed, 1 skipped"
     out = tmp_path / "results" / "gpu_check.json"
-    gc.write_json(out, rows, {"device": {"name": "x"}}, gc.machine_info())
+    context = {"device": {"name": "x"}}
+    report.write_json(out, rows, context, report.machine_info(), "python -m pipelines.gpu_check")
     payload = json.loads(out.read_text())
-    assert payload["command"].startswith("python -m benchmarks.gpu_check")
+    assert payload["command"].startswith("python -m pipelines.gpu_check")
+    assert set(payload) == {"command", "commit", "machine", "results"} and payload["commit"]
+    assert report.RESULTS_FILE == REPO / "docs" / "results" / "gpu_check.json"  # a checkout's default
     assert [r["status"] for r in payload["results"]["rows"]] == ["ok", "ok", "ok", "FAIL", "skip"]
     assert payload["results"]["rows"][1]["mfu"] == 0.382 and payload["results"]["device"] == {"name": "x"}
     assert sorted(p.name for p in out.parent.iterdir()) == ["gpu_check.json"]  # no temporary left
@@ -147,8 +157,8 @@ def test_the_table_and_the_results_file(tmp_path: Path) -> None:
 
 def test_pytest_summary_counts() -> None:
     out = "....\n3 passed, 1 skipped, 2 errors, 812 deselected in 40.1s\n"
-    assert gc.pytest_counts(out) == {"passed": 3, "skipped": 1, "errors": 2, "deselected": 812}
-    assert gc.pytest_counts("") == {}
+    assert suite.pytest_counts(out) == {"passed": 3, "skipped": 1, "errors": 2, "deselected": 812}
+    assert suite.pytest_counts("") == {}
 
 
 def test_the_gpu_tests_row_reads_pytests_outcome(monkeypatch) -> None:
@@ -158,23 +168,31 @@ def test_the_gpu_tests_row_reads_pytests_outcome(monkeypatch) -> None:
         seen.append(command)
         return subprocess.CompletedProcess(command, fake_run.rc, fake_run.out, "")
 
-    monkeypatch.setattr(gc.subprocess, "run", fake_run)
+    monkeypatch.setattr(suite.subprocess, "run", fake_run)
     fake_run.rc, fake_run.out = 5, "\n812 deselected in 3.0s\n"
-    row = gc.part_tests(CUDA, 1)
+    row = suite.part_tests(CUDA, 1)
     assert row.status == "ok" and row.detail == "no test is marked gpu (812 deselected)"
     assert seen[0][1:6] == ["-m", "pytest", "-m", "gpu", "-q"] and seen[0][-1] == "tests"
     fake_run.rc, fake_run.out = 1, "F.\n1 failed, 1 passed, 810 deselected in 9.9s\n"
-    row = gc.part_tests(CUDA, 1)
+    row = suite.part_tests(CUDA, 1)
     assert row.status == "FAIL" and row.data["counts"] == {"failed": 1, "passed": 1, "deselected": 810}
 
 
+def test_without_a_checkout_the_tests_row_is_skipped_saying_why(monkeypatch, tmp_path: Path) -> None:
+    """An installed wheel has no tests: the row says so instead of running pytest."""
+    monkeypatch.setattr(suite, "REPO", tmp_path / "site-packages")
+    monkeypatch.setattr(suite.subprocess, "run", lambda *a, **k: pytest.fail("pytest ran without tests"))
+    row = suite.part_tests(CUDA, 1)
+    assert row.status == "skip" and "is not a checkout of the project: installed from a wheel" in row.detail
+
+
 def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, capsys) -> None:
-    monkeypatch.setattr(gc, "probe_device", lambda allow_cpu: CPU)
+    monkeypatch.setattr(check, "probe_device", lambda allow_cpu: CPU)
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name: None if name in ("fairseq", "deepspeed") else real(name)
     )
-    assert gc.main(["--allow-cpu", "--json", ""]) == 2
+    assert check.main(["--allow-cpu", "--json", ""]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("gpu_check: missing packages: fairseq, deepspeed; ")
     assert (
@@ -184,12 +202,12 @@ def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, cap
 
 
 def test_the_wheel_pins_are_this_environments_versions() -> None:
-    for dist, version, module in gc.WHEELS:
+    for dist, version, module in gpu_wheels.WHEELS:
         assert importlib.metadata.version(dist) == version, dist
         assert importlib.util.find_spec(module) is not None, module
-    command = [sys.executable, "-m", "benchmarks.gpu_check", "--wheels"]
+    command = [sys.executable, "-m", "pipelines.gpu_check", "--wheels"]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
-    assert proc.stdout.split() == [f"{d}=={v}" for d, v, _ in gc.WHEELS]
+    assert proc.stdout.split() == [f"{d}=={v}" for d, v, _ in gpu_wheels.WHEELS]
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
@@ -199,7 +217,8 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    proc = subprocess.run(["bash", "scripts/gpu_check.sh"], cwd=REPO, env=env, capture_output=True, text=True)
+    command = [sys.executable, "-m", "pipelines.gpu_check"]
+    proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == "" and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("gpu_check: no CUDA GPU here") and "--allow-cpu" in proc.stderr
@@ -209,7 +228,7 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
 def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp_path: Path) -> None:
     out = tmp_path / "gpu_check.json"
     command = [
-        sys.executable, "-m", "benchmarks.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
+        sys.executable, "-m", "pipelines.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
         "--resume-at", "1", "--corpus-mb", "0.2", "--vocab", "300", "--parts", "pretrain", "speed",
         "--only", "vanilla-bf16", "--threads", "1", "--json", str(out),
     ]  # fmt: skip
@@ -265,13 +284,13 @@ def test_gpu_wheels_downloads_cp312_wheels_of_the_pins_and_builds_only_pure_or_c
     assert proc.returncode == 0, proc.stderr
     downloads = [line for line in log.read_text().splitlines() if " download " in line]
     binary = [line for line in downloads if "--only-binary=:all:" in line]
-    assert [line.split()[-1] for line in binary] == [f"{d}=={v}" for d, v, _ in gc.WHEELS]
+    assert [line.split()[-1] for line in binary] == [f"{d}=={v}" for d, v, _ in gpu_wheels.WHEELS]
     assert all(
         "--no-deps" in line and "--python-version 3.12" in line and "--abi cp312" in line for line in binary
     )
     assert "deepspeed==0.19.8: built from its sdist" in proc.stdout
     built = sorted(p.name for p in (tmp_path / "ok").iterdir())
-    assert "deepspeed-1-py3-none-any.whl" in built and len(built) == len(gc.WHEELS)
+    assert "deepspeed-1-py3-none-any.whl" in built and len(built) == len(gpu_wheels.WHEELS)
     bad = wheels(tmp_path / "bad", "cp311-cp311-linux_x86_64")
     assert (
         bad.returncode == 1
