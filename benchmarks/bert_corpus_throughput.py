@@ -33,8 +33,8 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.atomic import write_text_atomically
-from preprocess.sources.synthetic_wiki import write_dump
 
 REPO = Path(__file__).resolve().parents[1]
 

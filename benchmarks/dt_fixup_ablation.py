@@ -48,7 +48,7 @@ from typing import Any
 
 from benchmarks.grid_rows import append_row, claim_out_dir, read_rows
 from benchmarks.results_file import REPO, machine_info, write_results
-from preprocess.sources.toy_bitext import SymbolTask
+from macaron_synthetic.toy_bitext import SymbolTask
 
 SCHEMES = ("standard", "standard-clip", "dt-fixup", "t-fixup")
 DEFAULT_LRS = {

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
-from preprocess.sources.toy_bitext import (
+from macaron_synthetic.toy_bitext import (
     Lexicon,
     SentenceStyle,
     sentence_pair,

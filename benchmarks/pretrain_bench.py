@@ -271,7 +271,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
 
 def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
     """A data-bin from a generated Wikipedia dump (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py)."""
-    from preprocess.sources.synthetic_wiki import write_dump
+    from macaron_synthetic.wiki.dump import write_dump
 
     dump = dest / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     dest.mkdir(parents=True, exist_ok=True)

@@ -6,7 +6,7 @@
 Stages (each resumable: a rerun skips the finished ones, --force redoes them all; completion markers in
 WORKDIR/.stages/ and, for preprocessing, WORKDIR/data/.stages/):
   install     bash scripts/install.sh (by quickstart.sh, unless --skip-install or SKIP_INSTALL=1)
-  corpus      python -m preprocess.synthetic_en_de: generated en→de corpus (or your own files, see below)
+  corpus      python -m macaron_synthetic.en_de: generated en→de corpus (or your own files, see below)
   preprocess  python -m preprocess.custom: sacremoses tokenization, joint sentencepiece BPE, binarized
               data-bin (joined dictionary)
   train       fairseq-train --arch macaron_base ... with the progress display of macaron_tools.train_progress;
@@ -278,7 +278,7 @@ def synthetic_corpus(runner: StageRunner, console: Console, args: argparse.Names
         scratch = temporary_path(corpus / "generated")  # a killed run's is removed by the next one
         try:
             run_command(
-                [sys.executable, "-m", "preprocess.synthetic_en_de", "--dest", scratch,
+                [sys.executable, "-m", "macaron_synthetic.en_de", "--dest", scratch,
                  *(f"--{split}={size}" for split, size in sizes.items()), "--seed", args.seed],
                 console,
             )  # fmt: skip

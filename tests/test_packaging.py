@@ -28,7 +28,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools")
+PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools",
+            "macaron_synthetic")  # fmt: skip
 #: installed separately by scripts/install.sh: the fairseq fork, with --no-deps (its declared pins need
 #: torchaudio, which would replace torch), so it cannot be a declared dependency
 FORK = {"fairseq": "ve-fairseq", "fairseq_cli": "ve-fairseq"}

@@ -7,20 +7,21 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
-from preprocess.sources.synthetic_en_de.adjectives import ADJECTIVES, Adjective
-from preprocess.sources.synthetic_en_de.adverbs import FREQ_ADVERBS, MANNER_ADVERBS, TIME_ADVERBS
-from preprocess.sources.synthetic_en_de.english import en_clause
-from preprocess.sources.synthetic_en_de.function_words import (
+from macaron_synthetic.en_de.english import en_clause
+from macaron_synthetic.en_de.german import de_clause
+from macaron_synthetic.en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.lexicon.adjectives import ADJECTIVES, Adjective
+from macaron_synthetic.lexicon.adverbs import FREQ_ADVERBS, MANNER_ADVERBS, TIME_ADVERBS
+from macaron_synthetic.lexicon.function_words import (
     COORDINATORS,
     NUMERALS,
     POSSESSIVES,
     PRONOUNS,
     SUBORDINATORS,
 )
-from preprocess.sources.synthetic_en_de.german import de_clause
-from preprocess.sources.synthetic_en_de.nouns import ANIMATE, CONCRETE, NAMES, NOUNS, Noun
-from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
-from preprocess.sources.synthetic_en_de.verbs import STATIVE, VERBS, VERBS_BY_FRAME, Verb
+from macaron_synthetic.lexicon.names import NAMES
+from macaron_synthetic.lexicon.nouns import ANIMATE, CONCRETE, NOUNS, Noun
+from macaron_synthetic.lexicon.verbs import STATIVE, VERBS, VERBS_BY_FRAME, Verb
 
 T = TypeVar("T")
 

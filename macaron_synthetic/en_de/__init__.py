@@ -1,5 +1,5 @@
 """A deterministic, offline English→German-like parallel corpus with real grammatical structure
-(the corpus of the quickstart; command line: ``python -m preprocess.synthetic_en_de``).
+(the corpus of the quickstart; command line: ``python -m macaron_synthetic.en_de``).
 
 Both sides are rendered from one sampled abstract clause, so the German is a deterministic function of
 the English (never a copy or a reversal). The German side follows the real grammar of German for the
@@ -20,13 +20,13 @@ constructions it uses:
 * negation with ``kein`` for indefinite objects and ``nicht`` otherwise; German commas before
   subordinate and relative clauses.
 
-All vocabulary and rules are written in this package (license-clean). The sampler is seeded by
+All vocabulary and rules are written in this package and the lexicon (license-clean). The sampler is seeded by
 ``random.Random``: the same seed and sizes always give byte-identical files, and the test split does not
 depend on the requested training-set size. Sentences are unique across all splits.
 
 Modules, from the words up:
 
-* :mod:`.nouns`, :mod:`.adjectives`, :mod:`.verbs`, :mod:`.adverbs`, :mod:`.function_words`: the lexicon;
+* :mod:`macaron_synthetic.lexicon`: the words (nouns, adjectives, verbs, adverbs, function words, names);
 * :mod:`.german_inflection`: German article, ending and auxiliary tables;
 * :mod:`.syntax`: the abstract clause both sides are rendered from;
 * :mod:`.english`, :mod:`.german`: the two realisations;
