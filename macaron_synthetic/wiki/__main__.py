@@ -29,7 +29,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pages-per-stream", type=int, default=100)
     parser.add_argument("--compresslevel", type=int, default=9)
     parser.add_argument("--threads", type=int, default=2, help="bz2 compression threads (0: inline)")
-
     parser.add_argument("--books-dir", type=Path)
     parser.add_argument("--books", type=int, default=0)
     args = parser.parse_args(argv)
@@ -37,16 +36,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("nothing to write: give --out and/or --books-dir")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        m = write_dump(
-            args.out,
-            pages=args.pages,
-            target_bytes=None if args.pages else int(args.mb * 1e6),
-            seed=args.seed,
-            start_id=args.start_id,
-            pages_per_stream=args.pages_per_stream,
-            compresslevel=args.compresslevel,
-            threads=args.threads,
-        )
+        m = write_dump(args.out, pages=args.pages, target_bytes=None if args.pages else int(args.mb * 1e6),
+                       seed=args.seed, start_id=args.start_id, pages_per_stream=args.pages_per_stream,
+                       compresslevel=args.compresslevel, threads=args.threads)  # fmt: skip
         size = m.compressed_bytes / 1e6
         print(f"wrote {m.path} ({m.flavour}, {size:.1f} MB on disk, {m.streams} bz2 streams)")
         if m.index_path:

@@ -48,10 +48,9 @@ def write_books(
     Files are named as the public crawler (soskek/bookcorpus ``download_files.py``) names them in its flat
     output directory: ``<smashwords book id>__<epub name>.txt``, e.g. ``123456__the-silent-river.txt``.
     A book has Smashwords front matter (title, author, copyright, license notes; no book word), then
-    chapters ("Chapter 1", "CHAPTER TWO", "* * *" breaks) of ``paragraphs`` (min, max) narrative
-    paragraphs separated by blank lines; every narrative sentence contains
-    :func:`~macaron_synthetic.wiki.markers.book_word` of the book id (see
-    :func:`~macaron_synthetic.wiki.markers.book_id`).
+    chapters ("Chapter 1", "CHAPTER 2", "Chapter Three", "* * *" breaks) of ``paragraphs`` (min, max)
+    narrative paragraphs separated by blank lines; every narrative sentence contains
+    :func:`~macaron_synthetic.wiki.markers.book_word` of the book id (see ``markers.book_id``).
     """
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
@@ -65,10 +64,7 @@ def write_books(
         title = v.fill("The $Adj $Noun") if rng.random() < 0.7 else v.fill("$Noun of $place")
         author = v.person()
         out: list[str] = [
-            title,
-            f"by {author}",
-            f"Copyright © {rng.randint(2008, 2016)} {author}",
-            "Smashwords Edition",
+            title, f"by {author}", f"Copyright © {rng.randint(2008, 2016)} {author}", "Smashwords Edition",
             "License Notes\nThis ebook is licensed for your personal enjoyment only. This ebook may not be "
             "re-sold or given away to other people. Thank you for respecting the hard work of this author.",
         ]

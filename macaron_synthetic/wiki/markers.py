@@ -60,6 +60,5 @@ def book_word(book_id: int) -> str:
 
 
 def book_id(path: Path) -> int:
-    """The id of a book written by :func:`~macaron_synthetic.wiki.books.write_books`, from its file name
-    ``<id>__<slug>.txt``."""
+    """The id of a generated book, from its file name ``<id>__<slug>.txt``."""
     return int(Path(path).name.split("__", 1)[0])

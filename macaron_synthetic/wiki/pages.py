@@ -21,8 +21,7 @@ from macaron_synthetic.wiki.markers import (
     MARK_TALK,
     article_word,
 )
-from macaron_synthetic.wiki.pools import pools
-from macaron_synthetic.wiki.templates import LEADS, SIMPLE_STUB_LEADS
+from macaron_synthetic.wiki.prose import LEADS, SIMPLE_STUB_LEADS, pools
 from macaron_synthetic.wiki.vocabulary import Vocabulary, strip_accents
 
 
@@ -93,14 +92,8 @@ class PageGenerator:
             return place if r.random() < 0.6 else f"{place}, {v.pick('country')}"
         if kind == "building":
             place = v.pick("place")
-            return r.choice(
-                (
-                    f"St. {v.pick('first')}'s Church, {place}",
-                    f"{place} railway station",
-                    f"{place} Castle",
-                    f"{place} Bridge",
-                )
-            )
+            church = f"St. {v.pick('first')}'s Church, {place}"
+            return r.choice((church, f"{place} railway station", f"{place} Castle", f"{place} Bridge"))
         if kind == "species":
             genus = strip_accents(v.pick("surname")).replace("'", "").replace(" ", "").capitalize()
             return f"{genus}ia {v.pick('noun')}ensis"
@@ -280,13 +273,10 @@ class PageGenerator:
         title = self._unique(variant)
         link = target if r.random() < 0.8 else f"{target}#{v.pick('heading')}"
         keyword = r.choice(("#REDIRECT [[", "#REDIRECT [[", "#REDIRECT[[", "#redirect [["))
-        rcat = r.choice(
-            (
-                "{{Rcat shell|\n{{R from move}}\n}}",
-                "{{R from alternative spelling}}",
-                "{{Redirect category shell|\n{{R from other capitalisation}}\n{{R printworthy}}\n}}",
-            )
-        )
+        rcat = r.choice((
+            "{{Rcat shell|\n{{R from move}}\n}}", "{{R from alternative spelling}}",
+            "{{Redirect category shell|\n{{R from other capitalisation}}\n{{R printworthy}}\n}}",
+        ))  # fmt: skip
         text = f"{keyword}{link}]]\n\n{rcat}\n{MARK_REDIRECT} note: {v.fill('$adj $noun of $place')}."
         return Page("redirect", page_id, title, 0, text, redirect=target)
 
@@ -319,14 +309,9 @@ class PageGenerator:
             lines.append(v.fill(f"* ''[[{base} (album)|{base}]]'' (album), by [[$person]] {m}"))
         lines += ["", "== See also ==", f"* {{{{lookfrom|{base}}}}} {m}", f"* {{{{intitle|{base}}}}} {m}", ""]
 
-        lines.append(
-            {
-                "plain": "{{Disambiguation}}",
-                "surname": "{{Disambiguation|surname}}",
-                "hndis": f"{{{{hndis|{base.split()[-1]}, {base.split()[0]}}}}}",
-                "geodis": "{{geodis}}",
-            }[style]
-        )
+        hndis = f"{{{{hndis|{base.split()[-1]}, {base.split()[0]}}}}}"
+        lines.append({"plain": "{{Disambiguation}}", "surname": "{{Disambiguation|surname}}", "hndis": hndis,
+                      "geodis": "{{geodis}}"}[style])  # fmt: skip
         return Page("disambiguation", page_id, title, 0, "\n".join(lines))
 
     def other_namespace(self, page_id: int) -> Page:

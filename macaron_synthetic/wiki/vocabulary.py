@@ -5,6 +5,7 @@ web sites, section headings, WikiProject topics)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import random
 import re
@@ -87,34 +88,23 @@ class Vocabulary:
             weights = (1 / (rank + 8) for rank in range(len(ranked)))
             self._lists[name] = (ranked, list(itertools.accumulate(weights)))
         r = rng
+        uniform = {"century": CENTURIES, "ordinal": ORDINALS, "month": MONTHS, "oldword": OLD_WORDS,
+                   "publisher": PUBLISHERS, "site": SITES, "topic": TOPICS}  # fmt: skip
         self.slots: dict[str, Callable[[], str]] = {
+            **{name: functools.partial(self.pick, name) for name in self._lists},  # $noun, $adj, $place, ...
+            **{name: functools.partial(r.choice, words) for name, words in uniform.items()},
             "T": lambda: "\x00",
-            "noun": lambda: self.pick("noun"),
             "nouns": lambda: plural(self.pick("noun")),
             "Noun": lambda: self.pick("noun").capitalize(),
             "Nouns": lambda: plural(self.pick("noun")).capitalize(),
-            "adj": lambda: self.pick("adj"),
             "Adj": lambda: self.pick("adj").capitalize(),
-            "adv": lambda: self.pick("adv"),
-            "verbed": lambda: self.pick("verbed"),
-            "verb": lambda: self.pick("verb"),
-            "occupation": lambda: self.pick("occupation"),
-            "first": lambda: self.pick("first"),
-            "surname": lambda: self.pick("surname"),
             "person": self.person,
-            "place": lambda: self.pick("place"),
-            "country": lambda: self.pick("country"),
-            "nationality": lambda: self.pick("nationality"),
-            "hyph": lambda: self.pick("hyph"),
             "year": lambda: str(r.randint(1450, 2024)),
             "yrange": self.year_range,
             "decade": lambda: f"{r.randint(180, 202)}0s",
-            "century": lambda: r.choice(CENTURIES),
-            "ordinal": lambda: r.choice(ORDINALS),
             "int": lambda: str(r.randint(2, 99)),
             "big": lambda: f"{r.randint(1, 950)},{r.randint(0, 999):03d}",
             "dec": lambda: f"{r.randint(0, 99)}.{r.randint(1, 99)}",
-            "month": lambda: r.choice(MONTHS),
             "pp": self.pages,
             "date": self.date,
             "usd": lambda: f"${r.randint(1, 99)}.{r.randint(1, 9)} million",
@@ -124,10 +114,6 @@ class Vocabulary:
             "lang": self.lang,
             "convert": self.convert,
             "work": self.work_title,
-            "oldword": lambda: r.choice(OLD_WORDS),
-            "publisher": lambda: r.choice(PUBLISHERS),
-            "site": lambda: r.choice(SITES),
-            "topic": lambda: r.choice(TOPICS),
         }
 
     def pick(self, name: str) -> str:

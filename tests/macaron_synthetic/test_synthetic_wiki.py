@@ -15,8 +15,7 @@ from macaron_synthetic.wiki import books as wb
 from macaron_synthetic.wiki import dump as wd
 from macaron_synthetic.wiki import export_format as fmt
 from macaron_synthetic.wiki import markers as mk
-from macaron_synthetic.wiki import multistream as ms
-from macaron_synthetic.wiki import templates as tpl
+from macaron_synthetic.wiki import prose as wiki_prose
 from macaron_synthetic.wiki import vocabulary as voc
 
 NS = {"m": "http://www.mediawiki.org/xml/export-0.11/"}
@@ -155,16 +154,16 @@ def test_multistream_inline_and_threaded_compression_agree(tmp_path: Path) -> No
 
 
 def test_index_names_follow_wikimedia() -> None:
-    assert ms.index_path_for(Path("d/enwiki-x-pages-articles-multistream.xml.bz2")) == Path(
+    assert wd.index_path_for(Path("d/enwiki-x-pages-articles-multistream.xml.bz2")) == Path(
         "d/enwiki-x-pages-articles-multistream-index.txt.bz2"
     )
-    assert ms.index_path_for(Path("enwiki-x-pages-articles-multistream3.xml-p151574p311329.bz2")) == Path(
+    assert wd.index_path_for(Path("enwiki-x-pages-articles-multistream3.xml-p151574p311329.bz2")) == Path(
         "enwiki-x-pages-articles-multistream-index3.txt-p151574p311329.bz2"
     )
-    assert ms.flavour_of(Path("enwiki-x-pages-articles1.xml-p1p41242.bz2")) == "bz2"
-    assert ms.flavour_of(Path("a.xml")) == "plain"
+    assert wd.flavour_of(Path("enwiki-x-pages-articles1.xml-p1p41242.bz2")) == "bz2"
+    assert wd.flavour_of(Path("a.xml")) == "plain"
     with pytest.raises(ValueError):
-        ms.flavour_of(Path("a.txt"))
+        wd.flavour_of(Path("a.txt"))
 
 
 def test_target_bytes_and_proportions(tmp_path: Path) -> None:
@@ -200,29 +199,29 @@ def test_bad_arguments(tmp_path: Path) -> None:
 def test_every_template_fills() -> None:
     v = voc.Vocabulary(0, random.Random(0))
     templates = [
-        *tpl.SENTENCES,
-        *tpl.SIMPLE_STUB_LEADS,
-        *(t for leads in tpl.LEADS.values() for t in leads),
-        *tpl.REFS,
-        *tpl.INFOBOXES,
-        tpl.TABLE_HEAD,
-        *tpl.TABLE_ROWS,
-        *tpl.LIST_ITEMS,
-        *tpl.FILES,
-        *tpl.CATEGORIES,
-        *tpl.EXTERNAL,
-        *tpl.TEMPLATES,
-        *tpl.COMMENTS,
-        tpl.GALLERY,
-        *tpl.DEFINITIONS,
+        *wiki_prose.SENTENCES,
+        *wiki_prose.SIMPLE_STUB_LEADS,
+        *(t for leads in wiki_prose.LEADS.values() for t in leads),
+        *wiki_prose.REFS,
+        *wiki_prose.INFOBOXES,
+        wiki_prose.TABLE_HEAD,
+        *wiki_prose.TABLE_ROWS,
+        *wiki_prose.LIST_ITEMS,
+        *wiki_prose.FILES,
+        *wiki_prose.CATEGORIES,
+        *wiki_prose.EXTERNAL,
+        *wiki_prose.TEMPLATES,
+        *wiki_prose.COMMENTS,
+        wiki_prose.GALLERY,
+        *wiki_prose.DEFINITIONS,
         *wb.BOOK_SENTENCES,
     ]
     for template in templates:
         filled = v.fill(template.replace("$title", "Title").replace("$M_REF", "X").replace("$M", "X"))
         assert not re.search(r"\$[A-Za-z_]", filled), template
-    for template in (*tpl.SENTENCES, *wb.BOOK_SENTENCES):
+    for template in (*wiki_prose.SENTENCES, *wb.BOOK_SENTENCES):
         assert template.count("$T") == 1, template
-    for template in tpl.SENTENCES:
+    for template in wiki_prose.SENTENCES:
         assert not re.search(r"\bZq", template)
 
 
