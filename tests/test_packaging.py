@@ -306,8 +306,8 @@ def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args
 
 # ---------------------------------------------------------------------------------------------------- wheel
 @pytest.mark.slow  # builds the wheel from a copy of the sources (~10 s)
-def test_the_wheel_holds_the_six_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
-    """Built from a copy (the checkout gets no build/ folder): exactly the six top-level packages (no tests,
+def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
+    """Built from a copy (the checkout gets no build/ folder): exactly the seven top-level packages (no tests,
     no benchmarks), the Slurm scripts that ``slurm.submit`` hands to sbatch, the console scripts, and base
     requirements without DeepSpeed or spaCy."""
     source = tmp_path / "src"
