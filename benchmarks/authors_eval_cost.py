@@ -547,31 +547,39 @@ def render(payload: dict[str, Any]) -> str:
             "default" if run["threads_setting"] == "default" else f"OMP_NUM_THREADS={run['threads_setting']}"
         )
         lines.append(
-            f"| {run['torch_threads']} ({setting}) | {run['wall_seconds']:,.1f} | "
+            f"| {run['torch_threads']} ({setting}) | {run['wall_seconds']:,.1f} "
+            f"({run['wall_seconds'] / 60:.1f} min) | "
             f"{run['cpu_seconds']:,.1f} | {run['generation_seconds']:,.1f} | "
             f"{run['sentences_per_second']:.2f} | {run['tokens_per_second']:,.0f} | "
             f"{run['peak_rss_mb']:,.0f} | "
             f"{run['load_1min_before']} → {run['load_1min_after']} |"
         )
     tokens = runs[0]["generated_tokens"]
-    estimate, own = cap["trained_model_tokens_estimate"], cap["per_sentence_cap_tokens"]
+    estimate = cap["trained_model_tokens_estimate"]
+    lengths = test["length_model"]
+    scaled = (
+        f" scaled to {test['sentences']:,} sentences"
+        if test["sentences"] != r["authors"]["sentences"]
+        else ""
+    )
     lines += [
         "",
-        f"Wall and CPU are the whole `fairseq-generate` process (start-up, model and data loading, beam "
-        f'search, BLEU); "beam search" is fairseq\'s own time of the generation steps; tokens/s counts the '
-        f"{tokens:,} generated BPE tokens (with `</s>`) over the wall time. A random model never ends a "
-        f"hypothesis early, so decoding is capped at the source length (`--max-len-a {cap['max_len_a']:g} "
-        f"--max-len-b {cap['max_len_b']}`; fairseq's default allows 200 tokens). fairseq applies the cap per "
-        f"batch (every hypothesis runs to the longest source of its batch + 2 tokens), so the "
-        f"{runs[0]['sentences']:,} hypotheses had {tokens:,} tokens, against {own:,} had each stopped at its "
-        f"own source length and about {estimate:,.0f} for a trained model (their syslen "
-        f"{r['authors']['syslen']:,} words, scaled to these sentences, × "
-        f"{1 + r['test_set']['length_model']['en_split']:.3f} BPE tokens per word + `</s>`): "
-        f"{tokens / estimate:.2f}× a trained model's. Assumed: a joined dictionary of "
-        f"{r['dictionary']['bpe_types']:,} BPE types (theirs is not known here); {test['description']} "
+        f"Wall and CPU: the whole `fairseq-generate` process (start-up, loading, beam search, BLEU); beam "
+        f"search: fairseq's own time of the generation steps; tokens/s: the {tokens:,} generated BPE tokens "
+        f"(with `</s>`) per wall second. A random model never ends a hypothesis, so decoding stops at the "
+        f"source length (`--max-len-a {cap['max_len_a']:g} --max-len-b {cap['max_len_b']}` instead of "
+        f"fairseq's 200 tokens); fairseq caps per batch (its longest source + 2 tokens), hence "
+        f"{tokens / estimate:.2f}× the ≈ {estimate:,.0f} tokens a trained model would generate (their syslen "
+        f"{r['authors']['syslen']:,} words{scaled} × {1 + lengths['en_split']:.3f} BPE tokens per word + "
+        f"`</s>`).",
+        "",
+        f"Assumed: a joined dictionary of {r['dictionary']['bpe_types']:,} BPE types (theirs is not known "
+        f"here); words per pair ~ Gamma(shape {lengths['shape']:g}, mean {lengths['mean_words']:.2f} = their "
+        f"reflen / sentences) on both sides, {1 + lengths['de_split']:.3f} (de) / "
+        f"{1 + lengths['en_split']:.3f} (en) BPE tokens per word as in fairseq's prepare-iwslt14.sh test set "
         f"(drawn: {test['words_per_sentence']:.2f} words, {test['de_bpe_tokens_per_sentence']:.2f} de / "
         f"{test['en_bpe_tokens_per_sentence']:.2f} en BPE tokens per sentence); binarized by "
-        f"`fairseq-preprocess --dataset-impl lazy` (fairseq 0.6's format, as their released data).",
+        f"`fairseq-preprocess --dataset-impl lazy` (the fairseq 0.6 format of their data).",
     ]
     busy = _busy(machine, runs)
     if busy >= 0.5:

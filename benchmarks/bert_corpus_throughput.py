@@ -1,7 +1,7 @@
 """Throughput and peak memory of ``python -m preprocess.bert_corpus`` on a generated English-Wikipedia dump.
 
 1. Throughput: the whole command on a multistream dump of ``--mb`` MB of XML (realistic wikitext from
-   :mod:`preprocess.sources.synthetic_wiki`: templates, infoboxes, tables, references, lists, headings,
+   :mod:`macaron_synthetic.wiki`: templates, infoboxes, tables, references, lists, headings,
    redirects, other namespaces, disambiguation pages) with each ``--workers`` count, from scratch. Per
    stage: seconds, MB of XML per second (extraction) and words per second; end to end; the speed-up of the
    largest worker count over the first.
@@ -33,8 +33,8 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.atomic import write_text_atomically
-from preprocess.sources.synthetic_wiki import write_dump
 
 REPO = Path(__file__).resolve().parents[1]
 

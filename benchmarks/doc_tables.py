@@ -65,7 +65,7 @@ class DocBlock:
 
 
 def _quickstart_runs(payload: dict[str, Any]) -> str:
-    from pipelines.quickstart import results_table
+    from pipelines.quickstart.docs_table import results_table
 
     return results_table(payload["runs"])
 

@@ -4,7 +4,7 @@
         --results docs/results/dt_fixup_ablation.json --plot docs/dt_fixup_depth_ablation.png
 
 Three schemes, each a real ``fairseq-train`` run on a generated translation task
-(:class:`preprocess.sources.toy_bitext.SymbolTask`: 8 000 training / 500 validation / 500 test pairs):
+(:class:`macaron_synthetic.toy_bitext.SymbolTask`: 8 000 training / 500 validation / 500 test pairs):
 
 * *standard*: fairseq's post-LN layers and default init, ``--warmup-updates W`` (linear warm-up);
 * *standard + clip*: the same with gradient clipping, ``--clip-norm 1.0`` (every other scheme runs with
@@ -48,7 +48,7 @@ from typing import Any
 
 from benchmarks.grid_rows import append_row, claim_out_dir, read_rows
 from benchmarks.results_file import REPO, machine_info, write_results
-from preprocess.sources.toy_bitext import SymbolTask
+from macaron_synthetic.toy_bitext import SymbolTask
 
 SCHEMES = ("standard", "standard-clip", "dt-fixup", "t-fixup")
 DEFAULT_LRS = {

@@ -18,7 +18,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # before torch is imported anywhere: one thread per process
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
-from preprocess.sources.toy_bitext import SymbolTask
+from macaron_synthetic.toy_bitext import SymbolTask
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
-from preprocess.sources.toy_bitext import (
+from macaron_synthetic.toy_bitext import (
     Lexicon,
     SentenceStyle,
     sentence_pair,
@@ -49,7 +49,7 @@ STAGES = ("tokenize-train", "learn-bpe", "bpe-train", "binarize")
 # --------------------------------------------------------------------------------------------- corpus
 def write_corpus(prefix: Path, pairs: int, seed: int = 0) -> None:
     """``pairs`` lines per side: Zipf-distributed pseudo-words (30k per side), 3-40 words, punctuation,
-    numbers, hyphens (:mod:`preprocess.sources.toy_bitext`, decorated sentence style)."""
+    numbers, hyphens (:mod:`macaron_synthetic.toy_bitext`, decorated sentence style)."""
     rng = random.Random(seed)
     lexicon = Lexicon.pseudo_words(30000, rng)
     style = SentenceStyle(min_words=3, max_words=40, zipf=zipf_weights(len(lexicon)), decorate=True)

@@ -17,9 +17,9 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.errors import UserError
 from preprocess.sources import mediawiki
-from preprocess.sources.synthetic_wiki import write_dump
 from preprocess.text.sentences import SentenceSplitter
 from preprocess.text.wikitext import article_paragraphs, drop_reason
 

@@ -6,7 +6,7 @@
 Stages (``--arch`` decides the directory ``DIR/ARCH/``; the data-bin is shared by every arch):
 
   synthetic  with --small and no --wikipedia/--bookcorpus only: a generated ~1.5 MB multistream dump and 5
-             books (``preprocess.sources.synthetic_wiki``, offline) in DIR/synthetic/
+             books (``python -m macaron_synthetic.wiki``, offline) in DIR/synthetic/
   corpus     ``python -m preprocess.bert_corpus --dest DIR/data-bin``: sentences, BPE, binarized data-bin
              (resumable by itself, markers in DIR/data-bin/.stages/)
   pretrain   ``torchrun --standalone --nproc_per_node GPUS -m macaron_fairseq.pretrain DIR/data-bin
@@ -149,7 +149,7 @@ def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tu
             f"({SYNTHETIC['dump_mb']} MB Wikipedia-style dump + {SYNTHETIC['books']} books) in {root}"
         )
         run_command(
-            [sys.executable, "-m", "preprocess.sources.synthetic_wiki", "--out", dump,
+            [sys.executable, "-m", "macaron_synthetic.wiki", "--out", dump,
              "--mb", SYNTHETIC["dump_mb"], "--seed", SYNTHETIC["seed"], "--books-dir", books,
              "--books", SYNTHETIC["books"]],
             console,

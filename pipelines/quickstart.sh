@@ -7,8 +7,8 @@
 # SKIP_INSTALL=1) BEFORE any Python of the project runs, then hands over to `python -m pipelines.quickstart`
 # with the same options, which runs the resumable stages (corpus, preprocessing, training, translation,
 # BLEU, loss curves) and sets the CPU thread environment of its commands (--threads; OMP_WAIT_POLICY=PASSIVE,
-# see pipelines/quickstart.py for the measurement behind it). It also hands over its start time and the
-# command as typed, for the run record WORKDIR/results/quickstart.json (whose wall time includes the
+# see pipelines/quickstart/threads.py for the measurement behind it). It also hands over its start time and
+# the command as typed, for the run record WORKDIR/results/quickstart.json (whose wall time includes the
 # installer).
 set -euo pipefail
 MACARON_QUICKSTART_STARTED="$(date +%s.%N)"

@@ -5,10 +5,9 @@ Entry points, one module per corpus at the top of this package (each has ``--hel
 * ``python -m preprocess.custom``          a user's own parallel corpus
 * ``python -m preprocess.iwslt14``         IWSLT14 De-En as in fairseq's ``prepare-iwslt14.sh``
 * ``python -m preprocess.wmt14_en_de``     WMT14 En-De as in fairseq's ``prepare-wmt14en2de.sh``
-* ``python -m preprocess.synthetic_en_de`` the quickstart's generated English→German corpus
 
 Below them: :mod:`preprocess.text` (the text steps: Moses tokenization, cleaning, holdout, sentencepiece BPE,
 binarization, bitext checks) and :mod:`preprocess.sources` (where text comes from: archives, upstream
-formats, generated corpora). The stage/atomic-write/worker machinery is the shared :mod:`macaron_workflow`
-package.
+formats, real text on the machine). The stage/atomic-write/worker machinery is the shared
+:mod:`macaron_workflow` package; generated corpora are :mod:`macaron_synthetic`'s.
 """

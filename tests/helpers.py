@@ -1,6 +1,6 @@
 """The one helper module of the test suite (imported as ``helpers``; ``conftest.py`` holds only fixtures):
 running commands and modules of the checkout, building models as ``fairseq-train`` does, reading outputs.
-Toy corpora come from the project's own generator, :mod:`preprocess.sources.toy_bitext`; archives in
+Toy corpora come from the project's own generator, :mod:`macaron_synthetic.toy_bitext`; archives in
 upstream layouts from ``upstream_layouts``."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from macaron_fairseq.build_without_data import build_translation_model  # noqa: E402  (registers the models)
-from preprocess.sources.toy_bitext import SymbolTask  # noqa: E402
+from macaron_synthetic.toy_bitext import SymbolTask  # noqa: E402
 
 #: a tiny model's dimensions (fairseq-train flags)
 TINY = [

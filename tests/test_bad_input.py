@@ -16,13 +16,13 @@ import pytest
 import sentencepiece as spm
 from helpers import REPO, save_bert_checkpoint, write_malicious_checkpoint
 
+from macaron_synthetic.glue import write_synthetic_glue
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import ReportedError, UserError
 from pipelines.commands import PipelineError, Preempted, report_errors, run_command
 from pipelines.glue.__main__ import main as glue_main
 from preprocess import glue as preprocess_glue
 from preprocess.sources.glue import GlueDataError, read_split
-from preprocess.sources.synthetic_glue import write_synthetic_glue
 
 GLUE_TASKS = ("RTE", "WNLI")
 

@@ -54,9 +54,9 @@ from helpers import (
 
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.repairs.checkpoint_safety import one_line_user_errors
+from macaron_synthetic.glue import write_synthetic_glue
 from macaron_workflow.cli import run_cli
 from preprocess.sources.glue import read_split
-from preprocess.sources.synthetic_glue import write_synthetic_glue
 
 USER_DIR = REPO / "macaron_fairseq"
 TINY_CONFIG = REPO / "configs" / "deepspeed" / "tiny_cpu.json"

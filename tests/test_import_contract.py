@@ -137,7 +137,8 @@ def violations(path: Path, source: str | None = None) -> list[str]:
 
 def test_the_table_of_the_document_is_read() -> None:
     """Every package of the project has a row; each names only packages of the table, and never itself."""
-    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "pipelines", "slurm"}
+    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "macaron_synthetic",
+                "pipelines", "slurm"}
     assert packages | {"benchmarks", "scripts"} == set(ALLOWED)
     assert ALLOWED["macaron_workflow"] == frozenset() and ALLOWED["macaron_fairseq"] == {"macaron_workflow"}
     for package, allowed in ALLOWED.items():
@@ -227,14 +228,15 @@ def modules_of(*packages: str) -> tuple[str, ...]:
         ("macaron_fairseq",),
         modules_of("macaron_fairseq"),
         modules_of("macaron_workflow", "macaron_tools"),
-        modules_of("preprocess"),
+        modules_of("preprocess", "macaron_synthetic"),
     ],
-    ids=["plugin", "every-plugin-module", "base-and-tools", "preprocess"],
+    ids=["plugin", "every-plugin-module", "base-and-tools", "preprocess-and-generators"],
 )
 def test_importing_loads_nothing_heavy(modules: tuple[str, ...]) -> None:
     """DeepSpeed, spaCy, transformers and matplotlib load where they are used (the trainer's start, the
     sentence splitter, the HF conversion, a plot), not when a module is imported: not with the plugin
-    (``--user-dir``), nor with any module of the plugin, the base, the tools or the preprocessors."""
+    (``--user-dir``), nor with any module of the plugin, the base, the tools, the preprocessors or the
+    generators."""
     loaded = _probe(*modules)["heavy"]
     assert not loaded, "; ".join(f"importing {module} loaded {heavy}" for heavy, module in loaded.items())
 

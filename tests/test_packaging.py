@@ -28,7 +28,8 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools")
+PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools",
+            "macaron_synthetic")  # fmt: skip
 #: installed separately by scripts/install.sh: the fairseq fork, with --no-deps (its declared pins need
 #: torchaudio, which would replace torch), so it cannot be a declared dependency
 FORK = {"fairseq": "ve-fairseq", "fairseq_cli": "ve-fairseq"}
@@ -306,8 +307,8 @@ def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args
 
 # ---------------------------------------------------------------------------------------------------- wheel
 @pytest.mark.slow  # builds the wheel from a copy of the sources (~10 s)
-def test_the_wheel_holds_the_six_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
-    """Built from a copy (the checkout gets no build/ folder): exactly the six top-level packages (no tests,
+def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
+    """Built from a copy (the checkout gets no build/ folder): exactly the seven top-level packages (no tests,
     no benchmarks), the Slurm scripts that ``slurm.submit`` hands to sbatch, the DeepSpeed configs, the
     console scripts, and base requirements without DeepSpeed or spaCy."""
     source = tmp_path / "src"

@@ -164,8 +164,8 @@ def check_glue_dir(args: argparse.Namespace) -> None:
 def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
     """The GLUE directory: the given one (checked by :func:`check_glue_dir`; written only with
     ``--download``), or the run's own under WORKDIR, downloaded (with --small: generated) when absent."""
+    from macaron_synthetic.glue import write_synthetic_glue
     from preprocess.sources.glue import download_glue
-    from preprocess.sources.synthetic_glue import write_synthetic_glue
 
     check_glue_dir(args)
     glue_dir = args.glue_dir or default_glue_dir(args)

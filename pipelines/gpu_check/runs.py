@@ -81,7 +81,7 @@ def run_config(run: Run, micro_batch: int, accumulation: int, world_size: int) -
 def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
     """A data-bin of ``python -m preprocess.bert_corpus`` from a generated Wikipedia dump of ``megabytes``
     (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py); it and what it is."""
-    from preprocess.sources.synthetic_wiki import write_dump
+    from macaron_synthetic.wiki.dump import write_dump
 
     dump = dest / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     dest.mkdir(parents=True, exist_ok=True)

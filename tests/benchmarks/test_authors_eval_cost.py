@@ -111,7 +111,7 @@ def test_a_child_is_measured_by_its_own_cpu_time_and_a_failure_is_reported(tmp_p
         bench.run_measured([sys.executable, "-c", fail], {}, tmp_path / "out", tmp_path / "err")
 
 
-def fake_payload(load: float, overrides: list[str]) -> dict:
+def fake_payload(load: float, overrides: list[str], sentences: int = 6_750) -> dict:
     run = {"threads_setting": "default", "torch_threads": 2, "repeat": 0, "wall_seconds": 200.0,
            "cpu_seconds": 380.0, "generation_seconds": 150.0, "sentences_per_second": 33.75,
            "tokens_per_second": 900.0, "peak_rss_mb": 1234.4, "load_1min_before": load,
@@ -131,13 +131,18 @@ def fake_payload(load: float, overrides: list[str]) -> dict:
         },
         "dictionary": {"bpe_types": 10_000, "padding_factor": 8, "size": 10_008},
         "test_set": {
-            "sentences": 6_750,
+            "sentences": sentences,
             "description": "the drawn lengths",
             "words_per_sentence": 19.4,
             "de_bpe_tokens_per_sentence": 23.0,
             "de_bpe_tokens": 155_000,
             "en_bpe_tokens_per_sentence": 22.2,
-            "length_model": {"en_split": 0.145},
+            "length_model": {
+                "en_split": 0.145,
+                "de_split": 0.182,
+                "shape": 2.0,
+                "mean_words": 131_156 / 6_750,
+            },
         },
         "generate_command": "fairseq-generate DATA --path CKPT",
         "length_cap": {
@@ -146,7 +151,7 @@ def fake_payload(load: float, overrides: list[str]) -> dict:
             "trained_model_tokens_estimate": 150_000.0,
             "per_sentence_cap_tokens": 170_000,
         },
-        "authors": {"syslen": 127_659},
+        "authors": {"syslen": 127_659, "sentences": 6_750},
         "runs": [run, one],
     }
     return {"command": "python -m benchmarks.authors_eval_cost", "machine": MACHINE, "results": results}
@@ -155,17 +160,21 @@ def fake_payload(load: float, overrides: list[str]) -> dict:
 def test_render_shows_each_run_the_assumptions_and_the_load() -> None:
     text = bench.render(fake_payload(0.2, []))
     assert "`transformer_iwslt_de_en_macaron_v2` of exactly their size: 36,000,000 parameters" in text
-    assert "| 2 (default) | 200.0 | 380.0 | 150.0 | 33.75 | 900 | 1,234 | 0.2 → 0.3 |" in text
-    assert "| 1 (OMP_NUM_THREADS=1) | 300.0 | 290.0 |" in text
-    assert "180,000 generated BPE tokens" in text
-    assert "6,750 hypotheses had 180,000 tokens, against 170,000 had each stopped" in text
-    assert "about 150,000 for a trained model" in text and "1.20× a trained model's" in text
-    assert "10,000 BPE types" in text and "--dataset-impl lazy" in text
+    assert "| 2 (default) | 200.0 (3.3 min) | 380.0 | 150.0 | 33.75 | 900 | 1,234 | 0.2 → 0.3 |" in text
+    assert "| 1 (OMP_NUM_THREADS=1) | 300.0 (5.0 min) | 290.0 |" in text
+    assert "the 180,000 generated BPE tokens" in text
+    assert "hence 1.20× the ≈ 150,000 tokens a trained model would generate" in text
+    assert "10,000 BPE types" in text and "Gamma(shape 2, mean 19.43 = their reflen" in text
+    assert "1.182 (de) / 1.145 (en) BPE tokens per word" in text and "--dataset-impl lazy" in text
+    assert "(drawn: 19.40 words, 23.00 de / 22.20 en BPE tokens per sentence)" in text
     assert "not idle" not in text
     assert text.rstrip().endswith("1-min load 0.1 → 0.2.")
     busy = bench.render(fake_payload(3.5, ["--encoder-layers", "2"]))
     assert "**The machine was not idle**: the 1-min load reached 3.5 on its 2 cores" in busy
     assert "SCALED-DOWN size (--encoder-layers 2)" in busy
+    assert "scaled to" not in text and "their syslen 127,659 words scaled to 675 sentences ×" in bench.render(
+        fake_payload(0.2, [], sentences=675)
+    )
 
 
 @pytest.mark.slow  # fairseq-preprocess, a model build and two fairseq-generate processes (~1 min)

@@ -19,9 +19,10 @@ import pytest
 import torch
 
 from macaron_workflow.stages import StageRunner
-from pipelines import fairseq_steps, quickstart, translation
+from pipelines import fairseq_steps, translation
 from pipelines.commands import Console, PipelineError
 from pipelines.fairseq_steps import BleuSettings, resume_settings, without_options
+from pipelines.quickstart import options as quickstart_options
 
 LOG_PREFIX = "2026-01-01 00:00:00 | INFO |"
 
@@ -302,14 +303,14 @@ def test_average_reads_the_last_interval_checkpoints_and_reruns_when_one_is_adde
 
 
 def test_quickstart_options_defaults_and_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    args = quickstart.parse_args(["--workdir", str(tmp_path / "qs")])
+    args = quickstart_options.parse_args(["--workdir", str(tmp_path / "qs")])
     assert (args.max_update, args.embed_dim, args.lr, args.beam) == (750, 128, "3e-3", 5)
     assert not args.own_corpus
     assert args.workdir == tmp_path / "qs" and args.threads >= 1
 
     def error(*argv: str) -> str:
         with pytest.raises(SystemExit) as exc:
-            quickstart.parse_args(list(argv))
+            quickstart_options.parse_args(list(argv))
         assert exc.value.code == 2
         return capsys.readouterr().err
 
@@ -323,11 +324,11 @@ def test_quickstart_options_defaults_and_errors(tmp_path: Path, capsys: pytest.C
     assert f"missing corpus file {tmp_path / 'c'}.en" in error(*prefixes)
     (tmp_path / "c.en").write_text("a\n")
     (tmp_path / "c.de").write_text("b\n")
-    assert quickstart.parse_args(prefixes).own_corpus
+    assert quickstart_options.parse_args(prefixes).own_corpus
 
 
 def test_quickstart_command_line_help_and_shell_wrapper_errors(tmp_path: Path) -> None:
-    wrapper = Path(quickstart.__file__).with_name("quickstart.sh")
+    wrapper = Path(translation.__file__).with_name("quickstart.sh")
     shown = subprocess.run(["bash", str(wrapper), "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert shown.returncode == 0 and "--max-update N" in shown.stdout
     assert "checking/installing" not in shown.stdout  # --help does not install

@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO / "tests" / "preprocess"))
 from test_preprocess_iwslt14 import make_talks, make_tests
 from upstream_layouts import iwslt_members, wmt_archives, write_tgz
 
-from preprocess.sources.toy_bitext import sentence_pairs
+from macaron_synthetic.toy_bitext import sentence_pairs
 
 STAGES = ("train", "generate", "score", "results")  # no averaging: checkpoint_best.pt, as the authors
 ARCH = "transformer_iwslt_de_en_macaron_v2"  # the default: the authors'

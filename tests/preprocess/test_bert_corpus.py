@@ -17,7 +17,9 @@ from pathlib import Path
 import pytest
 from helpers import REPO, run_module
 
-from preprocess.sources.synthetic_wiki import MARKERS, write_books, write_dump
+from macaron_synthetic.wiki.books import write_books
+from macaron_synthetic.wiki.dump import write_dump
+from macaron_synthetic.wiki.markers import MARKERS
 
 KINDS = {"article": 24, "stub": 2, "empty": 1, "redirect": 5, "other_namespace": 4, "disambiguation": 2}
 ARTICLE_WORD = re.compile(r"\bartword(\d+)\b")

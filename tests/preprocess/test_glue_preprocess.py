@@ -13,9 +13,9 @@ import torch
 from helpers import run_module, save_bert_checkpoint
 
 from macaron_fairseq.models.bert_build import write_bert_dictionary
+from macaron_synthetic.glue import write_synthetic_glue
 from preprocess import glue as preprocess_glue
 from preprocess.sources.glue import TASKS, read_split
-from preprocess.sources.synthetic_glue import write_synthetic_glue
 from preprocess.text.documents import MOSES
 from preprocess.text.moses import MosesPipeline
 

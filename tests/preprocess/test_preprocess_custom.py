@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 
+from macaron_synthetic.toy_bitext import sentence_pairs, write_bitext
 from macaron_workflow.cli import run_cli
 from macaron_workflow.files import UTF8_BOM
 from preprocess.custom import main as custom_main
-from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
 
 SPLITS = ("train", "valid", "test")
 

@@ -13,6 +13,7 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import IWSLT_TEST_SETS, iwslt_members, iwslt_train_tags, write_tgz
 
+from macaron_synthetic.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import UTF8_BOM
@@ -21,7 +22,6 @@ from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
 from preprocess.iwslt14 import main as iwslt_main
 from preprocess.sources.archives import extract_members, locate_members, verify_tar
 from preprocess.sources.ted_metadata import is_metadata, write_talk_text
-from preprocess.sources.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from preprocess.sources.xml_segments import segments
 from preprocess.text.bitext import BitextFiles
 

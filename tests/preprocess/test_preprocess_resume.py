@@ -14,7 +14,7 @@ import pytest
 import sentencepiece as spm
 from helpers import REPO, run_module
 
-from preprocess.sources.toy_bitext import sentence_pairs, write_bitext
+from macaron_synthetic.toy_bitext import sentence_pairs, write_bitext
 
 pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: seconds to minutes
 

@@ -10,8 +10,8 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import wmt_archives, write_tgz
 
+from macaron_synthetic.toy_bitext import sentence_pairs
 from macaron_workflow.cli import run_cli
-from preprocess.sources.toy_bitext import sentence_pairs
 from preprocess.wmt14_en_de import main as wmt_main
 
 SPECIAL_TRAIN = (

@@ -9,7 +9,7 @@ from helpers import run_module
 from pretrain_job import submit
 from slurm_cluster import SlurmCluster
 
-from preprocess.sources.synthetic_wiki import write_dump
+from macaron_synthetic.wiki.dump import write_dump
 
 
 @pytest.fixture(scope="session")

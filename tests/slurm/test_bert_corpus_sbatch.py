@@ -16,7 +16,8 @@ import pytest
 from helpers import REPO, run_module
 from slurm_cluster import JobStateError, SlurmCluster
 
-from preprocess.sources.synthetic_wiki import write_books, write_dump
+from macaron_synthetic.wiki.books import write_books
+from macaron_synthetic.wiki.dump import write_dump
 
 pytestmark = pytest.mark.slurm
 SCRIPT = REPO / "slurm" / "bert_corpus.sbatch"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import run_module
 
-from preprocess.sources.synthetic_wiki import write_dump
+from macaron_synthetic.wiki.dump import write_dump
 
 
 @pytest.fixture(scope="session")

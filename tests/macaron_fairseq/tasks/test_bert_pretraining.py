@@ -24,8 +24,8 @@ from macaron_fairseq.data import bert_pairs
 from macaron_fairseq.data.bert_pairs import BertDataError, SentencesWithoutEos
 from macaron_fairseq.data.pair_index import build_pair_index
 from macaron_fairseq.tasks.bert_pretraining import BertPretrainingTask
+from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.errors import UserError
-from preprocess.sources.synthetic_wiki import write_dump
 
 BLOCK = 32
 

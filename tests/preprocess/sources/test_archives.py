@@ -15,10 +15,10 @@ import pytest
 from helpers import REPO
 from upstream_layouts import iwslt_members, write_tgz
 
+from macaron_synthetic.toy_bitext import sentence_pairs
 from macaron_workflow.errors import UserError
 from preprocess.iwslt14 import TEST_SETS
 from preprocess.sources.archives import extract_members, verify_tar
-from preprocess.sources.toy_bitext import sentence_pairs
 
 MEMBER = "corpus/train.en"
 

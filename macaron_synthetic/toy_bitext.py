@@ -1,5 +1,5 @@
 """Small generated parallel corpora for tests, benchmarks and smoke runs — the project's one toy-corpus
-generator (the quickstart's realistic synthetic corpus is :mod:`preprocess.sources.synthetic_en_de`).
+generator (the quickstart's realistic synthetic corpus is :mod:`macaron_synthetic.en_de`).
 
 Two styles over one aligned :class:`Lexicon` (source word *i* translates to target word *i*):
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from helpers import read_lines
 
-from preprocess.sources.toy_bitext import (
+from macaron_synthetic.toy_bitext import (
     Lexicon,
     SentenceStyle,
     SymbolTask,

@@ -3,16 +3,12 @@ relative clauses; SVO order with an optionally fronted time adverbial."""
 
 from __future__ import annotations
 
-from preprocess.sources.synthetic_en_de.function_words import PRONOUNS
-from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.lexicon.english import indefinite_article
+from macaron_synthetic.lexicon.function_words import PRONOUNS
 
 BE_PRESENT = {"1sg": "am", "2sg": "are", "3sg": "is", "1pl": "are", "3pl": "are"}
 BE_PAST = {"1sg": "was", "2sg": "were", "3sg": "was", "1pl": "were", "3pl": "were"}
-
-
-def _article_a(next_word: str) -> str:
-    """The indefinite article before ``next_word``: "an" before a vowel letter, else "a"."""
-    return "an" if next_word[0].lower() in "aeiou" else "a"
 
 
 def en_np(np: NounPhrase, role: str = "subj") -> list[str]:
@@ -33,7 +29,7 @@ def en_np(np: NounPhrase, role: str = "subj") -> list[str]:
     if det == "def":
         words.insert(0, "the")
     elif det == "indef":
-        words.insert(0, _article_a(words[0]))
+        words.insert(0, indefinite_article(words[0]))
     elif det == "dem":
         words.insert(0, "these" if np.number == "pl" else "this")
     elif det.startswith("poss:"):

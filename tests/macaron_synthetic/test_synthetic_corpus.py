@@ -1,5 +1,5 @@
-"""Tests of the synthetic English→German-like corpus (preprocess.sources.synthetic_en_de) and its command
-line (preprocess.synthetic_en_de)."""
+"""Tests of the synthetic English→German-like corpus (macaron_synthetic.en_de) and its command
+line (python -m macaron_synthetic.en_de)."""
 
 from __future__ import annotations
 
@@ -8,17 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from preprocess import synthetic_en_de as cli
-from preprocess.sources.synthetic_en_de.adjectives import ADJECTIVES
-from preprocess.sources.synthetic_en_de.adverbs import Adverb
-from preprocess.sources.synthetic_en_de.corpus import MAX_WORDS, MIN_WORDS, generate_corpus
-from preprocess.sources.synthetic_en_de.english import en_clause, en_np
-from preprocess.sources.synthetic_en_de.german import de_clause, de_np, de_pp
-from preprocess.sources.synthetic_en_de.nouns import NOUNS
-from preprocess.sources.synthetic_en_de.sampler import Sampler
-from preprocess.sources.synthetic_en_de.surface import detokenize
-from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
-from preprocess.sources.synthetic_en_de.verbs import VERBS, Verb
+from macaron_synthetic.en_de import __main__ as cli
+from macaron_synthetic.en_de.corpus import MAX_WORDS, MIN_WORDS, generate_corpus
+from macaron_synthetic.en_de.english import en_clause, en_np
+from macaron_synthetic.en_de.german import de_clause, de_np, de_pp
+from macaron_synthetic.en_de.sampler import Sampler
+from macaron_synthetic.en_de.surface import detokenize
+from macaron_synthetic.en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.lexicon.adjectives import ADJECTIVES
+from macaron_synthetic.lexicon.adverbs import Adverb
+from macaron_synthetic.lexicon.nouns import NOUNS
+from macaron_synthetic.lexicon.verbs import VERBS, Verb
 
 NOUN = {n.en_sg: n for n in NOUNS}
 ADJ = {a.en: a for a in ADJECTIVES}
@@ -107,8 +107,8 @@ def test_quickstart_corpus_has_the_documented_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """README: "12k training pairs, 1.4 MB"; docs/quickstart.md: 12000/400/400 pairs, 1.4 MB — with the sizes
-    and seed pipelines/quickstart.py passes to this command by default."""
-    from pipelines.quickstart import INTEGER_OPTIONS
+    and seed the quickstart passes to this command by default."""
+    from pipelines.quickstart.options import INTEGER_OPTIONS
 
     defaults = {option: default for option, default, _ in INTEGER_OPTIONS}
     quickstart = [defaults[f"--{x}"] for x in ("train-size", "valid-size", "test-size", "seed")]

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from preprocess.sources.synthetic_en_de.adjectives import Adjective
-from preprocess.sources.synthetic_en_de.adverbs import Adverb
-from preprocess.sources.synthetic_en_de.nouns import Noun
-from preprocess.sources.synthetic_en_de.verbs import Verb
+from macaron_synthetic.lexicon.adjectives import Adjective
+from macaron_synthetic.lexicon.adverbs import Adverb
+from macaron_synthetic.lexicon.nouns import Noun
+from macaron_synthetic.lexicon.verbs import Verb
 
 
 @dataclass

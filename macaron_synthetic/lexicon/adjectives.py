@@ -1,4 +1,5 @@
-"""Adjectives of the synthetic corpus: English form, German predicative form and attributive stem."""
+"""Adjectives: the quickstart's bilingual ones (English form, German predicative form and attributive stem,
+the nouns they fit) and the English adjectives of the Wikipedia generator."""
 
 from __future__ import annotations
 
@@ -82,3 +83,25 @@ def _parse_adjectives(table: str) -> tuple[Adjective, ...]:
 
 
 ADJECTIVES = _parse_adjectives(_ADJ_TABLE)
+
+ENCYCLOPEDIC_ADJECTIVES = tuple("""
+ancient modern early late northern southern eastern western central local national regional royal public
+private large small major minor important famous notable historic traditional popular rare common wide
+narrow deep shallow high low long short old new young first last final main principal original former
+current annual daily military naval civil religious political economic social cultural industrial
+agricultural commercial financial academic scientific medical musical literary artistic architectural
+Gothic Baroque Romanesque Victorian Georgian medieval colonial imperial republican democratic liberal
+conservative radical moderate independent official successful controversial influential prominent
+distinguished remarkable unusual typical distinctive complex simple elaborate ornate plain massive tiny
+enormous vast dense sparse fertile barren dry wet humid arid tropical temperate coastal rural urban
+suburban remote isolated nearby adjacent surrounding various several numerous different similar separate
+distinct additional subsequent previous earlier recent contemporary permanent temporary brief lengthy
+gradual sudden rapid slow steady severe mild heavy light dark bright red green blue white black yellow
+brown grey golden wooden sacred secular fortified ruined restored surviving extinct endangered endemic
+native invasive migratory nocturnal aquatic marine alpine volcanic sandy rocky wooded fictional
+""".split())
+HYPHENATED_ADJECTIVES = tuple("""
+long-term well-known twenty-five nineteenth-century so-called large-scale full-time two-storey
+middle-aged short-lived high-speed left-wing right-wing self-taught world-famous English-language
+state-owned non-profit post-war pre-war anti-war year-round three-day half-timbered red-brick
+""".split())

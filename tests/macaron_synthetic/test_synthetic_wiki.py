@@ -1,4 +1,4 @@
-"""Tests of the generated Wikipedia dumps and BookCorpus-style books (preprocess.sources.synthetic_wiki)."""
+"""Tests of the generated Wikipedia dumps and BookCorpus-style books (macaron_synthetic.wiki)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.sources import synthetic_wiki as sw
+from macaron_synthetic.wiki import __main__ as cli
+from macaron_synthetic.wiki import books as wb
+from macaron_synthetic.wiki import dump as wd
+from macaron_synthetic.wiki import export_format as fmt
+from macaron_synthetic.wiki import markers as mk
+from macaron_synthetic.wiki import prose as wiki_prose
+from macaron_synthetic.wiki import vocabulary as voc
 
 NS = {"m": "http://www.mediawiki.org/xml/export-0.11/"}
 KINDS = {"article": 6, "stub": 2, "empty": 2, "redirect": 5, "other_namespace": 8, "disambiguation": 2}
@@ -39,7 +45,7 @@ def _text(page: ET.Element) -> str:
     ],
 )
 def test_dump_parses_with_requested_kinds(tmp_path: Path, name: str) -> None:
-    m = sw.write_dump(tmp_path / name, kinds=KINDS, seed=3)
+    m = wd.write_dump(tmp_path / name, kinds=KINDS, seed=3)
     data = _xml_bytes(tmp_path / name)
     assert len(data) == m.xml_bytes
     root = ET.fromstring(data)
@@ -47,19 +53,19 @@ def test_dump_parses_with_requested_kinds(tmp_path: Path, name: str) -> None:
     siteinfo = root.find("m:siteinfo", NS)
     assert siteinfo.find("m:dbname", NS).text == "enwiki"
     namespaces = siteinfo.findall("m:namespaces/m:namespace", NS)
-    assert [(int(n.get("key")), n.text or "") for n in namespaces] == list(sw.NAMESPACES)
+    assert [(int(n.get("key")), n.text or "") for n in namespaces] == list(fmt.NAMESPACES)
 
     pages = _pages(root)
-    assert m.counts() == {k: KINDS.get(k, 0) for k in sw.KINDS}
+    assert m.counts() == {k: KINDS.get(k, 0) for k in wd.KINDS}
     assert len(pages) == sum(KINDS.values()) == m.pages
     ids = [int(p.find("m:id", NS).text) for p in pages]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
-    kind_of = {i: k for k in sw.KINDS for i in m.ids(k)}
+    kind_of = {i: k for k in wd.KINDS for i in m.ids(k)}
     for page, pid in zip(pages, ids, strict=True):
         text = _text(page)
         text_el = page.find("m:revision/m:text", NS)
         assert int(text_el.get("bytes")) == len(text.encode("utf-8"))
-        assert text_el.get("sha1") == page.find("m:revision/m:sha1", NS).text == sw.sha1_base36(text)
+        assert text_el.get("sha1") == page.find("m:revision/m:sha1", NS).text == fmt.sha1_base36(text)
         assert page.find("m:title", NS).text == m.titles[pid]
         ns = int(page.find("m:ns", NS).text)
         redirect = page.find("m:redirect", NS)
@@ -69,28 +75,28 @@ def test_dump_parses_with_requested_kinds(tmp_path: Path, name: str) -> None:
         if kind == "redirect":
             assert redirect.get("title") == m.redirect_targets[pid]
             assert re.match(r"#redirect ?\[\[", text, re.IGNORECASE)
-            assert sw.MARK_REDIRECT in text
+            assert mk.MARK_REDIRECT in text
         elif kind == "other_namespace":
-            assert m.titles[pid].split(":")[0] in dict((v, k) for k, v in sw.NAMESPACES)
-            assert sw.MARK_NAMESPACE in text or sw.MARK_TALK in text
+            assert m.titles[pid].split(":")[0] in dict((v, k) for k, v in fmt.NAMESPACES)
+            assert mk.MARK_NAMESPACE in text or mk.MARK_TALK in text
         elif kind == "disambiguation":
-            assert sw.MARK_DISAMBIGUATION in text and re.search(r"\{\{(Disambiguation|hndis|geodis)", text)
+            assert mk.MARK_DISAMBIGUATION in text and re.search(r"\{\{(Disambiguation|hndis|geodis)", text)
         elif kind in ("article", "stub"):
-            assert text.count(sw.article_word(pid)) == m.prose_sentences[pid]
+            assert text.count(mk.article_word(pid)) == m.prose_sentences[pid]
         else:
-            assert sw.ARTICLE_WORD_PREFIX not in text
+            assert mk.ARTICLE_WORD_PREFIX not in text
     assert all(m.prose_sentences[i] >= 2 for i in m.articles)
     assert all(m.prose_sentences[i] == 1 for i in m.stubs)
 
 
 def test_xml_escapes_text_titles_and_attributes(tmp_path: Path) -> None:
-    m = sw.write_dump(tmp_path / "d.xml", pages=300, seed=1)
+    m = wd.write_dump(tmp_path / "d.xml", pages=300, seed=1)
     raw = (tmp_path / "d.xml").read_text(encoding="utf-8")
     assert "&amp;nbsp;" in raw and "&lt;ref" in raw and "&quot;" in raw and "&amp;" in raw
     assert any("&" in t for t in m.titles.values())  # "X & Y Railway" titles
     for title in m.titles.values():
         if "&" in title:
-            assert f"<title>{sw.xml_escape(title)}</title>" in raw
+            assert f"<title>{fmt.xml_escape(title)}</title>" in raw
     ET.fromstring(raw)
 
 
@@ -108,13 +114,13 @@ def _streams(data: bytes) -> list[tuple[int, bytes]]:
 
 def test_multistream_layout_and_index(tmp_path: Path) -> None:
     path = tmp_path / "enwiki-20250101-pages-articles-multistream.xml.bz2"
-    m = sw.write_dump(path, kinds=KINDS, seed=5, pages_per_stream=7, compresslevel=1)
+    m = wd.write_dump(path, kinds=KINDS, seed=5, pages_per_stream=7, compresslevel=1)
     assert m.index_path == tmp_path / "enwiki-20250101-pages-articles-multistream-index.txt.bz2"
     streams = _streams(path.read_bytes())
     n_pages = sum(KINDS.values())
     assert len(streams) == m.streams == 2 + -(-n_pages // 7)
-    assert streams[0][1].decode() == sw.HEADER
-    assert streams[-1][1].decode() == sw.FOOTER == "</mediawiki>\n"
+    assert streams[0][1].decode() == fmt.HEADER
+    assert streams[-1][1].decode() == fmt.FOOTER == "</mediawiki>\n"
 
     index = bz2.decompress(m.index_path.read_bytes()).decode("utf-8").splitlines()
     assert len(index) == n_pages
@@ -133,14 +139,14 @@ def test_multistream_layout_and_index(tmp_path: Path) -> None:
         assert len(ids) <= 7
 
     plain = tmp_path / "same.xml"
-    sw.write_dump(plain, kinds=KINDS, seed=5)
+    wd.write_dump(plain, kinds=KINDS, seed=5)
     assert b"".join(text for _, text in streams) == plain.read_bytes()
 
 
 def test_multistream_inline_and_threaded_compression_agree(tmp_path: Path) -> None:
     a, b = tmp_path / "a-multistream.xml.bz2", tmp_path / "b-multistream.xml.bz2"
-    sw.write_dump(a, pages=60, seed=2, pages_per_stream=10, compresslevel=1, threads=0)
-    sw.write_dump(b, pages=60, seed=2, pages_per_stream=10, compresslevel=1, threads=2)
+    wd.write_dump(a, pages=60, seed=2, pages_per_stream=10, compresslevel=1, threads=0)
+    wd.write_dump(b, pages=60, seed=2, pages_per_stream=10, compresslevel=1, threads=2)
     assert a.read_bytes() == b.read_bytes()
     assert bz2.decompress((tmp_path / "a-multistream-index.txt.bz2").read_bytes()) == bz2.decompress(
         (tmp_path / "b-multistream-index.txt.bz2").read_bytes()
@@ -148,20 +154,20 @@ def test_multistream_inline_and_threaded_compression_agree(tmp_path: Path) -> No
 
 
 def test_index_names_follow_wikimedia() -> None:
-    assert sw.index_path_for(Path("d/enwiki-x-pages-articles-multistream.xml.bz2")) == Path(
+    assert wd.index_path_for(Path("d/enwiki-x-pages-articles-multistream.xml.bz2")) == Path(
         "d/enwiki-x-pages-articles-multistream-index.txt.bz2"
     )
-    assert sw.index_path_for(Path("enwiki-x-pages-articles-multistream3.xml-p151574p311329.bz2")) == Path(
+    assert wd.index_path_for(Path("enwiki-x-pages-articles-multistream3.xml-p151574p311329.bz2")) == Path(
         "enwiki-x-pages-articles-multistream-index3.txt-p151574p311329.bz2"
     )
-    assert sw.flavour_of(Path("enwiki-x-pages-articles1.xml-p1p41242.bz2")) == "bz2"
-    assert sw.flavour_of(Path("a.xml")) == "plain"
+    assert wd.flavour_of(Path("enwiki-x-pages-articles1.xml-p1p41242.bz2")) == "bz2"
+    assert wd.flavour_of(Path("a.xml")) == "plain"
     with pytest.raises(ValueError):
-        sw.flavour_of(Path("a.txt"))
+        wd.flavour_of(Path("a.txt"))
 
 
 def test_target_bytes_and_proportions(tmp_path: Path) -> None:
-    m = sw.write_dump(tmp_path / "d.xml", target_bytes=3_000_000, seed=4)
+    m = wd.write_dump(tmp_path / "d.xml", target_bytes=3_000_000, seed=4)
     size = (tmp_path / "d.xml").stat().st_size
     assert size == m.xml_bytes
     assert abs(size - 3_000_000) <= 0.05 * 3_000_000
@@ -171,109 +177,109 @@ def test_target_bytes_and_proportions(tmp_path: Path) -> None:
 
 
 def test_seeds_and_start_ids(tmp_path: Path) -> None:
-    a = sw.write_dump(tmp_path / "a.xml", pages=80, seed=7)
-    sw.write_dump(tmp_path / "b.xml", pages=80, seed=7)
-    sw.write_dump(tmp_path / "c.xml", pages=80, seed=8)
+    a = wd.write_dump(tmp_path / "a.xml", pages=80, seed=7)
+    wd.write_dump(tmp_path / "b.xml", pages=80, seed=7)
+    wd.write_dump(tmp_path / "c.xml", pages=80, seed=8)
     assert (tmp_path / "a.xml").read_bytes() == (tmp_path / "b.xml").read_bytes()
     assert (tmp_path / "a.xml").read_bytes() != (tmp_path / "c.xml").read_bytes()
-    second = sw.write_dump(tmp_path / "d.xml", pages=80, seed=9, start_id=max(a.titles) + 1)
+    second = wd.write_dump(tmp_path / "d.xml", pages=80, seed=9, start_id=max(a.titles) + 1)
     assert min(second.titles) > max(a.titles)
     assert min(a.titles) == 1
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
-        sw.write_dump(tmp_path / "d.xml")
+        wd.write_dump(tmp_path / "d.xml")
     with pytest.raises(ValueError):
-        sw.write_dump(tmp_path / "d.xml", pages=3, target_bytes=10)
+        wd.write_dump(tmp_path / "d.xml", pages=3, target_bytes=10)
     with pytest.raises(ValueError):
-        sw.write_dump(tmp_path / "d.xml", kinds={"articles": 3})
+        wd.write_dump(tmp_path / "d.xml", kinds={"articles": 3})
 
 
 def test_every_template_fills() -> None:
-    v = sw._Vocab(0, random.Random(0))
+    v = voc.Vocabulary(0, random.Random(0))
     templates = [
-        *sw._SENTENCES,
-        *sw._SIMPLE_STUB_LEADS,
-        *(t for leads in sw._LEADS.values() for t in leads),
-        *sw._REFS,
-        *sw._INFOBOXES,
-        sw._TABLE_HEAD,
-        *sw._TABLE_ROWS,
-        *sw._LIST_ITEMS,
-        *sw._FILES,
-        *sw._CATEGORIES,
-        *sw._EXTERNAL,
-        *sw._TEMPLATES,
-        *sw._COMMENTS,
-        sw._GALLERY,
-        *sw._DEFINITIONS,
-        *sw._BOOK_SENTENCES,
+        *wiki_prose.SENTENCES,
+        *wiki_prose.SIMPLE_STUB_LEADS,
+        *(t for leads in wiki_prose.LEADS.values() for t in leads),
+        *wiki_prose.REFS,
+        *wiki_prose.INFOBOXES,
+        wiki_prose.TABLE_HEAD,
+        *wiki_prose.TABLE_ROWS,
+        *wiki_prose.LIST_ITEMS,
+        *wiki_prose.FILES,
+        *wiki_prose.CATEGORIES,
+        *wiki_prose.EXTERNAL,
+        *wiki_prose.TEMPLATES,
+        *wiki_prose.COMMENTS,
+        wiki_prose.GALLERY,
+        *wiki_prose.DEFINITIONS,
+        *wb.BOOK_SENTENCES,
     ]
     for template in templates:
         filled = v.fill(template.replace("$title", "Title").replace("$M_REF", "X").replace("$M", "X"))
         assert not re.search(r"\$[A-Za-z_]", filled), template
-    for template in (*sw._SENTENCES, *sw._BOOK_SENTENCES):
+    for template in (*wiki_prose.SENTENCES, *wb.BOOK_SENTENCES):
         assert template.count("$T") == 1, template
-    for template in sw._SENTENCES:
+    for template in wiki_prose.SENTENCES:
         assert not re.search(r"\bZq", template)
 
 
 def test_prose_never_holds_a_marker(tmp_path: Path) -> None:
-    m = sw.write_dump(tmp_path / "d.xml", kinds={"article": 40}, seed=6)
+    m = wd.write_dump(tmp_path / "d.xml", kinds={"article": 40}, seed=6)
     root = ET.parse(tmp_path / "d.xml").getroot()
     for page in _pages(root):
         pid = int(page.find("m:id", NS).text)
         text = re.sub(r"<ref[^>/]*>.*?</ref>|<!--.*?-->", "", _text(page), flags=re.DOTALL)
         for line in text.splitlines():
-            if sw.article_word(pid) in line:  # a prose paragraph (refs removed)
-                assert not any(marker in line for marker in sw.MARKERS), line
+            if mk.article_word(pid) in line:  # a prose paragraph (refs removed)
+                assert not any(marker in line for marker in mk.MARKERS), line
     assert m.articles
 
 
 def test_wikiextractor_keeps_the_prose(tmp_path: Path) -> None:
     extract = pytest.importorskip("wikiextractor.extract")
-    m = sw.write_dump(
+    m = wd.write_dump(
         tmp_path / "d.xml", kinds={"article": 30, "stub": 4, "empty": 4, "disambiguation": 4}, seed=2
     )
     root = ET.parse(tmp_path / "d.xml").getroot()
-    kind_of = {i: k for k in sw.KINDS for i in m.ids(k)}
+    kind_of = {i: k for k in wd.KINDS for i in m.ids(k)}
     for page in _pages(root):
         pid = int(page.find("m:id", NS).text)
         lines = extract.Extractor(str(pid), "1", "", m.titles[pid], [], keepSections=False).clean_text(
             _text(page), mark_headers=False, expand_templates=False, html_safe=False
         )
-        word = sw.article_word(pid)
+        word = mk.article_word(pid)
         kind = kind_of[pid]
         if kind in ("article", "stub"):
             assert len(re.findall(rf"\b{word}\b", "\n".join(lines))) == m.prose_sentences[pid]
             for line in lines:  # prose, or a ":" definition line that wikiextractor keeps
-                assert (word in line) != (sw.MARK_LIST in line), line
+                assert (word in line) != (mk.MARK_LIST in line), line
         elif kind == "empty":
             assert not [line for line in lines if line.strip()]
         else:
-            assert all(sw.MARK_DISAMBIGUATION in line for line in lines)
+            assert all(mk.MARK_DISAMBIGUATION in line for line in lines)
 
 
 def test_books(tmp_path: Path) -> None:
-    paths = sw.write_books(tmp_path / "books", 4, seed=1, paragraphs=(3, 6))
-    assert len(paths) == 4 and len({sw.book_id(p) for p in paths}) == 4
+    paths = wb.write_books(tmp_path / "books", 4, seed=1, paragraphs=(3, 6))
+    assert len(paths) == 4 and len({mk.book_id(p) for p in paths}) == 4
     for path in paths:
         assert re.fullmatch(r"\d+__[a-z0-9-]+\.txt", path.name)
         text = path.read_text(encoding="utf-8")
         paragraphs = text.strip().split("\n\n")
-        word = sw.book_word(sw.book_id(path))
+        word = mk.book_word(mk.book_id(path))
         prose = [p for p in paragraphs if word in p]
         assert 3 <= len(prose) <= 6
         assert "Smashwords Edition" in paragraphs[:5] and word not in paragraphs[0]
-    again = sw.write_books(tmp_path / "again", 4, seed=1, paragraphs=(3, 6))
+    again = wb.write_books(tmp_path / "again", 4, seed=1, paragraphs=(3, 6))
     assert [p.read_bytes() for p in paths] == [p.read_bytes() for p in again]
 
 
 def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "enwiki-pages-articles-multistream.xml.bz2"
     assert (
-        sw.main(["--out", str(out), "--mb", "0.3", "--books-dir", str(tmp_path / "b"), "--books", "2"]) == 0
+        cli.main(["--out", str(out), "--mb", "0.3", "--books-dir", str(tmp_path / "b"), "--books", "2"]) == 0
     )
     printed = capsys.readouterr().out
     assert "MB/s" in printed and "index" in printed and "2 books" in printed

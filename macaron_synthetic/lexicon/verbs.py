@@ -1,11 +1,13 @@
-"""Verbs of the synthetic corpus: their English and German morphology and their argument frames."""
+"""Verbs: the quickstart's bilingual verbs (their English and German forms and their argument frames), and
+the Wikipedia generator's English verbs and participles."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from preprocess.sources.synthetic_en_de.nouns import ANIMATE, CONCRETE
+from macaron_synthetic.lexicon.english import gerund, regular_past, third_person
+from macaron_synthetic.lexicon.nouns import ANIMATE, CONCRETE
 
 
 @dataclass(frozen=True)
@@ -68,27 +70,10 @@ class Verb:
         return self.de_prefix + self.de_inf
 
     def en_third(self) -> str:
-        if self.en_3sg:
-            return self.en_3sg
-        return _en_add_s(self.en)
+        return self.en_3sg or third_person(self.en)
 
     def en_gerund(self) -> str:
-        if self.en_ing:
-            return self.en_ing
-        base = self.en
-        if base.endswith("ie"):
-            return base[:-2] + "ying"
-        if base.endswith("e") and not base.endswith(("ee", "ye", "oe")):
-            return base[:-1] + "ing"
-        return base + "ing"
-
-
-def _en_add_s(word: str) -> str:
-    if word.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return word + "es"
-    if word.endswith("y") and word[-2] not in "aeiou":
-        return word[:-1] + "ies"
-    return word + "s"
+        return self.en_ing or gerund(self.en)
 
 
 def _needs_e(stem: str) -> bool:
@@ -121,14 +106,7 @@ def _weak(en: str, de_inf: str, frame: str, obj: str = "", subj: str = "person",
     """A verb that is regular (weak) in German; English past regular unless ``en_past``, participle equal
     to the past unless ``en_pp``."""
     past, pp = _weak_forms(de_inf, inseparable)
-    if en_past:
-        en_p = en_past
-    elif en.endswith("e"):
-        en_p = en + "d"
-    elif en.endswith("y") and en[-2] not in "aeiou":
-        en_p = en[:-1] + "ied"
-    else:
-        en_p = en + "ed"
+    en_p = en_past or regular_past(en)
     return Verb(en, en_p, en_pp or en_p, de_inf, past, pp, frame, _tags(obj), _tags(subj), en_particle,
                 de_aux=aux, en_3sg=en_3sg, en_ing=en_ing)
 
@@ -273,3 +251,20 @@ def _group_by_frame(verbs: Iterable[Verb]) -> dict[str, tuple[Verb, ...]]:
 
 
 VERBS_BY_FRAME = _group_by_frame(VERBS)
+
+PARTICIPLES = tuple("""
+built founded established opened closed designed constructed destroyed rebuilt restored renovated
+expanded extended enlarged demolished abandoned acquired purchased sold inherited granted awarded won lost
+defeated captured besieged occupied liberated annexed ruled governed administered elected appointed
+nominated dismissed replaced named renamed described documented recorded published released issued
+printed translated edited composed performed produced directed filmed broadcast premiered exhibited
+painted carved discovered identified classified studied surveyed excavated explored mapped measured
+estimated observed reported announced proposed approved rejected adopted abolished introduced funded
+financed sponsored supported opposed criticised praised celebrated commemorated honoured dedicated
+consecrated converted transferred relocated merged divided united connected served operated managed
+controlled owned leased inhabited settled visited attacked raided damaged flooded burned repaired
+improved modernised electrified upgraded withdrawn preserved protected listed registered recognised
+""".split())
+ENCYCLOPEDIC_VERBS = tuple("""
+remain serve include contain attract support require produce feature cover dominate surround border
+""".split())

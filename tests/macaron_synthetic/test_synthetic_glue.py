@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from macaron_synthetic.glue import CUE_WORDS, write_synthetic_glue
 from preprocess.sources.glue import TASKS, read_split
-from preprocess.sources.synthetic_glue import CUE_WORDS, write_synthetic_glue
 
 ALL = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
 

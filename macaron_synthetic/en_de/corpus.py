@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from macaron_synthetic.en_de.sampler import Sampler
+from macaron_synthetic.en_de.surface import detokenize, word_count
 from macaron_workflow.atomic import write_text_atomically
-from preprocess.sources.synthetic_en_de.sampler import Sampler
-from preprocess.sources.synthetic_en_de.surface import detokenize, word_count
 
 MIN_WORDS = 4
 MAX_WORDS = 25

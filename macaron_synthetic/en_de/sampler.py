@@ -7,20 +7,15 @@ import random
 from collections.abc import Sequence
 from typing import TypeVar
 
-from preprocess.sources.synthetic_en_de.adjectives import ADJECTIVES, Adjective
-from preprocess.sources.synthetic_en_de.adverbs import FREQ_ADVERBS, MANNER_ADVERBS, TIME_ADVERBS
-from preprocess.sources.synthetic_en_de.english import en_clause
-from preprocess.sources.synthetic_en_de.function_words import (
-    COORDINATORS,
-    NUMERALS,
-    POSSESSIVES,
-    PRONOUNS,
-    SUBORDINATORS,
-)
-from preprocess.sources.synthetic_en_de.german import de_clause
-from preprocess.sources.synthetic_en_de.nouns import ANIMATE, CONCRETE, NAMES, NOUNS, Noun
-from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
-from preprocess.sources.synthetic_en_de.verbs import STATIVE, VERBS, VERBS_BY_FRAME, Verb
+from macaron_synthetic.en_de.english import en_clause
+from macaron_synthetic.en_de.german import de_clause
+from macaron_synthetic.en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.lexicon import function_words as fw
+from macaron_synthetic.lexicon.adjectives import ADJECTIVES, Adjective
+from macaron_synthetic.lexicon.adverbs import FREQ_ADVERBS, MANNER_ADVERBS, TIME_ADVERBS
+from macaron_synthetic.lexicon.names import NAMES
+from macaron_synthetic.lexicon.nouns import ANIMATE, CONCRETE, NOUNS, Noun
+from macaron_synthetic.lexicon.verbs import STATIVE, VERBS, VERBS_BY_FRAME, Verb
 
 T = TypeVar("T")
 
@@ -53,7 +48,7 @@ class Sampler:
         if "person" in tags and allow_pron:
             r = self.rng.random()
             if r < 0.22:
-                key = self.pick(tuple(PRONOUNS))
+                key = self.pick(tuple(fw.PRONOUNS))
                 return NounPhrase("pron", pron=key)
             if r < 0.30:
                 return NounPhrase("name", name=self.pick(NAMES))
@@ -65,7 +60,7 @@ class Sampler:
         noun = self.noun_with(tags)
         if noun.mass:
             number = "sg"
-            det = self.pick(("def", "def", "bare", "bare", "dem", "poss:" + self.pick(tuple(POSSESSIVES))))
+            det = self.pick(("def", "def", "bare", "bare", "dem", "poss:" + self.pick(tuple(fw.POSSESSIVES))))
         else:
             number = "pl" if self.chance(0.3) else "sg"
             if number == "sg":
@@ -73,9 +68,9 @@ class Sampler:
             else:
                 det = self.pick(("def", "def", "indef", "dem", "poss", "num"))
             if det == "poss":
-                det = "poss:" + self.pick(tuple(POSSESSIVES))
+                det = "poss:" + self.pick(tuple(fw.POSSESSIVES))
             elif det == "num":
-                det = "num:" + self.pick(tuple(NUMERALS))
+                det = "num:" + self.pick(tuple(fw.NUMERALS))
             elif det == "indef" and number == "pl":
                 det = "bare"
         adjs: tuple[Adjective, ...] = ()
@@ -215,7 +210,7 @@ class Sampler:
             c.complement = self.clause_for(self.any_verb(), 1, simple=True)
             return [*en_clause(c, "main"), "."], [*de_clause(c, "main"), "."]
         if r < 0.77:
-            en_conj, de_conj = self.pick(SUBORDINATORS)
+            en_conj, de_conj = self.pick(fw.SUBORDINATORS)
             main = self.clause_for(self.any_verb(), 1, simple=True)
             sub = self.clause_for(self.any_verb(), 1, simple=True)
             return ([*en_clause(main, "main"), en_conj, *en_clause(sub, "main"), "."],
@@ -229,7 +224,7 @@ class Sampler:
             de_conj = "als" if tense == "past" else "wenn"
             return ([en_conj, *en_clause(sub, "main"), ",", *en_clause(main, "main"), "."],
                     [de_conj, *de_clause(sub, "sub"), ",", *de_clause(main, "inverted"), "."])
-        en_conj, de_conj = self.pick(COORDINATORS)
+        en_conj, de_conj = self.pick(fw.COORDINATORS)
         left = self.clause_for(self.any_verb(), 1, simple=True)
         right = self.clause_for(self.any_verb(), 1, simple=True)
         comma = [","] if en_conj == "but" else []

@@ -1,4 +1,5 @@
-"""Adverbs of the synthetic corpus: frequency, manner, and time adverbials with the tenses they suit."""
+"""Adverbs: the quickstart's bilingual frequency, manner and time adverbials (with the tenses they suit), and
+the English adverbs of the Wikipedia generator."""
 
 from __future__ import annotations
 
@@ -37,3 +38,11 @@ TIME_ADVERBS: tuple[tuple[Adverb, frozenset[str]], ...] = tuple(
         ("this morning", "heute Morgen", "past,perf"),
     )
 )
+
+ENCYCLOPEDIC_ADVERBS = tuple("""
+largely mostly partly briefly gradually rapidly slowly quickly eventually finally initially originally
+formerly later subsequently previously recently currently officially formally widely commonly rarely
+frequently occasionally regularly annually primarily mainly chiefly entirely completely extensively
+heavily severely successfully effectively reportedly allegedly apparently probably possibly certainly
+notably particularly especially significantly considerably substantially slightly relatively
+""".split())

@@ -1,5 +1,6 @@
-"""Closed-class words with their German counterparts: personal pronouns, possessive and numeral
-determiners, subordinating and coordinating conjunctions."""
+"""Closed-class words: the quickstart's, with their German counterparts (personal pronouns, possessive and
+numeral determiners, subordinating and coordinating conjunctions), and the Wikipedia generator's ordinal
+numbers and month names."""
 
 from __future__ import annotations
 
@@ -15,3 +16,9 @@ PRONOUNS = {  # person key → (English subject, English object, German nom, acc
 }
 SUBORDINATORS = (("because", "weil"), ("although", "obwohl"), ("while", "während"))
 COORDINATORS = (("and", "und"), ("but", "aber"), ("or", "oder"))
+MONTHS = tuple("January February March April May June July August September October November December"
+               .split())  # fmt: skip
+ORDINALS = tuple("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())
+CENTURIES = tuple(
+    "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
+)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from preprocess.sources.synthetic_en_de.function_words import NUMERALS, POSSESSIVES, PRONOUNS
-from preprocess.sources.synthetic_en_de.german_inflection import (
+from macaron_synthetic.en_de.german_inflection import (
     CASES,
     CONTRACTIONS,
     DEFINITE_ARTICLE,
@@ -20,7 +19,8 @@ from preprocess.sources.synthetic_en_de.german_inflection import (
     WEAK_ADJECTIVE_ENDINGS,
     auxiliary,
 )
-from preprocess.sources.synthetic_en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.en_de.syntax import Clause, NounPhrase, PrepPhrase
+from macaron_synthetic.lexicon.function_words import NUMERALS, POSSESSIVES, PRONOUNS
 
 
 def de_np(np: NounPhrase, case: str) -> list[str]:

@@ -1,10 +1,10 @@
-"""Generate the quickstart's synthetic English→German-like parallel corpus.
+"""Command line of the quickstart's synthetic English→German-like parallel corpus.
 
-    python -m preprocess.synthetic_en_de --dest DIR [--train N --valid N --test N --seed S]
+    python -m macaron_synthetic.en_de --dest DIR [--train N --valid N --test N --seed S]
 
 writes raw, detokenized ``DIR/{train,valid,test}.{en,de}`` (one sentence per line, aligned). The same seed
-and sizes give byte-identical files. The grammar and the sampler are in
-:mod:`preprocess.sources.synthetic_en_de`.
+and sizes give byte-identical files. The grammar and the sampler are the
+rest of :mod:`macaron_synthetic.en_de`.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from preprocess.sources.synthetic_en_de.corpus import generate_corpus, write_corpus
+from macaron_synthetic.en_de.corpus import generate_corpus, write_corpus
 
 SPLITS = ("train", "valid", "test")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="python -m preprocess.synthetic_en_de",
+        prog="python -m macaron_synthetic.en_de",
         description="Write a synthetic English→German-like parallel corpus: DEST/{train,valid,test}.{en,de}.",
     )
     parser.add_argument("--dest", required=True, type=Path, help="output directory")
