@@ -15,6 +15,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +43,17 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
-def command_line() -> str:
+def command_line(without: Collection[str] = ()) -> str:
     """How this benchmark was run: ``python -m benchmarks.NAME ARGS`` (a script run by its path is shown
-    relative to the repository root)."""
+    relative to the repository root), leaving out the flags ``without`` (``--publish-only``: the results file
+    names the grid's command)."""
+    args = [arg for arg in sys.argv[1:] if arg not in without]
     main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if main_spec is not None and main_spec.name.startswith("benchmarks."):
-        return shlex.join(["python", "-m", main_spec.name, *sys.argv[1:]])
+        return shlex.join(["python", "-m", main_spec.name, *args])
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(REPO) if script.is_relative_to(REPO) else script
-    return shlex.join(["python", str(shown), *sys.argv[1:]])
+    return shlex.join(["python", str(shown), *args])
 
 
 def source_commit() -> str | None:
@@ -85,7 +88,7 @@ def write_results(
         "results": results,
     }
     write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"results: {path}")
+    print(f"results: {path} (its tables: python -m benchmarks.doc_tables --show {path})")
 
 
 def read_results(path: Path) -> dict[str, Any]:

@@ -94,16 +94,21 @@ def run_grid(
             free.put(slot)
 
     with ThreadPoolExecutor(max_workers=len(run_slots)) as pool:
-        pending: set[Future[tuple[int, Row, int]]] = {
-            pool.submit(attempt, index, 1) for index, row in enumerate(rows) if row is None
-        }
+        submitted: dict[Future[tuple[int, Row, int]], int] = {}  # future → its place in the queue
+
+        def submit(index: int, number: int) -> Future[tuple[int, Row, int]]:
+            future = pool.submit(attempt, index, number)
+            submitted[future] = len(submitted)
+            return future
+
+        pending = {submit(index, 1) for index, row in enumerate(rows) if row is None}
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
+            for future in sorted(finished, key=submitted.__getitem__):  # one slot: in the order run
                 index, row, number = future.result()
                 on_row(keys[index], row, number)
                 if not ok(row) and number < attempts:
-                    pending.add(pool.submit(attempt, index, number + 1))
+                    pending.add(submit(index, number + 1))
                 else:
                     rows[index] = row
     return [row for row in rows if row is not None]
