@@ -1,8 +1,9 @@
 """The results file every benchmark writes: what was measured, by which command, on which machine, when.
 
-The README and docs quote these files (kept under ``docs/results/``), and ``tests/test_docs_numbers.py``
-checks that every quoted table is what the benchmark's own renderer makes of its file — so a number in the
-docs is always the output of a command, never typed.
+The README and docs quote these files (kept under ``docs/results/``): ``python -m benchmarks.doc_tables``
+renders them (:mod:`benchmarks.reports`), and ``tests/test_docs_numbers.py`` checks that every quoted table
+is what its renderer makes of its file — so a number in the docs is always the output of a command, never
+typed.
 """
 
 from __future__ import annotations
