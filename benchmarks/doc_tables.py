@@ -258,14 +258,24 @@ def rewrite(
 
 
 def show(path: Path) -> str:
-    """The blocks rendered from a results file of ``path``'s name, rendered from ``path``."""
-    blocks = [block for block in BLOCKS if block.results == path.name]
-    if not blocks:
-        names = ", ".join(sorted({block.results for block in BLOCKS if block.results}))
-        raise UserError(f"{path}: no docs block is rendered from a results file of this name ({names})")
+    """What a results file renders to, wherever it is (a test run's, an out-dir's): the blocks of a results
+    file of its name, else those of the benchmark its command names (``python -m benchmarks.NAME``: the
+    renderers of ``benchmarks/reports/NAME.py``)."""
     if not path.is_file():
         raise UserError(f"{path}: no such results file")
-    return "\n\n".join(f"<!-- {block.name} -->\n{block.render(path.parent)}" for block in blocks)
+    payload = read_results(path)
+    blocks = [block for block in BLOCKS if block.results == path.name]
+    if not blocks:
+        name = re.sub(r"^python (-m benchmarks\.|benchmarks/)(\w+).*", r"\2", payload.get("command", ""))
+        modules = (f"benchmarks.reports.{name}", f"benchmarks.{name}")
+        renderers: dict[Callable[..., str], DocBlock] = {}
+        for block in BLOCKS:
+            if not block.computed and block.renderer.__module__ in modules:
+                renderers.setdefault(block.renderer, block)
+        blocks = list(renderers.values())
+    if not blocks:
+        raise UserError(f"{path}: no docs block is rendered from it (its command: {payload.get('command')})")
+    return "\n\n".join(f"<!-- {block.name} -->\n{block.renderer(payload)}" for block in blocks)
 
 
 def main() -> int:

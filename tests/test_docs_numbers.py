@@ -51,8 +51,11 @@ def test_a_results_file_elsewhere_is_shown_and_a_missing_one_is_said(
     copy = tmp_path / block.results
     copy.write_text((doc_tables.RESULTS_DIR / block.results).read_text())
     assert doc_tables.show(copy) == f"<!-- speed -->\n{block.render()}"
-    with pytest.raises(doc_tables.UserError, match="no docs block is rendered from a results file of this"):
-        doc_tables.show(tmp_path / "other.json")
+    elsewhere = copy.rename(tmp_path / "out.json")  # found by the benchmark its command names
+    assert doc_tables.show(elsewhere) == f"<!-- speed -->\n{block.render()}"
+    elsewhere.write_text('{"command": "python -m benchmarks.unknown", "machine": {}, "results": {}}')
+    with pytest.raises(doc_tables.UserError, match="no docs block is rendered from it"):
+        doc_tables.show(elsewhere)
     [problem] = doc_tables.mismatches((block,), results_dir=tmp_path / "nowhere")
     assert problem.endswith("block 'speed': docs/results/speed_macaron_vs_transformer.json does not exist "
                             "(run its benchmark)")  # fmt: skip
