@@ -1,30 +1,35 @@
-"""Put the measured and computed tables into the README and docs: one marker scheme, one renderer per block.
+"""The renderer: the one command that puts the measured and computed tables into the README and docs.
 
     python -m benchmarks.doc_tables                   # rewrite every marked block
     python -m benchmarks.doc_tables --check           # exit 1 if a block differs from what its renderer makes
     python -m benchmarks.doc_tables --check --skip-computed   # only the blocks rendered from results files
+    python -m benchmarks.doc_tables --show FILE       # print the blocks of a results file (e.g. a test run's)
 
 A block is the text between ``<!-- results:NAME:start -->`` and ``<!-- results:NAME:end -->``; it may live
 in README.md or in any markdown file under docs/, and each NAME must appear there exactly once (the block is
 found by its marker, so moving it to another page needs no change here). Its content is the block's renderer
-applied to its results file in docs/results/ (written by the benchmark, :mod:`benchmarks.results_file`), or,
-for a *computed* block (no results file: the parameter counts), the renderer's output from the code as it is
-today. Files are rewritten atomically. ``tests/test_docs_numbers.py`` runs the check, so a table in the docs
-is always a command's output.
+(:data:`BLOCKS`) applied to its results file in docs/results/ (written by the benchmark,
+:mod:`benchmarks.results_file`; the renderers are :mod:`benchmarks.reports`), or, for a *computed* block (no
+results file: the parameter counts, the authors' recipes), the renderer's output from the code as it is
+today. Files are rewritten atomically. Benchmarks only write their results files; nothing imports this
+module, and ``tests/test_docs_numbers.py`` runs the check, so a table in the docs is always a command's
+output.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import (
+from benchmarks import authors_eval_cost
+from benchmarks.reports import (
     bert_corpus_throughput,
-    dt_fixup_ablation_report,
+    dt_fixup_ablation,
     dt_fixup_mixed,
     dt_fixup_mu_cost,
     dt_fixup_plateau,
@@ -58,10 +63,17 @@ class DocBlock:
     def computed(self) -> bool:
         return self.results is None
 
+    def results_path(self, results_dir: Path | None = None) -> Path | None:
+        return None if self.results is None else (results_dir or RESULTS_DIR) / self.results
+
+    def pending(self, results_dir: Path | None = None) -> bool:
+        """Its results file does not exist yet (a benchmark not run, or not published, yet)."""
+        path = self.results_path(results_dir)
+        return path is not None and not path.exists()
+
     def render(self, results_dir: Path | None = None) -> str:
-        if self.results is None:
-            return self.renderer()
-        return self.renderer(read_results((results_dir or RESULTS_DIR) / self.results))
+        path = self.results_path(results_dir)
+        return self.renderer() if path is None else self.renderer(read_results(path))
 
 
 def _quickstart_runs(payload: dict[str, Any]) -> str:
@@ -100,7 +112,7 @@ def _bert_parity() -> str:
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
-ABLATION = dt_fixup_ablation_report
+ABLATION = dt_fixup_ablation
 PREPROCESS = preprocess_throughput.render
 BLOCKS = (
     DocBlock("update-size", dt_fixup_update_size.render, "dt_fixup_update_size.json"),
@@ -137,6 +149,7 @@ BLOCKS = (
     ),
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
     DocBlock("real-bert-summary", macaron_real_bert.render_summary, "macaron_real_bert.json"),
+    DocBlock("authors-eval-cost", authors_eval_cost.render, "authors_eval_cost.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
     DocBlock("param-parity", _param_parity),
     DocBlock("authors-recipes", _authors_recipes),
@@ -207,6 +220,10 @@ def mismatches(
     problems = []
     for block in blocks:
         path = where[block.name]
+        if block.pending(results_dir):
+            missing = f"docs/results/{block.results} does not exist (run its benchmark)"
+            problems.append(f"{_shown(path, repo)}: block '{block.name}': {missing}")
+            continue
         match = block_pattern(block.name).search(path.read_text(encoding="utf-8"))
         assert match is not None  # located above
         if match.group(2) != block.render(results_dir):
@@ -218,10 +235,15 @@ def mismatches(
 def rewrite(
     blocks: tuple[DocBlock, ...] = BLOCKS, repo: Path = REPO, results_dir: Path | None = None
 ) -> list[Path]:
-    """Rewrite the blocks in place (each changed file atomically); the files changed."""
+    """Rewrite the blocks in place (each changed file atomically); the files changed. A block whose results
+    file does not exist yet is left as it is (with a warning)."""
     where = locate(blocks, doc_files(repo), repo)
     by_file: dict[Path, list[DocBlock]] = {}
     for block in blocks:
+        if block.pending(results_dir):
+            print(f"warning: block '{block.name}' left as it is: no docs/results/{block.results} yet",
+                  file=sys.stderr)  # fmt: skip
+            continue
         by_file.setdefault(where[block.name], []).append(block)
     changed = []
     for path, in_file in by_file.items():
@@ -235,9 +257,25 @@ def rewrite(
     return changed
 
 
-def blocks_of(results: str) -> tuple[DocBlock, ...]:
-    """The blocks rendered from one results file (a benchmark re-renders them after writing it)."""
-    return tuple(block for block in BLOCKS if block.results == results)
+def show(path: Path) -> str:
+    """What a results file renders to, wherever it is (a test run's, an out-dir's): the blocks of a results
+    file of its name, else those of the benchmark its command names (``python -m benchmarks.NAME``: the
+    renderers of ``benchmarks/reports/NAME.py``)."""
+    if not path.is_file():
+        raise UserError(f"{path}: no such results file")
+    payload = read_results(path)
+    blocks = [block for block in BLOCKS if block.results == path.name]
+    if not blocks:
+        name = re.sub(r"^python (-m benchmarks\.|benchmarks/)(\w+).*", r"\2", payload.get("command", ""))
+        modules = (f"benchmarks.reports.{name}", f"benchmarks.{name}")
+        renderers: dict[Callable[..., str], DocBlock] = {}
+        for block in BLOCKS:
+            if not block.computed and block.renderer.__module__ in modules:
+                renderers.setdefault(block.renderer, block)
+        blocks = list(renderers.values())
+    if not blocks:
+        raise UserError(f"{path}: no docs block is rendered from it (its command: {payload.get('command')})")
+    return "\n\n".join(f"<!-- {block.name} -->\n{block.renderer(payload)}" for block in blocks)
 
 
 def main() -> int:
@@ -252,7 +290,11 @@ def main() -> int:
         action="store_true",
         help="leave out the computed blocks (parameter counts: they build the big models, ~1 min)",
     )
+    parser.add_argument("--show", type=Path, metavar="FILE", help="print the blocks of this results file")
     args = parser.parse_args()
+    if args.show:
+        print(show(args.show))
+        return 0
     blocks = tuple(b for b in BLOCKS if not (args.skip_computed and b.computed))
     if args.check:
         problems = mismatches(blocks)

@@ -19,13 +19,15 @@ Three schemes, each a real ``fairseq-train`` run on a generated translation task
 
 All use Adam (β = 0.9, 0.98), peak learning rate η and the paper's η·(1 − t/T)^½ decay, at encoder depths
 N ∈ {2, 4, 8, 16, 32}, every η of the scheme's own grid (``--lrs``) and every seed. The validation and test
-sets are scored every ``--eval-every`` updates (the learning curve is kept) and after the last update. The
-report (``dt_fixup_ablation_report``) picks each scheme's η per depth on the *validation* nll and reports
-the *test* nll and accuracy at that η.
+sets are scored every ``--eval-every`` updates (the learning curve is kept) and after the last update.
+:func:`best_lr` picks each scheme's η per depth on the *validation* nll (among the rates whose every seed
+finished); the plot and the docs' tables (:mod:`benchmarks.reports.dt_fixup_ablation`) give the *test* nll
+and accuracy at that η.
 
 Each finished run is one line of ``OUT_DIR/results.jsonl`` (written as it finishes; a rerun skips the
-finished runs and retries the failed ones, so an interrupted grid resumes). ``--results`` writes the
-rows with the protocol, command and machine as one results file; the docs' tables are rendered from it.
+finished and diverged runs and retries the crashed ones, so an interrupted grid resumes:
+:mod:`macaron_workflow.grid`). ``--results`` writes the rows with the protocol, command and machine as one
+results file; ``python -m benchmarks.doc_tables`` renders the docs' tables from it.
 One run alone: ``--schemes dt-fixup --depths 2 --seeds 1 --lrs dt-fixup=6e-3``; every row also keeps its
 ``fairseq-train`` command line (data directory as ``DATA``). ``--extra-lrs standard@16,32=3e-5,1e-4`` adds
 rates to a scheme's grid at some depths only (there its best rate was at the grid's edge).
@@ -34,21 +36,21 @@ rates to a scheme's grid at some depths only (there its best rate was at the gri
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import shlex
+import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
-from benchmarks.grid_rows import append_row, claim_out_dir, read_rows
 from benchmarks.results_file import REPO, machine_info, write_results
 from macaron_synthetic.toy_bitext import SymbolTask
+from macaron_workflow import grid
+from macaron_workflow.grid import RowFile, Slot
 
 SCHEMES = ("standard", "standard-clip", "dt-fixup", "t-fixup")
 DEFAULT_LRS = {
@@ -148,14 +150,14 @@ def parse_log(log: str) -> dict:
     return out
 
 
-ArgvBuilder = Callable[[Path, Path, Any, RunKey], list[str]]
+ONE_THREAD = Slot()  # a CPU process of one thread
 
 
-def run_one(data: Path, p: Any, key: RunKey, argv_builder: ArgvBuilder = train_argv) -> dict:
+def run_one(data: Path, p: Protocol, key: RunKey, slot: Slot = ONE_THREAD) -> dict:
     """One ``fairseq-train`` run (one thread), its metrics, its exit code and its command line."""
     with tempfile.TemporaryDirectory() as tmp:
-        argv = argv_builder(data, Path(tmp), p, key)
-        env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+        argv = train_argv(data, Path(tmp), p, key)
+        env = slot.env(dict(os.environ, MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore"))
         start = time.perf_counter()
         proc = subprocess.run(argv, env=env, capture_output=True, text=True)
         seconds = time.perf_counter() - start
@@ -204,45 +206,152 @@ def parse_extra_lrs(items: list[str]) -> dict[tuple[str, int], tuple[float, ...]
 
 def prepare_out_dir(out_dir: Path, protocol: Protocol) -> Path:
     """Claim ``out_dir`` for the protocol and build its generated task there; the data-bin directory."""
-    claim_out_dir(out_dir, protocol)
+    RowFile(out_dir).claim(protocol)
     task = SymbolTask(protocol.splits, vocab=protocol.vocab, max_words=protocol.max_words)
     return task.data_bin(out_dir / "data")
 
 
-def run_grid(
-    data: Path,
-    protocol: Any,
-    wanted: list[RunKey],
-    results: Path,
-    jobs: int,
-    argv_builder: ArgvBuilder = train_argv,
-) -> None:
-    """Run every wanted (scheme, depth, lr, seed) that has no finished or diverged row in ``results`` yet
-    (deepest first, ``jobs`` at a time), appending each row as it finishes. A crashed run is retried; a
-    diverged one (fairseq's "gradients are Nan/Inf") is not: the same seed diverges again."""
-    from benchmarks.dt_fixup_ablation_report import finished, is_diverged
+def key_of(row: dict) -> RunKey:
+    return RunKey(row["scheme"], row["depth"], row["lr"], row["seed"])
 
-    rows = read_rows(results)
-    done = {
-        RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows if finished(r) or is_diverged(r)
-    }
+
+def run_grid(data: Path, protocol: Protocol, wanted: list[RunKey], rows: RowFile, jobs: int) -> None:
+    """Run every wanted (scheme, depth, lr, seed) that has no finished or diverged row yet (deepest first,
+    ``jobs`` at a time: :func:`macaron_workflow.grid.run_grid`), appending each row as it finishes. A crashed
+    run is retried by a rerun; a diverged one (fairseq's "gradients are Nan/Inf") is not: the same seed
+    diverges again."""
+    done = rows.done(key_of, counts=lambda row: finished(row) or is_diverged(row))
     todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))
-    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {results}", flush=True)
+    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}",
+          flush=True)  # fmt: skip
 
-    def job(key: RunKey) -> None:
-        row = run_one(data, protocol, key, argv_builder)
-        append_row(results, row)
+    def on_row(key: RunKey, row: dict, _attempt: int) -> None:
+        rows.append(row)
         status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
         print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
               f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(job, todo))
+    slots = [ONE_THREAD] * jobs
+    grid.run_grid(todo, lambda key, slot: run_one(data, protocol, key, slot), slots, on_row=on_row)
 
 
+# -------------------------------------------------------------------------- what the rows say
+LONG_NAMES = {
+    "standard": "standard (post-LN + warm-up)",
+    "standard-clip": "standard + gradient clipping 1.0",
+    "dt-fixup": "DT-Fixup (no LN, no warm-up)",
+    "t-fixup": "T-Fixup (no LN, no warm-up)",
+}
+
+
+
+COLORS = {"standard": "C0", "standard-clip": "C2", "dt-fixup": "C1", "t-fixup": "C3"}
+
+
+
+Cell = tuple[str, int, float]  # scheme, depth, lr
+
+
+
+def finished(row: dict) -> bool:
+    """A run counts only if ``fairseq-train`` exited 0 and logged finite validation and test metrics at
+    the last update (a crashed or diverged run is kept in the rows, retried by a rerun, never averaged)."""
+    metrics = [row.get(k) for k in ("valid_nll", "valid_accuracy", "test_nll", "test_accuracy")]
+    return (
+        row.get("rc") == 0
+        and row.get("valid_updates") == row.get("test_updates")
+        and all(isinstance(v, float | int) and math.isfinite(v) for v in metrics)
+    )
+
+
+
+def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
+    """The last finished row of every (scheme, depth, lr, seed)."""
+    kept = {}
+    for row in rows:
+        if finished(row):
+            kept[(row["scheme"], row["depth"], row["lr"], row["seed"])] = row
+    return kept
+
+
+
+def is_diverged(row: dict) -> bool:
+    """fairseq stopped on NaN/Inf gradients (rows written before the runner recorded it say so in the log)."""
+    return bool(row.get("diverged")) or "gradients are Nan/Inf" in row.get("error", "")
+
+
+
+def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
+    values: dict[Cell, list[float]] = {}
+    for (scheme, depth, lr, _seed), row in sorted(latest(rows).items()):
+        values.setdefault((scheme, depth, lr), []).append(float(row[metric]))
+    return values
+
+
+
+def mean_std(values: list[float]) -> tuple[float, float]:
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+
+def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
+    """Per (scheme, depth): the rate of lowest mean validation nll among those with ``seeds`` finished
+    runs (ties: the smaller rate)."""
+    candidates: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    for (scheme, depth, lr), values in cell_values(rows, "valid_nll").items():
+        if len(values) == seeds:
+            candidates.setdefault((scheme, depth), []).append((statistics.fmean(values), lr))
+    return {key: min(options)[1] for key, options in candidates.items()}
+
+
+
+def plot(payload: dict, path: Path) -> None:
+    """Test nll and accuracy against depth, each scheme at its chosen rate (error bars: std over seeds);
+    dashed: DT-Fixup / T-Fixup at the rate chosen for standard."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, seeds = payload["rows"], len(payload["seeds"])
+    chosen = best_lr(rows, seeds)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for ax, metric, label in ((axes[0], "test_nll", "test nll (bits/token)"),
+                              (axes[1], "test_accuracy", "test token accuracy (%)")):  # fmt: skip
+        values = cell_values(rows, metric)
+        for scheme, marker in zip(payload["grid"], "o^sd", strict=False):
+            for at_standard in (False, True):
+                if at_standard and scheme == "standard":
+                    continue
+                depths, means, stds = [], [], []
+                for depth in sorted({r["depth"] for r in rows}):
+                    lr = chosen.get(("standard" if at_standard else scheme, depth))
+                    cell = values.get((scheme, depth, lr), [])
+                    if lr is not None and len(cell) == seeds:
+                        m, s = mean_std(cell)
+                        depths.append(depth), means.append(m), stds.append(s)
+                if not depths:
+                    continue
+                name = LONG_NAMES[scheme] + (" at standard's η" if at_standard else ", own η")
+                ax.errorbar(depths, means, yerr=stds, fmt=marker + ("--" if at_standard else "-"),
+                            color=COLORS[scheme], capsize=3, label=name,
+                            alpha=0.5 if at_standard else 1.0)  # fmt: skip
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("encoder layers")
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    p = payload["protocol"]
+    fig.suptitle(f"Depth ablation: {p['updates']} updates, η chosen per scheme and depth on validation "
+                 f"(mean ± std over {seeds} seeds)", fontsize=10)  # fmt: skip
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+# ------------------------------------------------------------------------------------------- main
 def main() -> None:
-    from benchmarks.dt_fixup_ablation_report import plot, render_rows
-
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out-dir", type=Path, default=REPO / "runs" / "dt_fixup_ablation")
     ap.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
@@ -269,32 +378,32 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
     ap.add_argument("--no-run", action="store_true",
-                    help="run nothing: report (and --results) the rows OUT_DIR holds for the grid; cells "
-                    "with seeds not run are shown as such and never chosen")  # fmt: skip
+                    help="run nothing: write --results (and --plot) from the rows OUT_DIR holds for the "
+                    "grid; cells with seeds not run are shown as such and never chosen")  # fmt: skip
     ap.add_argument("--plot", type=Path, help="draw the depth plot here")
     a = ap.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
     protocol = Protocol(arch=a.arch, dim=a.dim, ffn=a.ffn, decoder_layers=a.decoder_layers, updates=a.updates,
                         warmup=a.warmup, batch_size=a.batch_size, eval_every=a.eval_every)  # fmt: skip
-    grid, extra = parse_lrs(a.lrs), parse_extra_lrs(a.extra_lrs)
+    lrs, extra = parse_lrs(a.lrs), parse_extra_lrs(a.extra_lrs)
     machine = machine_info()
     data = prepare_out_dir(a.out_dir, protocol)
-    results = a.out_dir / "results.jsonl"
+    rows = RowFile(a.out_dir)
     wanted = [
         RunKey(s, d, lr, seed)
-        for s in a.schemes for d in a.depths for lr in (*grid[s], *extra.get((s, d), ())) for seed in a.seeds
+        for s in a.schemes for d in a.depths for lr in (*lrs[s], *extra.get((s, d), ())) for seed in a.seeds
     ]  # fmt: skip
     start = time.perf_counter()
     if not a.no_run:
-        run_grid(data, protocol, wanted, results, a.jobs)
-    rows = [r for r in read_rows(results) if RunKey(r["scheme"], r["depth"], r["lr"], r["seed"]) in wanted]
+        run_grid(data, protocol, wanted, rows, a.jobs)
+    kept = set(wanted)
+    measured = [row for row in rows.read() if key_of(row) in kept]
     payload = {"protocol": asdict(protocol),
                "grid": {s: sorted({k.lr for k in wanted if k.scheme == s}) for s in a.schemes},
                "extra_lrs": {f"{s}@{d}": list(v) for (s, d), v in extra.items() if s in a.schemes},
-               "seeds": a.seeds, "depths": a.depths, "rows": rows,
+               "seeds": a.seeds, "depths": a.depths, "rows": measured,
                "wall_seconds_this_call": round(time.perf_counter() - start, 1)}  # fmt: skip
-    print(render_rows(payload))
     if a.results:
         write_results(a.results, payload, machine)
     if a.plot:
@@ -303,4 +412,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from macaron_workflow.cli import run_cli
+
+    run_cli(main, "python -m benchmarks.dt_fixup_ablation")

@@ -21,10 +21,8 @@ from __future__ import annotations
 
 import argparse
 import math
-import statistics
 import time
 from pathlib import Path
-from typing import Any
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset
@@ -86,33 +84,6 @@ def measure(arch: str, batch_size: int, steps: int, warmup: int, seed: int = 0) 
     return [step() for _ in range(steps)]
 
 
-def render(payload: dict[str, Any]) -> str:
-    results, machine = payload["results"], payload["machine"]
-    preset = PRESETS[results.get("preset", DEFAULT_PRESET)]
-    seconds = {int(b): statistics.median(times) for b, times in results["seconds"].items()}
-    lines = [
-        "| task | train examples | grid updates | est. hours |",
-        "|---|---:|---:|---:|",
-    ]
-    total = 0.0
-    for task, examples in TRAIN_EXAMPLES.items():
-        updates = {b: grid_updates(examples, b, preset) for b in preset.batch_sizes_for(task)}
-        hours = sum(updates[b] * seconds[b] for b in updates) / 3600
-        total += hours
-        lines.append(f"| {task} | {examples:,} | {sum(updates.values()):,} | {hours:,.1f} |")
-    lines.append(f"| **all eight** | | | **{total:,.1f}** |")
-    step_text = ", ".join(f"batch {b}: {s:.3g} s" for b, s in sorted(seconds.items()))
-    return (
-        "\n".join(lines) + f"\n\n`{results['arch']}` on {results['device']} ({results['threads']} threads): "
-        f"one step of {MAX_SEQ_LENGTH} tokens per example takes {step_text} (median of {results['steps']}). "
-        f"Grid `{preset.name}` ({preset.source}): batch {'/'.join(map(str, batch_sizes(preset)))} × lr "
-        f"{'/'.join(f'{x:g}' for x in preset.lrs)} × {'/'.join(map(str, preset.epochs))} epochs × weight "
-        f"decay {'/'.join(f'{x:g}' for x in preset.weight_decays)} × {len(preset.seeds)} seeds. "
-        f"Measured {machine['date']}, "
-        f"load {machine['load_average_1min_at_start']} → {machine['load_average_1min_at_end']}."
-    )
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -134,7 +105,6 @@ def main(argv: list[str] | None = None) -> None:
     results = {"arch": args.arch, "device": device, "threads": torch.get_num_threads(), "steps": args.steps,
                "preset": preset.name, "seconds": seconds}  # fmt: skip
     write_results(args.out, results, machine)
-    print(render({"results": results, "machine": {**machine, "load_average_1min_at_end": "-"}}))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -43,16 +43,6 @@ def run_small(workdir: Path) -> dict[str, Any]:
         "grid": summary["grid"],
         "runs": sum(1 for _ in (glue / "runs").glob("*/*/*/run.json")),
     }
-
-
-def render(payload: dict[str, Any]) -> str:
-    results = payload["results"]
-    grid = results["grid"]
-    return (
-        f"{results['table'].rstrip()}\n\n`{results['command']}`: {results['runs']} fine-tuning runs (batch "
-        f"{grid['batch_sizes']}, lr {grid['lrs']}, epochs {grid['epochs']}, seeds {grid['seeds']}), "
-        f"{results['seconds']:.0f} s for the whole command. Measured by {provenance(payload)}."
-    )
 
 
 def main(argv: list[str] | None = None) -> None:

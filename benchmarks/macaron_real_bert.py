@@ -40,11 +40,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import real_text_grid as grid
-from benchmarks.grid_rows import claim_out_dir
 from benchmarks.pretrain_bench import free_port
-from benchmarks.real_text_grid import data_is_frozen, freeze_data, mean_std
+from benchmarks.real_text_grid import data_is_frozen, freeze_data
 from benchmarks.results_file import REPO, machine_info
 from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.grid import RowFile, Slot
 from preprocess.sources import python_docs
 
 ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
@@ -301,18 +301,14 @@ def prepare_run_dir(run_dir: Path) -> Path:
     return grid.prepare_run_dir(run_dir, "save", "pretrain.log", has_checkpoint)
 
 
-def run_one(out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKey) -> dict[str, Any]:
+def run_one(
+    out: Path, data_bin: Path, config: Path, p: BertProtocol, key: RunKey, slot: Slot
+) -> dict[str, Any]:
     run_dir = out / "runs" / key.name
     save_dir = prepare_run_dir(run_dir)
     argv = pretrain_argv(data_bin, save_dir, config, p, key)
-    env = dict(
-        os.environ,
-        OMP_NUM_THREADS="1",
-        MKL_NUM_THREADS="1",
-        PYTHONWARNINGS="ignore",
-        MASTER_PORT=str(free_port()),
-        CUDA_VISIBLE_DEVICES="",
-    )
+    port = str(free_port())
+    env = slot.env(dict(os.environ, MKL_NUM_THREADS="1", PYTHONWARNINGS="ignore", MASTER_PORT=port))
     rc, seconds, attempts = grid.run_attempt(argv, env, run_dir, "pretrain.log")
     log_path = save_dir / "train_log.jsonl"
     lines = log_path.read_text(encoding="utf-8").splitlines() if log_path.exists() else []
@@ -337,123 +333,6 @@ def finished(row: dict) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------- report
-
-
-def final(row: dict) -> list[float]:
-    return row["valid_curve"][-1]
-
-
-def summary_table(r: dict) -> str:
-    """Per arm: the last validation's perplexity, MLM loss and NSP accuracy, and the training speed (median
-    tokens/s of a run's steps, wall clock on a shared machine), mean ± std over seeds."""
-    rows = [row for row in r["rows"] if finished(row)]
-    lines = [
-        "| model | parameters | seeds | valid MLM perplexity | valid MLM loss (bits) | valid NSP accuracy "
-        "| tokens/s (wall clock, not a speed comparison) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for arm, arch in ARMS.items():
-        mine = [row for row in rows if row["arm"] == arm]
-        tps = [row["tokens_per_second"] for row in mine if row.get("tokens_per_second")]
-        nsp_cell = f"{mean_std([final(x)[3] for x in mine])} %" if mine else "—"
-        lines.append(
-            f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
-            f"{mean_std([final(x)[2] for x in mine])} | {mean_std([final(x)[1] for x in mine])} | "
-            f"{nsp_cell} | {mean_std(tps)} |"
-        )
-    return "\n".join(lines)
-
-
-def per_seed_table(r: dict) -> str:
-    by = {(row["arm"], row["seed"]): row for row in r["rows"] if finished(row)}
-    seeds = sorted({seed for _, seed in by})
-    lines = [
-        "| seed | ppl vanilla | ppl Macaron | Δ ppl | NSP vanilla | NSP Macaron | Δ NSP (points) "
-        "| NSP floor (majority class) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    floors = r.get("valid_nsp", {})  # results files written before the floor was recorded have none
-    dp, dn = [], []
-    for seed in seeds:
-        v, m = by.get(("vanilla", seed)), by.get(("macaron", seed))
-        if v is None or m is None:
-            continue
-        dp.append(final(m)[2] - final(v)[2])
-        dn.append(final(m)[3] - final(v)[3])
-        lines.append(
-            f"| {seed} | {final(v)[2]:.2f} | {final(m)[2]:.2f} | {dp[-1]:+.2f} | {final(v)[3]:.1f} | "
-            f"{final(m)[3]:.1f} | {dn[-1]:+.1f} | {nsp_floor(floors.get(str(seed)))} |"
-        )
-    if len(dp) > 1:
-        lines.append(f"| mean ± std | | | {mean_std(dp)} | | | {mean_std(dn)} | |")
-    return "\n".join(lines)
-
-
-def nsp_floor(pairs: dict | None) -> str:
-    """``59.6 (402 of 675 NotNext)``: the accuracy of always answering the more frequent class."""
-    if pairs is None:
-        return "—"
-    not_next = pairs["pairs"] - pairs["is_next"]
-    label, majority = ("IsNext", pairs["is_next"]) if pairs["is_next"] >= not_next else ("NotNext", not_next)
-    return f"{pairs['majority_accuracy']:.1f} ({majority} of {pairs['pairs']} {label})"
-
-
-def steps_table(r: dict) -> str:
-    """Validation perplexity and NSP accuracy at every validation step, mean ± std over seeds."""
-    rows = [row for row in r["rows"] if finished(row)]
-    per: dict[tuple[str, int], list[list[float]]] = {}
-    for row in rows:
-        for step, _bits, ppl, nsp in row["valid_curve"]:
-            per.setdefault((row["arm"], step), []).append([ppl, nsp])
-    steps = sorted({step for _, step in per})
-    lines = ["| step | ppl vanilla | ppl Macaron | NSP vanilla | NSP Macaron |", "|---:|---:|---:|---:|---:|"]
-    for step in steps:
-        v, m = per.get(("vanilla", step), []), per.get(("macaron", step), [])
-        lines.append(
-            f"| {step} | {mean_std([x[0] for x in v])} | {mean_std([x[0] for x in m])} | "
-            f"{mean_std([x[1] for x in v])} | {mean_std([x[1] for x in m])} |"
-        )
-    return "\n".join(lines)
-
-
-def protocol_line(r: dict) -> str:
-    p, b, c = r["protocol"], r["books"], r["corpus"]
-    return (
-        f"Data: Debian's `python3.11-doc` ({b.get('package_version') or '?'}): {b['documents']} pages of the "
-        f"Python documentation as documents ({b['words']:,} words of prose, {b['text_bytes'] / 1e6:.1f} MB "
-        f"of text from {b['html_bytes'] / 1e6:.1f} MB of HTML); `preprocess.bert_corpus`: "
-        f"{c['train_documents']} training documents ({c['train_sentences']:,} sentences, "
-        f"{c['train_tokens']:,} BPE tokens), {c['valid_documents']} held-out validation documents "
-        f"({c['valid_sentences']:,} sentences), BPE {p['vocab_size']}. Models: d 256, 4 layers, 4 heads, FFN "
-        f"1024 vs 2 × 512; parameters differ by {100 * r['parity']:+.3f} %. Training: "
-        f"{p['steps']} steps of {p['micro_batch']} pairs × {p['tokens_per_sample']} tokens, AdamW η = "
-        f"{p['lr']:g} (warm-up {p['warmup']} steps, linear decay), weight decay {p['weight_decay']}, "
-        f"clipping {p['clipping']}, fp32, one process with one thread per run."
-    )
-
-
-def status_line(r: dict, image: str) -> str:
-    """How many of the planned runs have finished, and the plot once there is one."""
-    alt = "validation MLM perplexity and NSP accuracy of every run over steps"
-    return grid.status_line(r, ARMS, finished, f"![{alt}]({image})")
-
-
-def render(payload: dict) -> str:
-    """The docs block: final values, per-seed differences, the validation curves, protocol, provenance."""
-    r = payload["results"]
-    sections = [
-        ("Final validation values, mean ± std over seeds", summary_table(r)),
-        ("Per seed (Macaron − vanilla)", per_seed_table(r)),
-        ("Validation over steps, mean ± std over seeds", steps_table(r)),
-    ]
-    return grid.report(payload, status_line(r, "macaron_real_bert.png"), sections, protocol_line(r))
-
-
-def render_summary(payload: dict) -> str:
-    """The README's block: the final values and per-seed differences."""
-    r = payload["results"]
-    status = status_line(r, "docs/macaron_real_bert.png")
-    return grid.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])
 
 
 def plot(r: dict, path: Path) -> None:
@@ -510,7 +389,8 @@ def main() -> None:
         vocab_size=a.vocab_size,
     )
     machine = machine_info()
-    claim_out_dir(a.out_dir, p)
+    rows = RowFile(a.out_dir)
+    rows.claim(p)
     books = prepare_books(a.out_dir, a.html, install=not a.no_install)
     print(f"books: {books}", flush=True)
     data_bin, corpus = build_data_bin(a.out_dir, p)
@@ -533,10 +413,16 @@ def main() -> None:
         return f"last validation {last}, {row['tokens_per_second']} tokens/s, {row['seconds']} s"
 
     wanted = [RunKey(arm, seed) for seed in a.seeds for arm in a.arms]
-    runs = grid.Grid(wanted, a.out_dir / "results.jsonl", finished, results, plot, render, machine,
-                     a.results, a.plot)  # fmt: skip
-    runs.run(lambda key: run_one(a.out_dir, data_bin, config, p, key), describe, a.jobs, a.publish_only)
+    publication = grid.Publication(rows, wanted, finished, results, plot, machine, a.results, a.plot)
+    if a.publish_only:
+        publication.write()
+        return
+    grid.run(
+        publication, lambda key, slot: run_one(a.out_dir, data_bin, config, p, key, slot), describe, a.jobs
+    )
 
 
 if __name__ == "__main__":
-    main()
+    from macaron_workflow.cli import run_cli
+
+    run_cli(main, "python -m benchmarks.macaron_real_bert")

@@ -21,14 +21,6 @@ from benchmarks.results_file import REPO
 FIRST_WORD = 4  # fairseq dictionary: <s>=0 <pad>=1 </s>=2 <unk>=3, words from 4, <mask> last
 CLS, PAD, SEP = 0, 1, 2
 
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
-def other_cores_text(part: dict[str, Any]) -> str:
-    cores = part.get("other_cores")
-    return "" if cores is None else f" Other processes used {cores:.2f} cores on average meanwhile."
-
 
 class OtherCpuUse:
     """Cores other processes kept busy during a ``with`` block: the machine's busy CPU time (``/proc/stat``)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -24,50 +23,11 @@ from benchmarks.pretrain_bench import (
     device_in_use,
     init_single_process_distributed,
     one_micro_batch_config,
-    other_cores_text,
-    plural,
     precision,
     shown_path,
 )
 from benchmarks.results_file import REPO
 from macaron_fairseq.pretrain.flops import BertFlops
-
-
-def model_flops_utilization(tokens_per_second: float, flops_token: float, peak_tflops: float) -> float:
-    """Achieved model FLOP/s as a share of the peak (``peak_tflops`` in TFLOP/s)."""
-    return tokens_per_second * flops_token / (peak_tflops * 1e12)
-
-
-def render(gpu: dict[str, Any]) -> str:
-    if "skipped" in gpu:
-        return f"Tokens/s and MFU on a GPU: skipped ({gpu['skipped']})."
-    median = statistics.median(gpu["seconds"])
-    tokens_s = gpu["batch_size"] * gpu["seq_len"] / median
-    per_token = gpu["model_flops_per_step"] / (gpu["batch_size"] * gpu["seq_len"])
-    achieved = tokens_s * per_token / 1e12
-    peak = gpu.get("peak_tflops")
-    mfu = (
-        f"{100 * model_flops_utilization(tokens_s, per_token, peak):.1f} %"
-        if peak
-        else "— (no --peak-tflops)"
-    )
-    peak_text = f"{peak:g}" if peak else "—"
-    lines = [
-        "| model | device | precision | batch × sequence | tokens/s | FLOPs/token | model TFLOP/s | "
-        "peak TFLOP/s | MFU |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|",
-        f"| `{gpu['arch']}` | {gpu['device_name']} | {gpu['precision']} | "
-        f"{gpu['batch_size']} × {gpu['seq_len']} | {tokens_s:,.0f} | {per_token / 1e6:,.1f} M | "
-        f"{achieved:.3g} | {peak_text} | {mfu} |",
-    ]
-    return (
-        "\n".join(lines) + "\n\nFLOPs/token: the trainer's model FLOPs per step (`macaron_fairseq.pretrain."
-        f"flops.BertFlops`: L = {gpu['layers']}, T = {gpu['seq_len']}, d = {gpu['hidden']}, MLM head on "
-        f"{gpu['masked']} masked positions) / positions; median of {plural(len(gpu['seconds']), 'step')} "
-        "after "
-        f"{plural(gpu['warmup'], 'warm-up step')}; DeepSpeed config `{gpu['config']}` with bf16 enabled."
-        f"{other_cores_text(gpu)}"
-    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

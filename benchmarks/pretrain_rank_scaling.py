@@ -27,7 +27,6 @@ from benchmarks.pretrain_bench import (
     OtherCpuUse,
     batch_config,
     free_port,
-    other_cores_text,
     shown_path,
     subprocess_env,
     usable_cores,
@@ -54,52 +53,6 @@ def run_throughput(run: dict[str, Any]) -> dict[str, float]:
         "tokens_per_second": sum(run["tokens"]) / seconds,
         "median_step_seconds": statistics.median(run["seconds"]),
     }
-
-
-def pooled_runs(runs: Sequence[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-    """The timed steps of all runs with the same number of ranks, pooled."""
-    pooled: dict[int, dict[str, Any]] = {}
-    for run in runs:
-        into = pooled.setdefault(run["ranks"], {**run, "seconds": [], "pairs": [], "tokens": [], "runs": 0})
-        for key in ("seconds", "pairs", "tokens"):
-            into[key] = into[key] + run[key]
-        into["runs"] += 1
-    return dict(sorted(pooled.items()))
-
-
-def render(ranks: dict[str, Any]) -> str:
-    pooled = pooled_runs(ranks["runs"])
-    first = next(iter(pooled.values()))
-    base = run_throughput(first)
-    lines = [
-        "| ranks × threads | micro × accumulation × ranks = batch | timed steps | median step (s) "
-        "| samples/s | tokens/s | speed-up | speed-up of the median step |",
-        "|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for n, run in pooled.items():
-        t = run_throughput(run)
-        micro, accumulation = run["micro_batch"], run["accumulation"]
-        batch = f"{micro} × {accumulation} × {n} = {micro * accumulation * n}"
-        lines.append(
-            f"| {n} × {run['threads']} | {batch} | {len(run['seconds'])} | {t['median_step_seconds']:.3f} | "
-            f"{t['samples_per_second']:.2f} | {t['tokens_per_second']:,.0f} | "
-            f"{t['samples_per_second'] / base['samples_per_second']:.2f}× | "
-            f"{base['median_step_seconds'] / t['median_step_seconds']:.2f}× |"
-        )
-    flags = f" `{ranks['model_flags']}`" if ranks["model_flags"] else ""
-    runs = first["runs"]
-    settings = (
-        f"`python -m macaron_fairseq.pretrain` under `torchrun --nproc_per_node N`, CPU (gloo): "
-        f"`{ranks['arch']}`{flags} ({ranks['params']:,} parameters), `{ranks['config']}`, "
-        f"{ranks['seq_len']} tokens per sample, generated corpus ({ranks['corpus']}); {ranks['steps']} steps "
-        f"per run, the first {ranks['warmup']} not timed; {runs} run{'s' if runs != 1 else ''} per rank "
-        f"count (order {' '.join(str(r['ranks']) for r in ranks['runs'])}). Samples/s = timed samples / "
-        "their summed step times (`train_log.jsonl`); the median step is less sensitive to other processes "
-        f"(the global batch is the same for every rank count). With {ranks['cores']} cores, both rank counts "
-        "use every core: this compares process (data) parallelism with torch's intra-op threads."
-        f"{other_cores_text(ranks)}"
-    )
-    return "\n".join(lines) + "\n\n" + settings
 
 
 def parameter_count(data_dir: Path, arch: str, extra: Sequence[str]) -> int:

@@ -11,7 +11,7 @@
 
 Every part records the CPU time other processes used meanwhile (``other_cores``: the machine may be shared),
 besides the load averages of the results file. Ratios and speed-ups are computed from the stored times when
-printing and rendering, never stored.
+rendering (:mod:`benchmarks.reports.pretrain_speed`), never stored.
 """
 
 from __future__ import annotations
@@ -23,28 +23,13 @@ from typing import Any
 
 from benchmarks import pretrain_mfu, pretrain_rank_scaling, pretrain_step_speed
 from benchmarks.pretrain_bench import quiet_libraries, usable_cores
-from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 
 DEFAULT_JSON = RESULTS_DIR / "pretrain_speed.json"
 #: the parts in the order of the docs' tables; measured (and stored) in the order steps, gpu, ranks: the GPU
 #: part right after the in-process steps, the subprocess runs last
 PARTS = {"steps": pretrain_step_speed, "ranks": pretrain_rank_scaling, "gpu": pretrain_mfu}
 MEASURE_ORDER = ("steps", "gpu", "ranks")
-
-
-def render(payload: dict[str, Any]) -> str:
-    """The docs' tables of a results file: each part that ran, then where the numbers come from."""
-    results = payload["results"]
-    parts = [part.render(results[key]) for key, part in PARTS.items() if key in results]
-    parts.append(f"Measured by {provenance(payload)}.")
-    return "\n\n".join(parts)
-
-
-def print_summary(results: dict[str, Any]) -> None:
-    """The tables, as the docs show them (without the provenance line)."""
-    for key, part in PARTS.items():
-        if key in results:
-            print(f"\n{part.render(results[key])}")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -73,7 +58,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         results[key] = PARTS[key].measure(args)
         if "skipped" in results[key]:
             print(f"tokens/s and MFU: skipped ({results[key]['skipped']})", flush=True)
-    print_summary(results)
     if args.json:
         write_results(args.json, results, machine)
 

@@ -22,8 +22,7 @@ Hugging Face's ``BertForPreTraining`` (the ``steps`` part of ``python -m benchma
 from __future__ import annotations
 
 import argparse
-import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +36,6 @@ from benchmarks.pretrain_bench import (
     init_single_process_distributed,
     one_micro_batch_config,
     optimizer_text,
-    other_cores_text,
-    plural,
     precision,
     shown_path,
     timed,
@@ -55,69 +52,8 @@ HF_INSTALL = (
 without letting pip touch torch. ``pip install transformers==5.23.0 torch==<installed>`` resolves to the same
 set (checked with ``pip install --dry-run``)."""
 
-MACARON_GOAL = 1.05  # macaron / vanilla step time
-HF_GOAL = 1.0  # vanilla / HF step time
 HF_ATTENTION = "sdpa"
-OURS_ATTENTION = "fairseq MultiheadAttention → torch F.multi_head_attention_forward → SDPA"
 HF_NAME, HF_MASKED_NAME = "hf_bert", "hf_bert_masked_head"
-
-def ratio_summary(numerator: Sequence[float], denominator: Sequence[float]) -> dict[str, float]:
-    """The ratio of the medians, and the range of the per-round ratios (rounds are paired: same round,
-    adjacent in time)."""
-    paired = [a / b for a, b in zip(numerator, denominator, strict=True)]
-    return {
-        "ratio": statistics.median(numerator) / statistics.median(denominator),
-        "round_min": min(paired),
-        "round_max": max(paired),
-    }
-
-
-def goal_text(value: float, goal: float) -> str:
-    return f"≤ {goal:.2f} ({'met' if value <= goal else 'not met'})"
-
-
-def render(steps: dict[str, Any]) -> str:
-    macaron, vanilla = steps["archs"]
-    times, models = steps["times"], steps["models"]
-    tokens = steps["batch_size"] * steps["seq_len"]
-    lines = [
-        "| model | implementation | parameters | median step (s) | samples/s | tokens/s |",
-        "|---|---|---:|---:|---:|---:|",
-    ]
-    for name, model in models.items():
-        median = statistics.median(times[name])
-        lines.append(
-            f"| {model['label']} | {model['implementation']} | {model['params']:,} | {median:.3f} | "
-            f"{steps['batch_size'] / median:.2f} | {tokens / median:,.0f} |"
-        )
-    ratios = [(f"`{macaron}` / `{vanilla}`", macaron, vanilla, goal_text, MACARON_GOAL)]
-    if HF_NAME in times:
-        ratios.append((f"`{vanilla}` / HF", vanilla, HF_NAME, goal_text, HF_GOAL))
-        ratios.append(
-            (f"`{vanilla}` / HF, MLM head on masked positions", vanilla, HF_MASKED_NAME, None, None)
-        )
-    lines += ["", "| step-time ratio | ratio of medians | per-round range | goal |", "|---|---:|---:|---|"]
-    for label, a, b, goal, bound in ratios:
-        r = ratio_summary(times[a], times[b])
-        shown = goal(r["ratio"], bound) if goal else "— (same work as ours)"
-        lines.append(f"| {label} | {r['ratio']:.3f} | {r['round_min']:.3f}–{r['round_max']:.3f} | {shown} |")
-    hf = steps.get("hf_skipped")
-    hf_line = f" HF column skipped: {hf}." if hf else ""
-    hf_text = ""
-    if "hf_attention" in steps:
-        hf_text = (
-            f'; HF `attn_implementation="{steps["hf_attention"]}"`, transformers {steps["transformers"]}'
-        )
-    settings = (
-        f"Step = forward + loss + backward + optimizer step, one micro-batch of {steps['batch_size']} × "
-        f"{steps['seq_len']} tokens ({steps['masked']} masked positions, vocabulary {steps['vocab']:,}); "
-        f"{steps['device']}, {steps['threads']} threads; DeepSpeed config `{steps['config']}` "
-        f"({steps['precision']}, ZeRO stage {steps['zero_stage']}, {steps['optimizer']}); "
-        f"{plural(steps['rounds'], 'alternated round')} after {plural(steps['warmup'], 'warm-up step')} "
-        "of each. "
-        f"Attention: ours {OURS_ATTENTION}{hf_text}.{hf_line}{other_cores_text(steps)}"
-    )
-    return "\n".join(lines) + "\n\n" + settings
 
 
 def alternate(steps: dict[str, Callable[[], float]], rounds: int, warmup: int) -> dict[str, list[float]]:

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, read_results, write_results
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
 from pipelines.gpu_check.speed import TRANSFORMER, random_batch, set_impl, train_step_seconds
@@ -79,36 +79,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def render(payload: dict, top: int = 14) -> str:
-    r = payload["results"]
-    base = r["profiles"][TRANSFORMER]["ms"]
-    names = [f"macaron:{i}" for i in r["impls"]]
-    first = r["profiles"][names[0]]["ms"]
-    ops = sorted(set(base) | set(first), key=lambda k: -abs(first.get(k, 0.0) - base.get(k, 0.0)))[:top]
-    header = "| operator | Transformer ms | " + " | ".join(f"Macaron {n.split(':')[1]} ms (Δ)" for n in names)
-    lines = [header + " |", "|---|---:|" + "---:|" * len(names)]
-
-    def row(label: str, get: Any) -> str:
-        cells = [f"{get(TRANSFORMER):.0f}"]
-        for n in names:
-            cells.append(f"{get(n):.0f} ({get(n) - get(TRANSFORMER):+.0f})")
-        return f"| {label} | " + " | ".join(cells) + " |"
-
-    for op in ops:
-        lines.append(row(f"`{op}`", lambda n, op=op: r["profiles"][n]["ms"].get(op, 0.0)))
-    lines.append(row("**all operators**", lambda n: statistics.median(r["profiles"][n]["total_ms"])))
-    sentences = r["tokens"] // r["seq_len"]
-    return (
-        "\n".join(lines)
-        + "\n\nSelf CPU time per training step (forward + cross-entropy + backward), median over "
-        f"{r['rounds']} profiled steps per variant (alternated); batch of {r['tokens']:,} tokens "
-        f"({sentences} × {r['seq_len']}) "
-        f"each side, dropout {r['dropout']}, `{r['macaron']}` vs `{r['transformer']}`, {r['threads']} "
-        f"thread(s); the {top} operators whose time differs most between the Transformer and Macaron "
-        f"{r['impls'][0]}. Measured by {provenance(payload)}."
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -129,7 +99,6 @@ def main() -> None:
     machine = machine_info()
     results = run(args)
     write_results(args.json, results, machine)
-    print(render(read_results(args.json)))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,17 @@
 """What the two real-text grids share (:mod:`benchmarks.macaron_real_translation`,
 :mod:`benchmarks.macaron_real_bert`): a Macaron arm against its baseline, several seeds, each run resumable.
 
-- the out-dir (:mod:`benchmarks.grid_rows`: ``protocol.json``, ``results.jsonl``), the data built once
-  and frozen (:func:`freeze_data`, :func:`data_is_frozen`), one directory per run, the runs still to do
-  (:func:`todo`);
+- the out-dir (:class:`macaron_workflow.grid.RowFile`: ``protocol.json``, ``results.jsonl``), the data
+  built once and frozen (:func:`freeze_data`, :func:`data_is_frozen`), one directory per run;
 - a run: its command with its output appended to the run's log and one line per attempt in
   ``attempts.jsonl`` (:func:`run_attempt`), started cleanly unless it has a checkpoint to resume from
   (:func:`prepare_run_dir`);
-- the grid (:class:`Grid`): the runs still to do, ``--jobs`` at a time; after every run the results file
-  (:mod:`benchmarks.results_file`), the plot and the docs blocks made from it (:mod:`benchmarks.doc_tables`)
-  are rewritten; ``--publish-only`` does only that;
-- the report: mean ± std, the status line, the docs block's layout (:func:`report`), the figure written
-  atomically (:func:`save_figure`).
+- the grid (:func:`run`, on :func:`macaron_workflow.grid.run_grid`): the runs without a finished row, seed
+  by seed, ``--jobs`` at a time; a failed run is redone by a rerun, from its checkpoint; after every run the
+  results file (:mod:`benchmarks.results_file`) and the plot are rewritten (:class:`Publication`);
+  ``--publish-only`` does only that. The docs blocks made from the results file are rendered by
+  ``python -m benchmarks.doc_tables``;
+- the figure drawn headless and written atomically (:func:`pyplot`, :func:`save_figure`).
 """
 
 from __future__ import annotations
@@ -21,20 +21,16 @@ import json
 import os
 import shlex
 import shutil
-import statistics
 import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.grid_rows import Row, append_row, read_rows
-from benchmarks.results_file import REPO, RESULTS_DIR, provenance, write_results
+from benchmarks.results_file import REPO, command_line, write_results
 from macaron_workflow.atomic import atomic_output, write_text_atomically
+from macaron_workflow.grid import Row, RowFile, Slot, run_grid
 
 DATA_MARKER = "data.json"
 
@@ -123,13 +119,6 @@ def shown_command(argv: Sequence[str], replacements: dict[Path, str]) -> str:
     return command.replace(str(REPO) + "/", "")
 
 
-def todo(wanted: list[Any], rows: list[Row], finished: Callable[[Row], bool]) -> list[Any]:
-    """The wanted runs (keys with ``arm`` and ``seed``) without a finished row, seed by seed (both arms of
-    a seed next to each other)."""
-    done = {(r["arm"], r["seed"]) for r in rows if finished(r)}
-    return sorted((k for k in wanted if (k.arm, k.seed) not in done), key=lambda k: (k.seed, k.arm))
-
-
 def add_grid_arguments(ap: argparse.ArgumentParser, arms: Sequence[str], out_dir: Path) -> None:
     """The options every grid has: out-dir, arms, seeds, jobs, results file, plot, --publish-only."""
     ap.add_argument("--out-dir", type=Path, default=out_dir)
@@ -143,116 +132,56 @@ def add_grid_arguments(ap: argparse.ArgumentParser, arms: Sequence[str], out_dir
     )
 
 
-@dataclass
-class Grid:
-    """The runs of one grid and how its results are published."""
+@dataclass(frozen=True)
+class Publication:
+    """How a grid's finished rows become its results file and plot (``--results``, ``--plot``)."""
 
+    rows: RowFile
     wanted: list[Any]  # run keys (arm, seed)
-    rows_path: Path  # OUT_DIR/results.jsonl
     finished: Callable[[Row], bool]
     results: Callable[[list[Row]], dict[str, Any]]  # the finished rows → the results file's "results"
     plot: Callable[[dict[str, Any], Path], None]
-    render: Callable[[dict[str, Any]], str]
     machine: dict[str, Any]
     results_path: Path | None = None
     plot_path: Path | None = None
 
-    def __post_init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def publish(self) -> None:
-        """The results file, the plot and the docs blocks from the finished rows (one writer at a time)."""
-        with self._lock:
-            wanted = {(key.arm, key.seed) for key in self.wanted}
-            rows = [
-                r for r in read_rows(self.rows_path) if (r["arm"], r["seed"]) in wanted and self.finished(r)
-            ]
-            results = self.results(rows)
-            if self.plot_path and rows:
-                self.plot(results, self.plot_path)
-            if self.results_path:
-                write_results(self.results_path, results, self.machine)
-                render_docs(self.results_path)
-
-    def run(
-        self,
-        run_one: Callable[[Any], Row],
-        describe: Callable[[Any, Row], str],
-        jobs: int,
-        publish_only: bool,
-    ) -> None:
-        """Every wanted run not finished yet (``jobs`` at a time), publishing after each; with
-        ``publish_only`` only the publishing (the results file still names the grid's command)."""
-        if publish_only:
-            sys.argv = [arg for arg in sys.argv if arg != "--publish-only"]
-            self.publish()
-            return
-        remaining = todo(self.wanted, read_rows(self.rows_path), self.finished)
-        done = len(self.wanted) - len(remaining)
-        print(
-            f"{len(remaining)} runs to do ({done} of {len(self.wanted)} done) → {self.rows_path}", flush=True
-        )
-
-        def job(key: Any) -> None:
-            row = run_one(key)
-            append_row(self.rows_path, row)
-            status = "ok" if self.finished(row) else f"FAILED rc={row['rc']}"
-            print(f"{key.name}: {describe(key, row)} [{status}]", flush=True)
-            self.publish()
-
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            list(pool.map(job, remaining))
-        self.publish()
+    def write(self) -> None:
+        """The results file (naming the grid's command, without ``--publish-only``) and the plot, from the
+        finished rows of the wanted runs."""
+        wanted = {(key.arm, key.seed) for key in self.wanted}
+        rows = [r for r in self.rows.read() if (r["arm"], r["seed"]) in wanted and self.finished(r)]
+        results = self.results(rows)
+        if self.plot_path and rows:
+            self.plot(results, self.plot_path)
         if self.results_path:
-            print(self.render(json.loads(self.results_path.read_text())))
+            command = command_line(without=("--publish-only",))
+            write_results(self.results_path, results, self.machine, command)
 
 
-def render_docs(results_path: Path) -> None:
-    """Re-render the docs blocks made from this results file (:mod:`benchmarks.doc_tables`), so that the
-    docs in the working tree agree with the file the grid has just rewritten; a results file outside
-    ``docs/results`` has none."""
-    from benchmarks.doc_tables import blocks_of, rewrite
-    from macaron_workflow.errors import UserError
+def run(
+    publication: Publication,
+    run_one: Callable[[Any, Slot], Row],
+    describe: Callable[[Any, Row], str],
+    jobs: int,
+) -> None:
+    """Every wanted run without a finished row, seed by seed (both arms of a seed next to each other),
+    ``jobs`` at a time; each row appended to the row file as its run ends, then the results file and plot
+    rewritten. A failed run is not retried here: a rerun of the grid redoes it, from its checkpoint."""
+    rows, finished = publication.rows, publication.finished
+    done = rows.done(lambda row: (row["arm"], row["seed"]), finished)
+    wanted = publication.wanted
+    todo = sorted((k for k in wanted if (k.arm, k.seed) not in done), key=lambda k: (k.seed, k.arm))
+    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}",
+          flush=True)  # fmt: skip
 
-    if Path(results_path).resolve().parent != RESULTS_DIR.resolve():
-        return
-    try:
-        rewrite(blocks_of(Path(results_path).name))
-    except UserError as err:  # a block missing from the docs: the grid goes on
-        print(f"warning: docs not re-rendered: {err}", file=sys.stderr)
+    def on_row(key: Any, row: Row, _attempt: int) -> None:
+        rows.append(row)
+        status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
+        print(f"{key.name}: {describe(key, row)} [{status}]", flush=True)
+        publication.write()
 
-
-# --------------------------------------------------------------------------------------------- report
-def mean_std(values: list[float]) -> str:
-    if not values:
-        return "—"
-    if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
-
-
-def status_line(r: dict[str, Any], arms: Sequence[str], finished: Callable[[Row], bool], image: str) -> str:
-    """How many of the planned runs have finished, and the plot (``image``: markdown) once there is one."""
-    planned = len(r["seeds"]) * len(r.get("arms", arms))
-    done = sum(finished(row) for row in r["rows"])
-    line = f"Finished runs: {done} of {planned}" + (
-        " (the grid is still running)." if done < planned else "."
-    )
-    if done:
-        line += f"\n\n{image}"
-    return line
-
-
-def report(
-    payload: dict[str, Any], status: str, sections: Sequence[tuple[str | None, str]], tail: str = ""
-) -> str:
-    """A docs block: the status line, each (title, table) section, ``tail`` (the protocol), provenance."""
-    text = status
-    for title, table in sections:
-        text += (f"\n\n**{title}**\n\n" if title else "\n\n") + table
-    if tail:
-        text += "\n\n" + tail
-    return text + "\n\nMeasured by " + provenance(payload) + "."
+    run_grid(todo, run_one, [Slot()] * jobs, ok=finished, on_row=on_row)
+    publication.write()
 
 
 def save_figure(fig: Any, path: Path) -> None:

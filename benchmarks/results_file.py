@@ -1,8 +1,9 @@
 """The results file every benchmark writes: what was measured, by which command, on which machine, when.
 
-The README and docs quote these files (kept under ``docs/results/``), and ``tests/test_docs_numbers.py``
-checks that every quoted table is what the benchmark's own renderer makes of its file — so a number in the
-docs is always the output of a command, never typed.
+The README and docs quote these files (kept under ``docs/results/``): ``python -m benchmarks.doc_tables``
+renders them (:mod:`benchmarks.reports`), and ``tests/test_docs_numbers.py`` checks that every quoted table
+is what its renderer makes of its file — so a number in the docs is always the output of a command, never
+typed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +44,17 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
-def command_line() -> str:
+def command_line(without: Collection[str] = ()) -> str:
     """How this benchmark was run: ``python -m benchmarks.NAME ARGS`` (a script run by its path is shown
-    relative to the repository root)."""
+    relative to the repository root), leaving out the flags ``without`` (``--publish-only``: the results file
+    names the grid's command)."""
+    args = [arg for arg in sys.argv[1:] if arg not in without]
     main_spec = getattr(sys.modules.get("__main__"), "__spec__", None)
     if main_spec is not None and main_spec.name.startswith("benchmarks."):
-        return shlex.join(["python", "-m", main_spec.name, *sys.argv[1:]])
+        return shlex.join(["python", "-m", main_spec.name, *args])
     script = Path(sys.argv[0]).resolve()
     shown = script.relative_to(REPO) if script.is_relative_to(REPO) else script
-    return shlex.join(["python", str(shown), *sys.argv[1:]])
+    return shlex.join(["python", str(shown), *args])
 
 
 def source_commit() -> str | None:
@@ -85,7 +89,7 @@ def write_results(
         "results": results,
     }
     write_text_atomically(Path(path), json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-    print(f"results: {path}")
+    print(f"results: {path} (its tables: python -m benchmarks.doc_tables --show {path})")
 
 
 def read_results(path: Path) -> dict[str, Any]:

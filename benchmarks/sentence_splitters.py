@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.results_file import RESULTS_DIR, machine_info, provenance, write_results
+from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.errors import UserError
 from preprocess.sources import mediawiki
@@ -71,27 +71,6 @@ def measure(name: str, paragraphs: list[str]) -> dict:
     }
 
 
-def render(payload: dict) -> str:
-    rows = ["| splitter | MB of text/s | sentences | hard cases right |", "|---|---|---|---|"]
-    notes = []
-    for r in payload["results"]["splitters"]:
-        if not r["installed"]:
-            rows.append(f"| {r['splitter']} | not installed here | | |")
-            continue
-        rate = r["characters"] / 1e6 / r["seconds"]
-        rows.append(
-            f"| {r['splitter']} | {rate:.2f} | {r['sentences']:,} | {r['hard_correct']}/{len(HARD_CASES)} |"
-        )
-        wrong = [
-            f"`{text}` → {len(got)} sentence(s): " + " ‖ ".join(got)
-            for got, (text, want) in zip(r["hard_cases"], HARD_CASES, strict=True)
-            if len(got) != want
-        ]
-        if wrong:
-            notes.append(f"{r['splitter']} gets wrong:\n\n" + "\n".join(f"- {line}" for line in wrong))
-    return "\n".join(rows) + "\n\n" + "\n\n".join(notes) + f"\n\nMeasured by {provenance(payload)}."
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--splitters", nargs="+", default=["sentencizer", "en_core_web_sm"])
@@ -104,7 +83,6 @@ def main() -> None:
     print(f"{len(paragraphs):,} paragraphs; load {os.getloadavg()[0]:.2f}", flush=True)
     results = {"splitters": [measure(name, paragraphs) for name in args.splitters]}
     write_results(args.json, results, machine)
-    print(render({"results": results, "command": "", "machine": {**machine, "load_average_1min_at_end": 0}}))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,8 @@
 
 * :mod:`macaron_workflow.stages` — resumable stages with completion markers (the one resume mechanism of the
   preprocessors and the pipelines);
+* :mod:`macaron_workflow.grid` — grids of runs: keys → run → row, the done-set, parallel slots, the retry
+  rule (the GLUE pipeline, the benchmarks' grids);
 * :mod:`macaron_workflow.atomic` — atomic outputs (temporary name, rename on success);
 * :mod:`macaron_workflow.workers` — a Ctrl-C-safe process pool and an order-preserving, memory-bounded map;
 * :mod:`macaron_workflow.files` — line-oriented file access; :mod:`macaron_workflow.cli` /

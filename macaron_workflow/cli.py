@@ -1,6 +1,7 @@
-"""What every command shares: option types, ``--workers``/``--force`` (preprocessing), and the one wrapper
-that ends every CLI, pipeline and tool by the error rule of :mod:`macaron_workflow.errors`
-(:func:`run_cli`)."""
+"""What every command shares: option types, the parser whose usage errors follow the error rule, deprecated
+spellings of options, and the one wrapper that ends every CLI, pipeline and tool by the error rule of
+:mod:`macaron_workflow.errors` (:func:`run_cli`). The option tables built on these are
+:mod:`macaron_workflow.options`."""
 
 from __future__ import annotations
 
@@ -31,14 +32,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
-
-
-def add_run_options(parser: argparse.ArgumentParser) -> None:
-    """--workers and --force, identical in every command that has them (the rows
-    :data:`macaron_workflow.options.RUN_OPTIONS`)."""
-    from macaron_workflow.options import RUN_OPTIONS, add_options  # options builds on this module
-
-    add_options(parser, RUN_OPTIONS)
 
 
 class _DeprecatedSpelling(argparse.Action):

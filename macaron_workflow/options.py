@@ -67,6 +67,11 @@ FORCE = Option(
 RUN_OPTIONS = (WORKERS, FORCE)
 """``--workers`` and ``--force``: the same in every command that has them (pipelines replace the help)."""
 
+
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """--workers and --force, identical in every command that has them (:data:`RUN_OPTIONS`)."""
+    add_options(parser, RUN_OPTIONS)
+
 SKIP_INSTALL = Option(
     "--skip-install",
     "the .sh wrapper does not run scripts/install.sh first (python -m never installs)",

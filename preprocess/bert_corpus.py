@@ -29,13 +29,13 @@ from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import (
     ArgumentParser,
     add_deprecated_alias,
-    add_run_options,
     positive_int,
     program_name,
     run_cli,
 )
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import ensure_writable_dir, require_files
+from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
 from preprocess.text.bpe import BpeConfig

@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from macaron_workflow.atomic import atomic_output
-from macaron_workflow.cli import ArgumentParser, add_run_options, program_name, run_cli
+from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageReport, StageRunner
 from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split

@@ -17,15 +17,21 @@ from benchmarks import doc_tables
 MU_LINE = re.compile(r"DT-Fixup μ pass \((\w+)\): (μ\[.*?\(\d+ batches\))")
 
 
+#: blocks registered before their benchmark's results file is published (written on main meanwhile)
+PENDING = {"authors-eval-cost"}
+
+
 def test_every_results_block_is_rendered_from_its_results_file() -> None:
-    blocks = tuple(b for b in doc_tables.BLOCKS if not b.computed)
+    pending = {b.name for b in doc_tables.BLOCKS if b.pending()}
+    assert pending <= PENDING, f"results files missing: {sorted(pending - PENDING)}"
+    blocks = tuple(b for b in doc_tables.BLOCKS if not b.computed and b.name not in pending)
     assert doc_tables.mismatches(blocks) == [], "run: python -m benchmarks.doc_tables"
 
 
 @pytest.mark.slow  # builds the big translation and BERT architectures (~1 min)
 def test_every_computed_block_is_what_the_code_computes_today() -> None:
     blocks = tuple(b for b in doc_tables.BLOCKS if b.computed)
-    assert {b.name for b in blocks} == {"param-parity", "bert-parity"}
+    assert {b.name for b in blocks} == {"param-parity", "bert-parity", "authors-recipes"}
     assert doc_tables.mismatches(blocks) == [], "run: python -m benchmarks.doc_tables"
 
 
@@ -36,6 +42,26 @@ def test_a_changed_results_file_is_detected(tmp_path: Path) -> None:
     (tmp_path / block.results).write_text(json.dumps(payload))
     [problem] = doc_tables.mismatches((block,), results_dir=tmp_path)
     assert problem.endswith(f"block '{block.name}' differs from docs/results/{block.results}")
+
+
+def test_a_results_file_elsewhere_is_shown_and_a_missing_one_is_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    block = next(b for b in doc_tables.BLOCKS if b.name == "speed")
+    copy = tmp_path / block.results
+    copy.write_text((doc_tables.RESULTS_DIR / block.results).read_text())
+    assert doc_tables.show(copy) == f"<!-- speed -->\n{block.render()}"
+    elsewhere = copy.rename(tmp_path / "out.json")  # found by the benchmark its command names
+    assert doc_tables.show(elsewhere) == f"<!-- speed -->\n{block.render()}"
+    elsewhere.write_text('{"command": "python -m benchmarks.unknown", "machine": {}, "results": {}}')
+    with pytest.raises(doc_tables.UserError, match="no docs block is rendered from it"):
+        doc_tables.show(elsewhere)
+    [problem] = doc_tables.mismatches((block,), results_dir=tmp_path / "nowhere")
+    assert problem.endswith("block 'speed': docs/results/speed_macaron_vs_transformer.json does not exist "
+                            "(run its benchmark)")  # fmt: skip
+    repo = _checkout(tmp_path / "repo", _block("speed", "kept"), {})
+    assert doc_tables.rewrite((block,), repo, results_dir=tmp_path / "nowhere") == []  # left as it is
+    assert "block 'speed' left as it is" in capsys.readouterr().err
 
 
 def _checkout(root: Path, readme: str, pages: dict[str, str]) -> Path:

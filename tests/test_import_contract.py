@@ -3,7 +3,9 @@
 Every ``.py`` file of the project's packages is parsed with :mod:`ast`; every import in it — at module level
 and inside functions (a lazy import that goes up a layer is still a dependency on that layer) — is mapped to
 the top-level package it names, and each edge between two packages must be in :data:`ALLOWED`, the table
-that docs/architecture.md holds (read from there: the contract is written once). A second
+that docs/architecture.md holds (read from there: the contract is written once). The same imports, as
+edges between modules, must form no cycle (inside a package or across packages; a cycle is named with the
+file and line of each import), and only the renderer imports the benchmarks' reports. A last
 check runs fresh interpreters: importing the plugin (what ``fairseq-train --user-dir macaron_fairseq`` does),
 the shared base and the tools loads none of DeepSpeed, spaCy, transformers, matplotlib.
 """
@@ -11,10 +13,12 @@ the shared base and the tools loads none of DeepSpeed, spaCy, transformers, matp
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 import subprocess
 import sys
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +60,9 @@ class Import:
     line: int
     module: str
     """The absolute module name the statement imports (relative imports resolved)."""
+    kind: str = "import"
+    """``import`` (``import a.b``, ``import_module("a.b")``), ``from`` (the ``a`` of ``from a import b``) or
+    ``name`` (its ``a.b``: a module, or a name defined in ``a``)."""
 
     @property
     def package(self) -> str:
@@ -91,9 +98,9 @@ def imports_of(path: Path, source: str | None = None) -> Iterator[Import]:
                 yield Import(path, node.lineno, alias.name)
         elif isinstance(node, ast.ImportFrom):
             module = _absolute(path, node)
-            yield Import(path, node.lineno, module)
+            yield Import(path, node.lineno, module, "from")
             for alias in node.names:  # "from macaron_fairseq import pretrain" imports a subpackage
-                yield Import(path, node.lineno, f"{module}.{alias.name}")
+                yield Import(path, node.lineno, f"{module}.{alias.name}", "name")
         elif (
             isinstance(node, ast.Call)
             and isinstance(node.func, ast.Attribute)
@@ -135,6 +142,83 @@ def violations(path: Path, source: str | None = None) -> list[str]:
     return list(found.values())
 
 
+def module_graph(sources: dict[str, str] | None = None) -> dict[str, dict[str, Import]]:
+    """module -> {module of the project it imports: the first import statement doing so}, over every file of
+    the project's packages (``sources``: file → source text replacing the file's). ``import a.b.c`` is an
+    edge to the longest of ``a.b.c``, ``a.b``, ``a`` that is a module of the project; ``from a import b`` one
+    to ``a.b`` when that is a module, else to ``a``."""
+    files = {module_name(path): path for path in source_files()}
+
+    def module_of(name: str) -> str | None:
+        while name and name not in files:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, dict[str, Import]] = {}
+    for name, path in files.items():
+        edges: dict[str, Import] = {}
+        for imp in imports_of(path, (sources or {}).get(str(path.relative_to(ROOT)))):
+            if imp.kind == "from":  # its names say what it imports
+                continue
+            target = imp.module if imp.kind == "name" and imp.module in files else None
+            target = target or module_of(imp.module.rpartition(".")[0] if imp.kind == "name" else imp.module)
+            if target is not None and target != name:
+                edges.setdefault(target, imp)
+        graph[name] = edges
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, Import]]) -> list[str]:
+    """One cycle of each group of modules that import each other (a strongly connected component), the
+    shortest through its first module, as ``a (file:line) -> b (file:line) -> a``."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for target in graph[node]:
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group = []
+            while not group or group[-1] != node:
+                group.append(stack.pop())
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    found = []
+    for group in sorted(groups):
+        start, members = group[0], set(group)
+        came_from: dict[str, str | None] = {start: None}
+        queue, last = deque([start]), start
+        while queue:  # breadth first from start, until a module that imports start
+            last = queue.popleft()
+            if start in graph[last]:
+                break
+            for target in sorted(graph[last]):
+                if target in members and target not in came_from:
+                    came_from[target] = last
+                    queue.append(target)
+        path: list[str] = []
+        node: str | None = last
+        while node is not None:
+            path.insert(0, node)
+            node = came_from[node]
+        cycle = [*path, start]
+        steps = [f"{a} ({graph[a][b].where()})" for a, b in itertools.pairwise(cycle)]
+        found.append(" -> ".join([*steps, start]))
+    return found
+
+
 def test_the_table_of_the_document_is_read() -> None:
     """Every package of the project has a row; each names only packages of the table, and never itself."""
     packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "macaron_synthetic",
@@ -159,6 +243,40 @@ def test_the_document_names_every_repair_and_every_base_module() -> None:
 def test_no_import_goes_up_a_layer() -> None:
     found = [v for path in source_files() for v in violations(path)]
     assert not found, "imports against docs/architecture.md (Layers):\n" + "\n".join(found)
+
+
+def test_no_modules_import_each_other() -> None:
+    """No import cycle, inside a package or across packages (module level and lazy imports alike)."""
+    cycles = import_cycles(module_graph())
+    assert not cycles, "modules that import each other:\n" + "\n".join(cycles)
+
+
+def test_a_cycle_is_named_with_its_files_and_lines() -> None:
+    """The check can fail: a lazy import closing a circle, and a module-level one, are named."""
+    lazy = {"benchmarks/results_file.py": "def f():\n    from benchmarks import doc_tables\n"}
+    [cycle] = import_cycles(module_graph(lazy))  # the renderer imports every report, each results_file
+    assert "benchmarks.results_file (benchmarks/results_file.py:2) -> benchmarks.doc_tables (" in cycle
+    direct = {"macaron_workflow/errors.py": "from macaron_workflow.cli import run_cli\n"}
+    [cycle] = import_cycles(module_graph(direct))
+    named = r"macaron_workflow\.cli \(macaron_workflow/cli\.py:\d+\) -> macaron_workflow\.errors "
+    assert re.fullmatch(named + r"\(macaron_workflow/errors\.py:1\) -> macaron_workflow\.cli", cycle), cycle
+
+
+RENDERER = ("benchmarks.doc_tables", "benchmarks.reports")
+
+
+def test_benchmarks_write_results_files_and_only_the_renderer_renders_them() -> None:
+    """Nothing imports the renderer (``benchmarks.doc_tables``); a benchmark imports no report
+    (``benchmarks.reports``: what a results file renders to), a report may import the benchmark it reads."""
+    graph = module_graph()
+    found = [
+        f"{imp.where()}: {name} -> {target}"
+        for name, edges in graph.items()
+        for target, imp in edges.items()
+        if target == "benchmarks.doc_tables"
+        or (target.startswith("benchmarks.reports") and not name.startswith(RENDERER))
+    ]
+    assert not found, "\n".join(found)
 
 
 @pytest.mark.parametrize(

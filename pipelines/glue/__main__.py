@@ -47,6 +47,8 @@ from typing import Any
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import ArgumentParser, available_cores, positive_int
 from macaron_workflow.errors import USAGE_EXIT
+from macaron_workflow.grid import Slot, slots
+from macaron_workflow.grid import run_grid as run_keys
 from macaron_workflow.options import SKIP_INSTALL, Option, add_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
@@ -74,7 +76,7 @@ from pipelines.glue.grid import (
     checkpoint_model_flags,
     grid,
 )
-from pipelines.glue.scheduler import Slot, execute, is_finished, run_grid, run_record, slots
+from pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid, run_record
 from pipelines.glue.submission import SUBMISSION_NAMES
 from preprocess.sources.glue import BERT_TASKS, TASKS
 
@@ -463,19 +465,31 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
         return
     console.say(f"cell {index} of {len(specs)}: {spec.name} → {spec.run_dir}")
     preemption = Preemption(args.preemption_signal)  # recorded here; the run saves on it
-    record: dict[str, Any] = {}
-    for attempt in (1, 2):
-        record = execute(spec, Slot(inherit=True), args.preemption_signal)
-        if record.get("status") == "ok":
-            console.say(f"cell {index}: {spec.name} score {record['score']:.2f} ({record['seconds']:.0f}s)")
-            return
-        if preemption.received or record.get("exit_status") == PREEMPTED_EXIT:
-            if record.get("exit_status") != PREEMPTED_EXIT:  # the signal came before the trainer was ready
-                requeue(console.say)
-            raise Preempted(f"cell {index}: {spec.name} stopped on {preemption.signal.name}; its "
-                            "checkpoint is kept and the requeued job resumes it")  # fmt: skip
-        console.say(f"cell {index}: attempt {attempt} failed (exit {record.get('exit_status')}; log "
-                    f"{record.get('log')})")  # fmt: skip
+
+    def preempted(record: dict[str, Any]) -> bool:
+        return preemption.received or record.get("exit_status") == PREEMPTED_EXIT
+
+    def report(_spec: RunSpec, record: dict[str, Any], attempt: int) -> None:
+        if record.get("status") != "ok" and not preempted(record):
+            console.say(f"cell {index}: attempt {attempt} failed (exit {record.get('exit_status')}; log "
+                        f"{record.get('log')})")  # fmt: skip
+
+    [record] = run_keys(
+        [spec],
+        lambda run, slot: execute(run, slot, args.preemption_signal),
+        [Slot(inherit=True)],
+        ok=lambda record: record.get("status") == "ok" or preempted(record),  # a preempted run is not retried
+        attempts=ATTEMPTS,
+        on_row=report,
+    )
+    if record.get("status") == "ok":
+        console.say(f"cell {index}: {spec.name} score {record['score']:.2f} ({record['seconds']:.0f}s)")
+        return
+    if preempted(record):
+        if record.get("exit_status") != PREEMPTED_EXIT:  # the signal came before the trainer was ready
+            requeue(console.say)
+        raise Preempted(f"cell {index}: {spec.name} stopped on {preemption.signal.name}; its "
+                        "checkpoint is kept and the requeued job resumes it")  # fmt: skip
     raise PipelineError(f"cell {index}: {spec.name} failed twice (log {record.get('log')})")
 
 

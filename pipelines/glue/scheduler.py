@@ -6,7 +6,8 @@ Each run is a child process ``python -m pipelines.glue.run_one RUN_DIR/spec.json
 ``result`` stage's completion marker (``RUN_DIR/.stages/``, :class:`macaron_workflow.stages.StageRunner`)
 says so (:func:`pipelines.glue.run_one.is_finished`; without markers, an older version's ``run.json`` with
 ``"status": "ok"``). A slot is a GPU (``CUDA_VISIBLE_DEVICES=i``) or, without GPUs, a CPU process
-with its share of the cores (``OMP_NUM_THREADS``).
+with its share of the cores (``OMP_NUM_THREADS``). The parallel slots, the retry and the skipping are the
+project's one grid mechanism, :mod:`macaron_workflow.grid`; this module says what a GLUE run is.
 """
 
 from __future__ import annotations
@@ -16,48 +17,19 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
-from queue import Queue
 from typing import Any
 
 from macaron_workflow import processes
 from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.grid import Slot
+from macaron_workflow.grid import run_grid as run_keys
 from macaron_workflow.preemption import DEFAULT_SIGNAL
 from pipelines.commands import REPO
 from pipelines.glue.grid import RunSpec
 from pipelines.glue.run_one import RUN_RECORD, is_finished, read_record
 
 ATTEMPTS = 2  # a failed run is retried once
-
-
-@dataclass(frozen=True)
-class Slot:
-    """Where one run executes: a GPU index, or a CPU process with ``threads`` threads; or, ``inherit``, the
-    devices and threads this process was given (a Slurm array task: Slurm sets CUDA_VISIBLE_DEVICES)."""
-
-    gpu: int | None = None
-    threads: int = 1
-    inherit: bool = False
-
-    def env(self) -> dict[str, str]:
-        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-        if self.inherit:
-            return env
-        if self.gpu is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(self.gpu)
-        else:
-            env["CUDA_VISIBLE_DEVICES"] = ""
-            env["OMP_NUM_THREADS"] = str(self.threads)
-        return env
-
-
-def slots(gpus: int, cpu_processes: int, cores: int) -> list[Slot]:
-    if gpus > 0:
-        return [Slot(gpu=i) for i in range(gpus)]
-    processes = max(1, cpu_processes)
-    return [Slot(threads=max(1, cores // processes)) for _ in range(processes)]
 
 
 def run_record(run_dir: Path) -> dict[str, Any] | None:
@@ -68,8 +40,7 @@ def run_record(run_dir: Path) -> dict[str, Any] | None:
 def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
     """One attempt in a child process; its record (a failure record when the child wrote none). The child
     stops on ``signal_name`` after saving (exit :data:`macaron_workflow.preemption.PREEMPTED_EXIT`); the next
-    attempt
-    resumes its training."""
+    attempt resumes its training."""
     spec.run_dir.mkdir(parents=True, exist_ok=True)
     (spec.run_dir / RUN_RECORD).unlink(missing_ok=True)
     spec_path = spec.run_dir / "spec.json"
@@ -78,7 +49,8 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     started = time.monotonic()
     command = [sys.executable, "-m", "pipelines.glue.run_one", str(spec_path),
                "--preemption-signal", signal_name]  # fmt: skip
-    completed = processes.run(command, cwd=REPO, env=slot.env(), log=log, append=True)
+    env = slot.env(dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
+    completed = processes.run(command, cwd=REPO, env=env, log=log, append=True)
     status = completed.status
     record = run_record(spec.run_dir)
     if record is None or status != 0:
@@ -94,29 +66,16 @@ def run_grid(
     run_slots: Sequence[Slot],
     report: Callable[[RunSpec, dict[str, Any], int], None],
 ) -> dict[str, dict[str, Any]]:
-    """Run every unfinished spec on the slots (retrying a failure once); the records by run name."""
-    records = {spec.name: run_record(spec.run_dir) or {} for spec in specs if is_finished(spec)}
-    todo = [spec for spec in specs if spec.name not in records]
-    free: Queue[Slot] = Queue()
-    for slot in run_slots:
-        free.put(slot)
-
-    def attempt(spec: RunSpec, number: int) -> tuple[RunSpec, dict[str, Any], int]:
-        slot = free.get()
-        try:
-            return spec, execute(spec, slot), number
-        finally:
-            free.put(slot)
-
-    with ThreadPoolExecutor(max_workers=len(run_slots)) as pool:
-        pending: set[Future] = {pool.submit(attempt, spec, 1) for spec in todo}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                spec, record, number = future.result()
-                report(spec, record, number)
-                if record.get("status") != "ok" and number < ATTEMPTS:
-                    pending.add(pool.submit(attempt, spec, number + 1))
-                else:
-                    records[spec.name] = record
-    return records
+    """Run every unfinished spec on the slots, a failure retried once (the one grid mechanism,
+    :func:`macaron_workflow.grid.run_grid`); the records by run name (a finished run's from its
+    ``run.json``)."""
+    records = run_keys(
+        specs,
+        lambda spec, slot: execute(spec, slot),
+        run_slots,
+        done=lambda spec: (run_record(spec.run_dir) or {}) if is_finished(spec) else None,
+        ok=lambda record: record.get("status") == "ok",
+        attempts=ATTEMPTS,
+        on_row=report,
+    )
+    return {spec.name: record for spec, record in zip(specs, records, strict=True)}

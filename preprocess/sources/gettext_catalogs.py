@@ -3,8 +3,9 @@
 Every Debian machine carries the translations of its installed programs' messages as
 ``/usr/share/locale/LANG/LC_MESSAGES/PACKAGE.mo`` (this project's machines: 86 German catalogs, about 71k
 messages). That is a small real-text translation corpus nobody here wrote — UI strings, error messages and
-help texts with their ``%s`` placeholders, option names and typographic quotes — used by the DT-Fixup
-mixed-setting benchmark (``benchmarks/dt_fixup_mixed.py``), which splits it *by package*.
+help texts with their ``%s`` placeholders, option names and typographic quotes — used by the real-text
+translation benchmark (``benchmarks/macaron_real_translation.py``) and the finished DT-Fixup mixed-setting
+study (``benchmarks/dt_fixup_mixed.py`` at commit 7ce07f9), which split it *by package*.
 
 A message becomes one pair: plural entries and entries with a context are skipped (their keys are not
 plain strings, or carry ``\\x04``), untranslated ones too; a multi-line message (help texts, re-wrapped by

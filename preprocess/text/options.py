@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from macaron_workflow.cli import ArgumentParser, add_run_options, positive_int
+from macaron_workflow.cli import ArgumentParser, positive_int
 from macaron_workflow.files import ensure_writable_dir
+from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
 from preprocess.text.binarize import BINARIZERS

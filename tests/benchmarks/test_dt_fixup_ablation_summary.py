@@ -1,6 +1,6 @@
 """The depth ablation: the log parser reads what fairseq-train prints, the learning rate of each scheme is
 chosen on the validation set among the rates whose every seed finished, failed runs are counted but never
-averaged, and an interrupted results file resumes."""
+averaged (benchmarks.reports.dt_fixup_ablation), and a rerun retries crashed runs, not diverged ones."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks import dt_fixup_ablation as ablation
-from benchmarks import dt_fixup_ablation_report as report
-from benchmarks import grid_rows
+from benchmarks.reports import dt_fixup_ablation as report
+from macaron_workflow.grid import RowFile
 
 LOG = """\
 2026-11-24 | INFO | valid | epoch 001 | valid on 'valid' subset | loss 4.85 | nll_loss 4.85 | total 221.5 \
@@ -56,12 +56,12 @@ def payload(rows: list[dict], grid: dict[str, list[float]], seeds: int = 2) -> d
 
 
 def test_a_run_counts_only_when_it_exited_0_with_finite_valid_and_test_metrics() -> None:
-    assert report.finished(row("standard", 2, 1e-3, 1, 1.0))
-    assert not report.finished(row("standard", 2, 1e-3, 1, 1.0, rc=1))
-    assert not report.finished(row("standard", 2, 1e-3, 1, float("nan")))
-    assert not report.finished(row("standard", 2, 1e-3, 1, 1.0, test=float("inf")))
+    assert ablation.finished(row("standard", 2, 1e-3, 1, 1.0))
+    assert not ablation.finished(row("standard", 2, 1e-3, 1, 1.0, rc=1))
+    assert not ablation.finished(row("standard", 2, 1e-3, 1, float("nan")))
+    assert not ablation.finished(row("standard", 2, 1e-3, 1, 1.0, test=float("inf")))
     stopped_early = {**row("standard", 2, 1e-3, 1, 1.0), "test_updates": 500}
-    assert not report.finished(stopped_early)
+    assert not ablation.finished(stopped_early)
 
 
 def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished() -> None:
@@ -74,7 +74,7 @@ def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished(
         row("dt-fixup", 2, 3e-3, 1, 0.8), row("dt-fixup", 2, 3e-3, 2, 0.6),
         row("dt-fixup", 2, 6e-3, 1, 0.7), row("dt-fixup", 2, 6e-3, 2, 0.7),  # ties 3e-3 (mean 0.7)
     ]  # fmt: skip
-    assert report.best_lr(rows, seeds=2) == {("standard", 2): 3e-3, ("dt-fixup", 2): 3e-3}
+    assert ablation.best_lr(rows, seeds=2) == {("standard", 2): 3e-3, ("dt-fixup", 2): 3e-3}
     table = report.selected_table(payload(rows, {"standard": [1e-3, 3e-3], "dt-fixup": [3e-3, 6e-3, 1e-2]}))
     line = next(x for x in table.splitlines() if x.startswith("| 2 |"))
     assert "3.100 ± 0.141 @ 0.003†" in line  # standard: the validation-chosen rate's test nll; grid edge
@@ -101,15 +101,16 @@ def test_a_failed_run_is_counted_never_averaged_and_a_later_success_replaces_it(
 def test_a_diverged_run_is_not_retried_a_crashed_one_is(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    results = tmp_path / "results.jsonl"
+    rows = RowFile(tmp_path)
     diverged = {**row("dt-fixup", 8, 1e-2, 1, float("nan"), rc=1), "diverged": True}
     crashed = {**row("dt-fixup", 8, 1e-2, 2, float("nan"), rc=1), "diverged": False}
-    results.write_text("".join(json.dumps(r) + "\n" for r in (diverged, crashed)))
+    rows.path.write_text("".join(json.dumps(r) + "\n" for r in (diverged, crashed)))
     ran = []
-    monkeypatch.setattr(ablation, "run_one", lambda data, p, key, builder: ran.append(key) or {**crashed})
+    monkeypatch.setattr(ablation, "run_one", lambda data, p, key, slot: ran.append(key) or {**crashed})
     keys = [ablation.RunKey("dt-fixup", 8, 1e-2, seed) for seed in (1, 2)]
-    ablation.run_grid(tmp_path, ablation.Protocol(), keys, results, jobs=1)
+    ablation.run_grid(tmp_path, ablation.Protocol(), keys, rows, jobs=1)
     assert ran == [keys[1]]
+    assert len(rows.read()) == 3  # the retried run's row is appended
 
 
 def test_a_depth_with_no_usable_rate_and_a_rate_outside_the_grid_are_said() -> None:
@@ -127,13 +128,6 @@ def test_the_budget_table_averages_the_curves_over_seeds() -> None:
     text = report.render_budget({"results": payload(rows, {"dt-fixup": [1e-3]}), "command": "python x",
                                  "machine": machine})  # fmt: skip
     assert "| DT-Fixup | 2 | 0.001 | 2.50 | 1.50 |" in text
-
-
-def test_an_interrupted_results_file_resumes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / "results.jsonl"
-    path.write_text('{"scheme": "standard", "depth": 2}\n{"scheme": "dt-fix')  # killed mid-line
-    assert grid_rows.read_rows(path) == [{"scheme": "standard", "depth": 2}]
-    assert f"{path}:2: not a JSON row" in capsys.readouterr().err
 
 
 def test_the_commands_of_the_schemes() -> None:
@@ -174,7 +168,7 @@ def test_the_grid_edge_mark_uses_the_rates_tried_at_that_depth() -> None:
 def test_a_cell_with_seeds_not_run_yet_says_so_and_is_not_chosen() -> None:
     rows = [row("standard", 16, 3e-4, s, 2.0) for s in (1, 2)] + [row("standard", 16, 1e-4, 1, 1.0)]
     p = payload(rows, {"standard": [1e-4, 3e-4]})
-    assert report.best_lr(rows, seeds=2) == {("standard", 16): 3e-4}
+    assert ablation.best_lr(rows, seeds=2) == {("standard", 16): 3e-4}
     assert "| standard | 0.0001 | 1.00 ± 0.00 (n=1 of 2 seeds run) |" in report.grid_table(p)
     p["grid"]["standard-clip"] = [1e-3]  # a scheme run at other depths only
     p["rows"] = rows + [row("standard-clip", 32, 1e-3, s, 1.0) for s in (1, 2)]
@@ -189,7 +183,7 @@ def test_one_real_run_is_parsed(tiny_data_bin: Path) -> None:
     p = ablation.Protocol(dim=16, ffn=32, decoder_layers=1, updates=20, eval_every=10, batch_size=32)
     result = ablation.run_one(tiny_data_bin, p, ablation.RunKey("dt-fixup", 2, 3e-3, 1))
     assert result["rc"] == 0, result.get("error")
-    assert report.finished(result)
+    assert ablation.finished(result)
     # every 10 updates, and at the end of each epoch (13 batches of the 400 pairs)
     assert [u for u, _, _ in result["curves"]["valid"]] == [10, 13, 20]
     assert [u for u, _, _ in result["curves"]["test"]] == [10, 13, 20]

@@ -1,10 +1,11 @@
-"""benchmarks/glue_grid_time.py: the grid's update count by hand, the rendering, and one tiny measurement."""
+"""benchmarks/glue_grid_time.py: the grid's update count by hand, its report, and one tiny measurement."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchmarks import glue_grid_time as bench
+from benchmarks.reports import glue_grid_time as report
 
 
 def test_grid_updates_by_hand() -> None:
@@ -22,7 +23,7 @@ def test_render_estimates_hours_from_the_median_step() -> None:
                     "seconds": {"16": [1.0, 2.0, 9.0], "32": [3.0, 3.0, 3.0]}},
         "machine": {"date": "d", "load_average_1min_at_start": 0.1, "load_average_1min_at_end": 0.2},
     }  # fmt: skip
-    text = bench.render(payload)
+    text = report.render(payload)
     rte16, rte32 = bench.grid_updates(2_490, 16), bench.grid_updates(2_490, 32)
     assert f"| RTE | 2,490 | {rte16 + rte32:,} | {(rte16 * 2.0 + rte32 * 3.0) / 3600:,.1f} |" in text
     assert "batch 16: 2 s, batch 32: 3 s (median of 3)" in text

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import grid_rows
 from benchmarks import macaron_real_bert as bert
 from benchmarks import macaron_real_translation as mt
 from benchmarks import real_text_grid as grid
+from benchmarks.reports import macaron_real_bert as bert_report
+from benchmarks.reports import macaron_real_translation as mt_report
+from macaron_workflow.grid import RowFile
 from preprocess.sources.gettext_catalogs import Catalog
 from preprocess.sources.python_docs import convert, page_paragraphs
 
@@ -77,22 +79,16 @@ def test_train_log_parsing_counts_a_resumed_point_once_and_finds_epoch_ends() ->
     parsed = mt.parse_train_log(LOG)
     assert [pt[1] for pt in parsed["valid_curve"]] == [200, 255, 400, 500]
     assert parsed["params_logged"] == 2398208 and parsed["train_wps_last_epoch"] == 1234.5
-    assert mt.epoch_ends(parsed["valid_curve"]) == [[1, 255, 8.0, 7.8], [2, 500, 6.5, 6.3]]
+    assert mt_report.epoch_ends(parsed["valid_curve"]) == [[1, 255, 8.0, 7.8], [2, 500, 6.5, 6.3]]
 
 
 def test_a_rerun_skips_finished_runs_and_retries_failed_ones(tmp_path: Path) -> None:
-    results = tmp_path / "results.jsonl"
+    rows = RowFile(tmp_path)
     ok = {"arm": "macaron", "seed": 1, "rc": 0, "test_bleu": 20.0, "valid_curve": [[1, 10, 5.0, 4.0]]}
     failed = {"arm": "transformer", "seed": 1, "rc": 1, "error": "killed", "valid_curve": []}
-    results.write_text(json.dumps(ok) + "\n" + json.dumps(failed) + "\n" + '{"arm": "transfor')  # cut row
-    rows = grid_rows.read_rows(results)
-    assert len(rows) == 2
-    wanted = [mt.RunKey(arm, seed) for seed in (1, 2) for arm in mt.ARMS]
-    assert grid.todo(wanted, rows, mt.finished) == [
-        mt.RunKey("transformer", 1),
-        mt.RunKey("macaron", 2),
-        mt.RunKey("transformer", 2),
-    ]
+    rows.path.write_text(json.dumps(ok) + "\n" + json.dumps(failed) + "\n" + '{"arm": "transfor')  # cut row
+    assert len(rows.read()) == 2
+    assert rows.done(lambda r: (r["arm"], r["seed"]), mt.finished) == {("macaron", 1): ok}
 
 
 def test_a_run_resumes_from_its_checkpoint_or_starts_cleanly(tmp_path: Path) -> None:
@@ -237,12 +233,12 @@ def test_translation_report_gives_per_seed_differences_and_epoch_means() -> None
 
     rows = [row("transformer", 1, 10.0, 5.0), row("macaron", 1, 11.0, 4.9),
             row("transformer", 2, 12.0, 5.2), row("macaron", 2, 12.5, 5.0)]  # fmt: skip
-    text = mt.render(translation_payload(rows))
+    text = mt_report.render(translation_payload(rows))
     assert text.startswith("Finished runs: 4 of 6 (the grid is still running).")
     assert "| 1 | 10.00 | 11.00 | +1.00 | 5.000 | 4.900 | -0.100 |" in text
     assert "| mean ± std | | | 0.75 ± 0.35 | | | -0.150 ± 0.071 |" in text
     assert "| 2 | 510 | 5.10 ± 0.14 | 4.95 ± 0.07 |" in text  # epoch 2 = the last point of epoch 2
-    empty = mt.render_summary(translation_payload([]))
+    empty = mt_report.render_summary(translation_payload([]))
     assert empty.startswith("Finished runs: 0 of 6") and "![" not in empty and "— min" not in empty
 
 
@@ -291,11 +287,11 @@ def test_the_nsp_floor_is_the_majority_class_of_the_seeds_validation_pairs(tmp_p
     row = {"rc": 0, "valid_curve": [[100, 9.0, 500.0, 55.0]]}
     rows = [{**row, "arm": arm, "seed": seed} for arm in bert.ARMS for seed in (1, 2)]
     r = {"rows": rows, "valid_nsp": floors}
-    lines = bert.per_seed_table(r).splitlines()
+    lines = bert_report.per_seed_table(r).splitlines()
     assert lines[0].endswith("| NSP floor (majority class) |")
     f1 = floors["1"]
     label = "IsNext" if 2 * f1["is_next"] >= f1["pairs"] else "NotNext"
     majority = max(f1["is_next"], f1["pairs"] - f1["is_next"])
     assert lines[2].endswith(f"| {f1['majority_accuracy']:.1f} ({majority} of {f1['pairs']} {label}) |")
     del r["valid_nsp"]  # a results file written before the floor was recorded
-    assert bert.per_seed_table(r).splitlines()[2].endswith("| +0.0 | — |")
+    assert bert_report.per_seed_table(r).splitlines()[2].endswith("| +0.0 | — |")

@@ -14,10 +14,9 @@ import pytest
 from helpers import REPO
 
 from benchmarks import pretrain_bench
-from benchmarks import pretrain_mfu as mfu
 from benchmarks import pretrain_rank_scaling as rank_scaling
-from benchmarks import pretrain_speed as bench
 from benchmarks import pretrain_step_speed as step_speed
+from benchmarks.reports import pretrain_speed as report
 
 MACHINE = {
     "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
@@ -71,14 +70,14 @@ def payload(results: dict) -> dict:
 # ------------------------------------------------------------------------------------------------- fast
 def test_mfu_is_model_flops_per_second_over_the_peak() -> None:
     # 100k tokens/s at 674,794,344 FLOPs per token against a 312 TFLOP/s peak: 67.4794344 TFLOP/s, 21.6 %
-    assert mfu.model_flops_utilization(100_000, 674_794_344, 312.0) == pytest.approx(67.4794344 / 312)
+    assert report.model_flops_utilization(100_000, 674_794_344, 312.0) == pytest.approx(67.4794344 / 312)
 
 
 def test_ratio_is_of_the_medians_with_the_range_of_the_paired_rounds() -> None:
-    summary = step_speed.ratio_summary([2.0, 4.0, 3.0], [1.0, 2.0, 2.0])
+    summary = report.ratio_summary([2.0, 4.0, 3.0], [1.0, 2.0, 2.0])
     assert summary == {"ratio": 1.5, "round_min": 1.5, "round_max": 2.0}
-    assert step_speed.goal_text(1.04, 1.05) == "≤ 1.05 (met)"
-    assert step_speed.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
+    assert report.goal_text(1.04, 1.05) == "≤ 1.05 (met)"
+    assert report.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
 
 
 def test_train_log_records_skip_validation_and_warm_up() -> None:
@@ -88,7 +87,7 @@ def test_train_log_records_skip_validation_and_warm_up() -> None:
 
 
 def test_throughput_pools_the_runs_of_each_rank_count() -> None:
-    pooled = rank_scaling.pooled_runs(RANKS["runs"])
+    pooled = report.pooled_runs(RANKS["runs"])
     assert list(pooled) == [1, 2] and pooled[2]["runs"] == 2 and pooled[2]["seconds"] == [0.25] * 4
     assert rank_scaling.run_throughput(pooled[1]) == {
         "samples_per_second": 40.0, "tokens_per_second": 5000.0, "median_step_seconds": 0.4,
@@ -97,7 +96,7 @@ def test_throughput_pools_the_runs_of_each_rank_count() -> None:
 
 
 def test_render_computes_medians_ratios_and_speed_ups() -> None:
-    text = bench.render(payload({"steps": steps_result(), "ranks": RANKS, "gpu": {"skipped": "no GPU"}}))
+    text = report.render(payload({"steps": steps_result(), "ranks": RANKS, "gpu": {"skipped": "no GPU"}}))
     assert (
         "| `macaron_bert_base` | this project (fairseq layers) | 110,107,196 | 2.100 | 3.81 | 488 |" in text
     )
@@ -119,7 +118,7 @@ def test_render_without_transformers_names_the_install_command() -> None:
     del steps["hf_attention"], steps["transformers"]
     for key in ("hf_bert", "hf_bert_masked_head"):
         del steps["times"][key], steps["models"][key]
-    text = bench.render(payload({"steps": steps}))
+    text = report.render(payload({"steps": steps}))
     assert "/ HF" not in text and "HF `BertForPreTraining`" not in text and "attn_implementation" not in text
     assert "pip install --no-deps transformers==5.23.0" in text
 
@@ -130,7 +129,7 @@ def test_render_gpu_throughput_and_mfu() -> None:
            "warmup": 5, "seconds": [0.04, 0.04096, 0.05], "masked": 600,
            "model_flops_per_step": 674_794_344 * 32 * 128,
            "config": "configs/deepspeed/bert_phase1.json"}  # fmt: skip
-    text = bench.render(payload({"gpu": gpu}))
+    text = report.render(payload({"gpu": gpu}))
     # 32 × 128 / 0.04096 s = 100,000 tokens/s → 67.5 model TFLOP/s → 21.6 % of 312
     assert "| 100,000 | 674.8 M | 67.5 | 312 | 21.6 % |" in text and "600 masked positions" in text
 
@@ -197,5 +196,5 @@ def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
     assert gpu["precision"] == "bf16" and gpu["device_name"] == "CPU" and gpu["seconds"][0] > 0
     assert gpu["model_flops_per_step"] > 0 and gpu["masked"] > 0
 
-    text = bench.render(written)
+    text = report.render(written)
     assert "| 2 × 1 | 8 × 1 × 2 = 16 | 2 |" in text and "MFU" in text

@@ -1,5 +1,6 @@
-"""benchmarks.real_text_grid, the machinery both real-text grids share: resumable runs, attempts, publishing
-the results file and plot after every run, the report layout, atomic figures."""
+"""benchmarks.real_text_grid, the machinery both real-text grids share: resumable runs, attempts, the grid on
+macaron_workflow.grid publishing the results file and plot after every run, atomic figures; and the docs
+blocks' layout they share (benchmarks.reports.real_text)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from benchmarks import grid_rows
 from benchmarks import real_text_grid as grid
+from benchmarks.reports import real_text
+from macaron_workflow.grid import RowFile, Slot
 
 
 @dataclass(frozen=True, order=True)
@@ -29,7 +31,7 @@ def finished(row: dict) -> bool:
     return row.get("rc") == 0
 
 
-def make_grid(tmp_path: Path, wanted: list[Key], plots: list[int]) -> grid.Grid:
+def publication(tmp_path: Path, wanted: list[Key], plots: list[int]) -> grid.Publication:
     def results(rows: list[dict]) -> dict[str, Any]:
         return {"seeds": sorted({k.seed for k in wanted}), "arms": ["a", "b"], "rows": rows}
 
@@ -38,8 +40,8 @@ def make_grid(tmp_path: Path, wanted: list[Key], plots: list[int]) -> grid.Grid:
         path.write_text(str(len(r["rows"])))
 
     machine = {"date": "d", "cpu": "c", "usable_cores": 1, "load_average_1min_at_start": 0.0}
-    return grid.Grid(wanted, tmp_path / "results.jsonl", finished, results, plot, lambda p: "rendered",
-                     machine, tmp_path / "out.json", tmp_path / "out.png")  # fmt: skip
+    return grid.Publication(RowFile(tmp_path), wanted, finished, results, plot, machine,
+                            tmp_path / "out.json", tmp_path / "out.png")  # fmt: skip
 
 
 def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
@@ -56,23 +58,24 @@ def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
     plots: list[int] = []
     ran: list[Key] = []
 
-    def run_one(key: Key) -> dict:
+    def run_one(key: Key, slot: Slot) -> dict:
         ran.append(key)
+        assert slot.env({})["OMP_NUM_THREADS"] == "1"
         return {"arm": key.arm, "seed": key.seed, "rc": 0 if key != Key("b", 2) else 3}
 
-    runs = make_grid(tmp_path, wanted, plots)
-    runs.run(run_one, lambda key, row: f"row {row['rc']}", jobs=1, publish_only=False)
+    runs = publication(tmp_path, wanted, plots)
+    grid.run(runs, run_one, lambda key, row: f"row {row['rc']}", jobs=1)
     assert ran == [Key("b", 1), Key("a", 2), Key("b", 2)]  # seed by seed
     assert plots == [2, 3, 3, 3]  # after every run, and once at the end
     written = json.loads((tmp_path / "out.json").read_text())
     assert [(r["arm"], r["seed"]) for r in written["results"]["rows"]] == [("a", 1), ("b", 1), ("a", 2)]
-    assert written["command"] == "python benchmarks/g.py --seeds 1 --publish-only"  # this process's argv
-    out = capsys.readouterr().out
-    assert "b-s2: row 3 [FAILED rc=3]" in out and out.rstrip().endswith("rendered")
-    assert grid.todo(wanted, grid_rows.read_rows(tmp_path / "results.jsonl"), finished) == [Key("b", 2)]
-    runs.run(run_one, lambda key, row: "", jobs=1, publish_only=True)  # publishes only, names the grid
-    assert ran == [Key("b", 1), Key("a", 2), Key("b", 2)]
-    assert json.loads((tmp_path / "out.json").read_text())["command"] == "python benchmarks/g.py --seeds 1"
+    assert written["command"] == "python benchmarks/g.py --seeds 1"  # the grid's, never --publish-only
+    assert "b-s2: row 3 [FAILED rc=3]" in capsys.readouterr().out
+    assert set(RowFile(tmp_path).done(lambda r: (r["arm"], r["seed"]), finished)) == {
+        ("a", 1), ("b", 1), ("a", 2)
+    }  # fmt: skip
+    grid.run(runs, run_one, lambda key, row: "", jobs=1)  # a rerun redoes the failed run only
+    assert ran[3:] == [Key("b", 2)]
 
 
 def test_attempts_add_up_and_a_run_without_a_checkpoint_starts_cleanly(tmp_path: Path) -> None:
@@ -98,17 +101,17 @@ def test_report_layout_status_line_and_parity() -> None:
     payload = {"command": "python -m benchmarks.x", "results": {},
                "machine": {"date": "D", "cpu": "C", "usable_cores": 2, "load_average_1min_at_start": 1.0,
                            "load_average_1min_at_end": 2.0}}  # fmt: skip
-    text = grid.report(payload, "S", [("Title", "| t |"), (None, "| u |")], "P")
+    text = real_text.report(payload, "S", [("Title", "| t |"), (None, "| u |")], "P")
     assert text == (
         "S\n\n**Title**\n\n| t |\n\n| u |\n\nP\n\nMeasured by `python -m benchmarks.x` on D: C, 2 cores, "
         "1-min load 1.0 → 2.0."
     )
     r = {"seeds": [1, 2], "rows": [{"rc": 0}, {"rc": 1}]}
-    assert grid.status_line(r, ["a", "b"], finished, "IMG") == (
+    assert real_text.status_line(r, ["a", "b"], finished, "IMG") == (
         "Finished runs: 1 of 4 (the grid is still running).\n\nIMG"
     )
-    assert grid.mean_std([]) == "—" and grid.mean_std([1.0]) == "1.00"
-    assert grid.mean_std([1, 3]) == "2.00 ± 1.41"
+    assert real_text.mean_std([]) == "—" and real_text.mean_std([1.0]) == "1.00"
+    assert real_text.mean_std([1, 3]) == "2.00 ± 1.41"
     assert grid.check_parity({"m": 1001, "t": 1000}, "m", "t", 2e-3) == pytest.approx(1e-3)
     with pytest.raises(SystemExit, match=r"differ by \+0\.200 %"):
         grid.check_parity({"m": 1002, "t": 1000}, "m", "t", 1e-3)

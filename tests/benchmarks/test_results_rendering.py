@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import preprocess_throughput, results_file
+from benchmarks import results_file
+from benchmarks.reports import preprocess_throughput
 
 MACHINE = {
     "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
@@ -67,6 +68,7 @@ def test_a_module_run_with_python_m_is_recorded_so(monkeypatch: pytest.MonkeyPat
 
 def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
     from benchmarks import speed_macaron_vs_transformer as speed
+    from benchmarks.reports import speed_macaron_vs_transformer as report
 
     times = {
         "transformer": [2.0, 4.0, 3.0], "macaron:plain": [2.4, 4.4, 3.3], "macaron:fused": [2.0, 4.2, 3.0],
@@ -77,7 +79,7 @@ def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
         "gen_rounds": 0, "impls": ["plain", "fused"], "warmup_seconds_with_compile": {},
         "sizes": [{"tokens": 4096, "sentences": 64, "train": speed.summarise(times, 4096)}],
     }  # fmt: skip
-    text = speed.render({"command": "python b.py", "machine": MACHINE, "results": results})
+    text = report.render({"command": "python b.py", "machine": MACHINE, "results": results})
     # medians 3.0 / 3.3 / 3.0; paired ratios plain 1.2, 1.1, 1.1 → 1.1; fused 1.0, 1.05, 1.0 → 1.0
     assert ("| training step | 4,096 | 3.00 s [2.00–4.00] | **1.100×** (3.30 s [2.40–4.40]; paired 1.100) | "
             "**1.000×** (3.00 s [2.00–4.20]; paired 1.000) |") in text  # fmt: skip

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, add_run_options
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias
 from macaron_workflow.errors import UserError
 from macaron_workflow.options import (
     FROM_ENV,
     Option,
     add_options,
+    add_run_options,
     environment_arguments,
     environment_table,
     with_environment,

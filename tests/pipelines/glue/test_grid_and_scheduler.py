@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from macaron_workflow.grid import Slot, slots
 from macaron_workflow.processes import Completed
 from pipelines.glue import scheduler
 from pipelines.glue.grid import (
@@ -132,21 +133,13 @@ def test_the_fine_tuned_model_is_the_checkpoints_model(tmp_path: Path) -> None:
     )
 
 
-def test_slots_are_gpus_or_cpu_processes_sharing_the_cores() -> None:
-    assert [s.gpu for s in scheduler.slots(3, 2, 8)] == [0, 1, 2]
-    cpu = scheduler.slots(0, 2, 8)
-    assert [s.threads for s in cpu] == [4, 4] and all(s.gpu is None for s in cpu)
-    assert cpu[0].env()["CUDA_VISIBLE_DEVICES"] == "" and cpu[0].env()["OMP_NUM_THREADS"] == "4"
-    assert scheduler.slots(2, 2, 8)[1].env()["CUDA_VISIBLE_DEVICES"] == "1"
-
-
 def test_failed_runs_are_retried_once_and_finished_ones_skipped(tmp_path: Path, monkeypatch) -> None:
     flaky, broken, done = spec(tmp_path, seed=1), spec(tmp_path, seed=2), spec(tmp_path, seed=3)
     done.run_dir.mkdir(parents=True)
     (done.run_dir / "run.json").write_text(json.dumps({"status": "ok", "task": "RTE", "seed": 3}))
     attempts: dict[int, int] = {}
 
-    def fake_execute(run: RunSpec, slot: scheduler.Slot) -> dict:
+    def fake_execute(run: RunSpec, slot: Slot) -> dict:
         attempts[run.seed] = attempts.get(run.seed, 0) + 1
         ok = run.seed == 1 and attempts[run.seed] == 2
         return {"status": "ok", "seed": run.seed} if ok else {"status": "failed", "exit_status": 1}
@@ -157,7 +150,7 @@ def test_failed_runs_are_retried_once_and_finished_ones_skipped(tmp_path: Path, 
     def report(run: RunSpec, record: dict, attempt: int) -> None:
         reports.append((run.seed, attempt))
 
-    records = scheduler.run_grid([flaky, broken, done], scheduler.slots(0, 2, 2), report)
+    records = scheduler.run_grid([flaky, broken, done], slots(0, 2, 2), report)
     assert attempts == {1: 2, 2: 2}  # the finished run is not run again; each failure is retried once
     assert records[flaky.name]["status"] == "ok" and records[broken.name]["status"] == "failed"
     assert records[done.name]["seed"] == 3
@@ -174,7 +167,7 @@ def test_execute_records_a_failure_with_the_log_tail(tmp_path: Path, monkeypatch
         return Completed([str(part) for part in command], status, log=kwargs["log"])
 
     monkeypatch.setattr(scheduler.processes, "run", fake_run)
-    record = scheduler.execute(run, scheduler.Slot())
+    record = scheduler.execute(run, Slot())
     assert record["status"] == "failed" and record["exit_status"] == status
     assert record["tail"][-1] == "ValueError: boom"
     assert json.loads((run.run_dir / "run.json").read_text()) == record

@@ -1,20 +1,17 @@
 """Real parallel text from compiled gettext catalogs: catalogs compiled by GNU msgfmt (as Debian ships them),
 read into pairs; plural, context, untranslated and over-long entries skipped and counted; an undecodable
-catalog reported; the mixed-setting benchmark's split keeps every small-task sentence out of pre-training."""
+catalog reported. (The real-text translation benchmark's split by package is tested in
+tests/benchmarks/test_macaron_real_text.py.)"""
 
 from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO
 
 from preprocess.sources.gettext_catalogs import catalog_paths, read_catalog, read_catalogs
-
-sys.path.insert(0, str(REPO / "benchmarks"))
 
 pytestmark = pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt is missing")
 
@@ -82,25 +79,3 @@ def test_an_undecodable_catalog_is_reported_with_its_path(tmp_path: Path) -> Non
     catalogs, unreadable = read_catalogs(catalog_paths("de", tmp_path))
     assert [c.package for c in catalogs] == ["good"] and good.exists()
     assert list(unreadable) == [str(bad)] and "UnicodeDecodeError" in unreadable[str(bad)]
-
-
-def test_the_small_task_never_occurs_in_pre_training(tmp_path: Path) -> None:
-    import dt_fixup_mixed
-
-    def entries(prefix: str, n: int) -> str:
-        return "".join(f'msgid "{prefix} message {i}"\nmsgstr "{prefix} Meldung {i}"\n\n' for i in range(n))
-
-    shared = 'msgid "shared message"\nmsgstr "gemeinsame Meldung"\n\n'
-    compile_catalog(tmp_path / "locale", "git", entries("git", 1100) + shared)
-    compile_catalog(tmp_path / "locale", "other", entries("other", 1200) + shared)
-    out = tmp_path / "out"
-    protocol = dt_fixup_mixed.MixedProtocol(finetune_packages=("git",))
-    summary = dt_fixup_mixed.build_corpus(out, protocol, tmp_path / "locale")
-    assert summary["pairs"] == {"pre.valid": 1000, "pre.train": 200, "task.valid": 500, "task.test": 500,
-                                "task.train": 101}  # fmt: skip
-    pre = set((out / "raw" / "pre.train.en").read_text().splitlines())
-    pre |= set((out / "raw" / "pre.valid.en").read_text().splitlines())
-    task = set((out / "raw" / "task.all.en").read_text().splitlines())
-    assert "shared message" in task and not pre & task
-    assert all(line.startswith("other") for line in pre)
-    assert dt_fixup_mixed.build_corpus(out, protocol, tmp_path / "nowhere") == summary  # reused

@@ -1,21 +1,23 @@
-"""What the depth ablation's rows say: the learning rate each scheme gets per depth, the tables, the plot.
-
-Selection: for each (scheme, depth) the learning rate with the lowest mean *validation* nll over the
-seeds, among the rates whose every seed finished (a rate that crashed or diverged on one seed is not a
-usable setting); the tables then give the *test* nll and accuracy of that rate, mean ± std over seeds.
-A failed run is never averaged; the cells say how many failed.
-
-``render(payload)`` is what ``benchmarks/doc_tables.py`` puts into docs/dt_fixup.md from
-``docs/results/dt_fixup_ablation.json``; ``render_budget(payload)`` the learning-curve table of the
-budget check (``docs/results/dt_fixup_ablation_budget.json``).
+"""The docs blocks of ``docs/results/dt_fixup_ablation*.json`` (:mod:`benchmarks.dt_fixup_ablation`): each
+scheme at the learning rate chosen per depth on validation (:func:`benchmarks.dt_fixup_ablation.best_lr`),
+the whole grid, and the learning curves of the budget check (:func:`render_budget`). A failed run is never
+averaged; the cells say how many failed or diverged.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-from pathlib import Path
 
+from benchmarks.dt_fixup_ablation import (
+    Cell,
+    best_lr,
+    cell_values,
+    finished,
+    is_diverged,
+    latest,
+    mean_std,
+)
 from benchmarks.results_file import provenance
 
 NAMES = {
@@ -24,34 +26,6 @@ NAMES = {
     "dt-fixup": "DT-Fixup",
     "t-fixup": "T-Fixup",
 }
-LONG_NAMES = {
-    "standard": "standard (post-LN + warm-up)",
-    "standard-clip": "standard + gradient clipping 1.0",
-    "dt-fixup": "DT-Fixup (no LN, no warm-up)",
-    "t-fixup": "T-Fixup (no LN, no warm-up)",
-}
-COLORS = {"standard": "C0", "standard-clip": "C2", "dt-fixup": "C1", "t-fixup": "C3"}
-Cell = tuple[str, int, float]  # scheme, depth, lr
-
-
-def finished(row: dict) -> bool:
-    """A run counts only if ``fairseq-train`` exited 0 and logged finite validation and test metrics at
-    the last update (a crashed or diverged run is kept in the rows, retried by a rerun, never averaged)."""
-    metrics = [row.get(k) for k in ("valid_nll", "valid_accuracy", "test_nll", "test_accuracy")]
-    return (
-        row.get("rc") == 0
-        and row.get("valid_updates") == row.get("test_updates")
-        and all(isinstance(v, float | int) and math.isfinite(v) for v in metrics)
-    )
-
-
-def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
-    """The last finished row of every (scheme, depth, lr, seed)."""
-    kept = {}
-    for row in rows:
-        if finished(row):
-            kept[(row["scheme"], row["depth"], row["lr"], row["seed"])] = row
-    return kept
 
 
 def failed_counts(rows: list[dict]) -> dict[Cell, int]:
@@ -62,11 +36,6 @@ def failed_counts(rows: list[dict]) -> dict[Cell, int]:
     for scheme, depth, lr, _seed in tried - ok:
         out[(scheme, depth, lr)] = out.get((scheme, depth, lr), 0) + 1
     return out
-
-
-def is_diverged(row: dict) -> bool:
-    """fairseq stopped on NaN/Inf gradients (rows written before the runner recorded it say so in the log)."""
-    return bool(row.get("diverged")) or "gradients are Nan/Inf" in row.get("error", "")
 
 
 def diverged_cells(rows: list[dict]) -> set[Cell]:
@@ -80,27 +49,6 @@ def diverged_cells(rows: list[dict]) -> set[Cell]:
         if key not in ok:
             kinds.setdefault(key[:3], set()).add(is_diverged(r))
     return {cell for cell, seen in kinds.items() if seen == {True}}
-
-
-def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
-    values: dict[Cell, list[float]] = {}
-    for (scheme, depth, lr, _seed), row in sorted(latest(rows).items()):
-        values.setdefault((scheme, depth, lr), []).append(float(row[metric]))
-    return values
-
-
-def mean_std(values: list[float]) -> tuple[float, float]:
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
-
-
-def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
-    """Per (scheme, depth): the rate of lowest mean validation nll among those with ``seeds`` finished
-    runs (ties: the smaller rate)."""
-    candidates: dict[tuple[str, int], list[tuple[float, float]]] = {}
-    for (scheme, depth, lr), values in cell_values(rows, "valid_nll").items():
-        if len(values) == seeds:
-            candidates.setdefault((scheme, depth), []).append((statistics.fmean(values), lr))
-    return {key: min(options)[1] for key, options in candidates.items()}
 
 
 def tried_rates(rows: list[dict], scheme: str, depth: int) -> list[float]:
@@ -272,48 +220,3 @@ def render_budget(payload: dict) -> str:
         f"(columns: updates); test nll (bits) after the last update, mean ± std."
         "\n\n" + "\n".join(lines) + "\n\nMeasured by " + provenance(payload) + "."
     )
-
-
-def plot(payload: dict, path: Path) -> None:
-    """Test nll and accuracy against depth, each scheme at its chosen rate (error bars: std over seeds);
-    dashed: DT-Fixup / T-Fixup at the rate chosen for standard."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows, seeds = payload["rows"], len(payload["seeds"])
-    chosen = best_lr(rows, seeds)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, metric, label in ((axes[0], "test_nll", "test nll (bits/token)"),
-                              (axes[1], "test_accuracy", "test token accuracy (%)")):  # fmt: skip
-        values = cell_values(rows, metric)
-        for scheme, marker in zip(payload["grid"], "o^sd", strict=False):
-            for at_standard in (False, True):
-                if at_standard and scheme == "standard":
-                    continue
-                depths, means, stds = [], [], []
-                for depth in sorted({r["depth"] for r in rows}):
-                    lr = chosen.get(("standard" if at_standard else scheme, depth))
-                    cell = values.get((scheme, depth, lr), [])
-                    if lr is not None and len(cell) == seeds:
-                        m, s = mean_std(cell)
-                        depths.append(depth), means.append(m), stds.append(s)
-                if not depths:
-                    continue
-                name = LONG_NAMES[scheme] + (" at standard's η" if at_standard else ", own η")
-                ax.errorbar(depths, means, yerr=stds, fmt=marker + ("--" if at_standard else "-"),
-                            color=COLORS[scheme], capsize=3, label=name,
-                            alpha=0.5 if at_standard else 1.0)  # fmt: skip
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("encoder layers")
-        ax.set_ylabel(label)
-        ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
-    p = payload["protocol"]
-    fig.suptitle(f"Depth ablation: {p['updates']} updates, η chosen per scheme and depth on validation "
-                 f"(mean ± std over {seeds} seeds)", fontsize=10)  # fmt: skip
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
