@@ -5,7 +5,7 @@ Step 1 is the ``wikiextractor`` command line (``--json --no-templates --processe
 script's one-process loop over its output: spaCy (``spacy.blank("en")`` + ``sentencizer``) on each
 paragraph, then sacremoses (punctuation normalization, tokenization) and lowercasing per sentence, one
 sentence per line and a blank line after each document. No BPE, no binarization, no split: it does less
-than ``python -m preprocess.bert_corpus``.
+than ``python -m macaron_preprocess.bert_corpus``.
 
     python -m benchmarks.bert_corpus_baseline EXTRACTED_DIR OUTPUT.txt
 """

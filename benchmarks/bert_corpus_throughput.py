@@ -1,4 +1,5 @@
-"""Throughput and peak memory of ``python -m preprocess.bert_corpus`` on a generated English-Wikipedia dump.
+"""Throughput and peak memory of ``python -m macaron_preprocess.bert_corpus`` on a generated English-Wikipedia
+dump.
 
 1. Throughput: the whole command on a multistream dump of ``--mb`` MB of XML (realistic wikitext from
    :mod:`macaron_synthetic.wiki`: templates, infoboxes, tables, references, lists, headings,
@@ -58,7 +59,8 @@ def ensure_dump(work: Path, megabytes: int) -> tuple[Path, dict]:
 def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False) -> dict:
     """The whole command from scratch; wall time, per-stage seconds and counts (and peak memory)."""
     shutil.rmtree(dest, ignore_errors=True)
-    command = [sys.executable, "-m", "preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
+    command = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(dest),
+               "--wikipedia", str(dump),
                "--workers", str(workers)]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()

@@ -77,7 +77,7 @@ class DocBlock:
 
 
 def _quickstart_runs(payload: dict[str, Any]) -> str:
-    from pipelines.quickstart.docs_table import results_table
+    from macaron_pipelines.quickstart.docs_table import results_table
 
     return results_table(payload["runs"])
 
@@ -92,7 +92,7 @@ def _quiet_model_building() -> None:
 
 
 def _authors_recipes() -> str:
-    from pipelines.authors_table import render
+    from macaron_pipelines.authors_table import render
 
     _quiet_model_building()
     return render()

@@ -7,10 +7,10 @@ measured fine-tuning steps/s.
 Measured: the time of one fine-tuning step (forward, classification loss, backward, Adam update) of the
 model fairseq-train builds for ``--task macaron_sentence_prediction`` (BERT encoder + pooler + a 2-way
 head), on full 128-token examples, at each batch size of the grid (``--preset``, a grid of
-:data:`pipelines.glue.grid.PRESETS`, default BERT's); median of ``--steps`` after ``--warmup``. Computed:
-per task, the grid's updates (Σ over the task's batch sizes × learning rate × epochs × weight decay × seeds
-of ``epochs × ⌈train examples / batch⌉``, the training-set sizes of the GLUE distribution) divided by the
-steps/s at that batch size. The step times do not depend on the grid, so a results file renders with the
+:data:`macaron_pipelines.glue.grid.PRESETS`, default BERT's); median of ``--steps`` after ``--warmup``.
+Computed: per task, the grid's updates (Σ over the task's batch sizes × learning rate × epochs × weight decay
+× seeds of ``epochs × ⌈train examples / batch⌉``, the training-set sizes of the GLUE distribution) divided by
+the steps/s at that batch size. The step times do not depend on the grid, so a results file renders with the
 grid it names (older files, without one: BERT's). Real batches are padded to their longest example, mostly far
 below 128 tokens (SST-2, CoLA), so the estimate is an upper bound; predictions on dev and test and process
 start-up are not counted. Run it on the GPU you will fine-tune on: on this repository's 2-core CPU machine
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
-from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset
+from macaron_pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS, GridPreset
 
 REPO = Path(__file__).resolve().parents[1]
 

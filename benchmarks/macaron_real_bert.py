@@ -7,10 +7,10 @@ parameters and steps.
         > runs/macaron_real_bert.log 2>&1 &
 
 Data: Debian's ``python3.11-doc`` (installed with apt when missing), its HTML pages converted to one
-plain-text document per page (:mod:`preprocess.sources.python_docs`, the BookCorpus layout), then
-``python -m preprocess.bert_corpus --bookcorpus`` (sentences, lowercased, Moses-tokenized, a sentencepiece
-BPE of ``--vocab-size``; ``--valid-ratio`` of the *documents* held out for validation, chosen by a hash of
-the document's path).
+plain-text document per page (:mod:`macaron_preprocess.sources.python_docs`, the BookCorpus layout), then
+``python -m macaron_preprocess.bert_corpus --bookcorpus`` (sentences, lowercased, Moses-tokenized, a
+sentencepiece BPE of ``--vocab-size``; ``--valid-ratio`` of the *documents* held out for validation, chosen by
+a hash of the document's path).
 
 Models: ``vanilla_bert_small`` (BERT's recipe, post-LN, d 256, 4 layers, 4 heads, FFN 1024) and
 ``macaron_bert_small`` (the same with Macaron layers: FFN½ → self-attention → FFN½, each FFN 512), parameter
@@ -43,9 +43,9 @@ from benchmarks import real_text_grid as grid
 from benchmarks.pretrain_bench import free_port
 from benchmarks.real_text_grid import data_is_frozen, freeze_data
 from benchmarks.results_file import REPO, machine_info
+from macaron_preprocess.sources import python_docs
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.grid import RowFile, Slot
-from preprocess.sources import python_docs
 
 ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
 MAX_PARITY = 1e-3
@@ -136,15 +136,15 @@ def package_version(package: str) -> str | None:
 
 
 def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
-    """``python -m preprocess.bert_corpus`` on the books (its stages resume by themselves); the data-bin
-    and its size (sentences and documents per split, from the binarized indexes). Built once: a rerun
+    """``python -m macaron_preprocess.bert_corpus`` on the books (its stages resume by themselves); the
+    data-bin and its size (sentences and documents per split, from the binarized indexes). Built once: a rerun
     uses the recorded data-bin as it is (:func:`benchmarks.real_text_grid.data_is_frozen`)."""
     if data_is_frozen(out, out / "data-bin"):
         return out / "data-bin", corpus_size(out / "data-bin")
     command = [
         sys.executable,
         "-m",
-        "preprocess.bert_corpus",
+        "macaron_preprocess.bert_corpus",
         "--dest",
         str(out / "data-bin"),
         "--bookcorpus",
@@ -156,7 +156,7 @@ def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
         "--workers",
         "1",
     ]
-    grid.run_step(command, "preprocess.bert_corpus", out / "bert_corpus.log")
+    grid.run_step(command, "macaron_preprocess.bert_corpus", out / "bert_corpus.log")
     freeze_data(out, out / "data-bin")
     return out / "data-bin", corpus_size(out / "data-bin")
 

@@ -6,11 +6,11 @@
         > runs/macaron_real_translation.log 2>&1 &
 
 Data: the English→German catalogs of the machine's installed programs
-(:mod:`preprocess.sources.gettext_catalogs`), split *by package* (:func:`split_by_package`): the messages
-of ``--test-packages`` are the test set, those of ``--valid-packages`` the validation set, every other
-package's messages train; a source sentence is in one split only (test first, then validation), so the
-test messages come from programs the models never saw. ``python -m preprocess.custom`` tokenizes, learns a
-joint sentencepiece BPE on the training side and binarizes with one joined dictionary.
+(:mod:`macaron_preprocess.sources.gettext_catalogs`), split *by package* (:func:`split_by_package`): the
+messages of ``--test-packages`` are the test set, those of ``--valid-packages`` the validation set, every
+other package's messages train; a source sentence is in one split only (test first, then validation), so the
+test messages come from programs the models never saw. ``python -m macaron_preprocess.custom`` tokenizes,
+learns a joint sentencepiece BPE on the training side and binarizes with one joined dictionary.
 
 Models (:func:`arm_flags`): a small fairseq Transformer (``fixup_transformer_iwslt_de_en`` with standard
 init: fairseq's post-LN layers) and its Macaron version (``macaron_small``: FFN½ → self-attention → FFN½ in
@@ -50,9 +50,9 @@ from typing import Any
 from benchmarks import real_text_grid as grid
 from benchmarks.real_text_grid import data_is_frozen, freeze_data, run_step, write_pairs
 from benchmarks.results_file import REPO, machine_info
+from macaron_preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.grid import RowFile, Slot
-from preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 
 ARMS = {"transformer": "fixup_transformer_iwslt_de_en", "macaron": "macaron_small"}
 #: the architectures of each configuration (``--config``): this plugin's post-LN ones (fairseq's default
@@ -157,7 +157,7 @@ def build_corpus(out: Path, p: TranslationProtocol, root: Path = LOCALE_ROOT) ->
 
 
 def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
-    """``python -m preprocess.custom`` on the raw splits (its stages resume by themselves), once."""
+    """``python -m macaron_preprocess.custom`` on the raw splits (its stages resume by themselves), once."""
     if data_is_frozen(out, out / "pre" / "data-bin"):
         return out / "pre" / "data-bin"
     raw = out / "raw"
@@ -165,7 +165,7 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
         [
             sys.executable,
             "-m",
-            "preprocess.custom",
+            "macaron_preprocess.custom",
             "--src",
             "en",
             "--tgt",
@@ -183,7 +183,7 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
             "--workers",
             "1",
         ],
-        "preprocess.custom",
+        "macaron_preprocess.custom",
         out / "preprocess.log",
     )
     freeze_data(out, out / "pre" / "data-bin")

@@ -1,4 +1,4 @@
-"""Throughput and peak memory of the preprocessing pipeline (``python -m preprocess.custom``).
+"""Throughput and peak memory of the preprocessing pipeline (``python -m macaron_preprocess.custom``).
 
 1. Throughput: the full pipeline on ``--lines`` generated sentence pairs, ``--repeats`` times per
    ``--workers`` value, each from scratch (a fresh output directory). Prints wall time and sentence pairs
@@ -74,7 +74,7 @@ def run_pipeline(
 ) -> dict:
     shutil.rmtree(dest, ignore_errors=True)
     command = [
-        sys.executable, "-m", "preprocess.custom", "--src", "en", "--tgt", "de",
+        sys.executable, "-m", "macaron_preprocess.custom", "--src", "en", "--tgt", "de",
         "--trainpref", str(corpus / "train"), "--validpref", str(corpus / "valid"),
         "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", str(vocab),
         "--binarizer", binarizer,

@@ -2,7 +2,7 @@
 ``python -m benchmarks.pretrain_speed``).
 
 ``python -m macaron_fairseq.pretrain`` under ``torchrun --nproc_per_node N`` for each N of ``--ranks`` on a
-generated corpus (``macaron_synthetic.wiki`` + ``python -m preprocess.bert_corpus``), on the CPU,
+generated corpus (``macaron_synthetic.wiki`` + ``python -m macaron_preprocess.bert_corpus``), on the CPU,
 with ``OMP_NUM_THREADS`` = usable cores / N (every run uses all the cores) and the same global batch (micro
 batch × accumulation × ranks); samples/s from the run's ``train_log.jsonl`` (the first ``--rank-warmup``
 steps skipped), runs in the order 1 2 2 1 ...
@@ -32,7 +32,7 @@ from benchmarks.pretrain_bench import (
     usable_cores,
 )
 from benchmarks.results_file import REPO
-from pipelines.gpu_check.runs import build_corpus
+from macaron_pipelines.gpu_check.runs import build_corpus
 
 RANK_MODEL_FLAGS = (
     "--encoder-layers 4 --encoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --encoder-attention-heads 4"

@@ -26,7 +26,7 @@ from torch.profiler import ProfilerActivity, profile
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
-from pipelines.gpu_check.speed import TRANSFORMER, random_batch, set_impl, train_step_seconds
+from macaron_pipelines.gpu_check.speed import TRANSFORMER, random_batch, set_impl, train_step_seconds
 
 
 def profile_step(model: torch.nn.Module, batch: Any) -> dict[str, tuple[float, float]]:

@@ -17,11 +17,11 @@ import time
 from pathlib import Path
 
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
+from macaron_preprocess.sources import mediawiki
+from macaron_preprocess.text.sentences import SentenceSplitter
+from macaron_preprocess.text.wikitext import article_paragraphs, drop_reason
 from macaron_synthetic.wiki.dump import write_dump
 from macaron_workflow.errors import UserError
-from preprocess.sources import mediawiki
-from preprocess.text.sentences import SentenceSplitter
-from preprocess.text.wikitext import article_paragraphs, drop_reason
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -39,7 +39,7 @@ from fairseq.sequence_generator import SequenceGenerator
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
-from pipelines.gpu_check.speed import (
+from macaron_pipelines.gpu_check.speed import (
     TRANSFORMER,
     alternate,
     generation_seconds,

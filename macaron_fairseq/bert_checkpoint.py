@@ -1,10 +1,11 @@
 """Whether a checkpoint a user hands over is a pre-trained BERT of this plugin whose weights fit the model its
 configuration describes — checked once, before a command builds anything on it.
 
-GLUE fine-tuning (``bash pipelines/glue.sh``, ``python -m preprocess.glue``) and the HuggingFace export take
-an export of the pre-trainer or an import of a HuggingFace BERT. Given anything else they used to fail late
-and unclearly: a translation checkpoint on a missing sentencepiece model, a checkpoint whose tensors do not
-match its own configuration in every fine-tuning run of the grid, ``encoder_layers: "abc"`` in a traceback.
+GLUE fine-tuning (``bash pipelines/glue.sh``, ``python -m macaron_preprocess.glue``) and the HuggingFace
+export take an export of the pre-trainer or an import of a HuggingFace BERT. Given anything else they used to
+fail late and unclearly: a translation checkpoint on a missing sentencepiece model, a checkpoint whose tensors
+do not match its own configuration in every fine-tuning run of the grid, ``encoder_layers: "abc"`` in a
+traceback.
 
 * :func:`require_bert` — the kind: a fairseq checkpoint whose architecture is one of the plugin's BERT models
   (its model class a :class:`~macaron_fairseq.models.bert.BertPretrainingBase`) with the token embeddings a

@@ -1,8 +1,8 @@
 """A small, learnable GLUE distribution in the real layout (offline; the ``SMALL=1`` GLUE pipeline).
 
 Every file has the columns, header (or none: CoLA train/dev), byte-order mark (MRPC train/dev) and label
-vocabulary of :data:`preprocess.sources.glue.FORMATS`, and QQP's train holds malformed lines as the real
-one does, so the readers meet the real quirks. The labels follow simple rules a small model can pick up:
+vocabulary of :data:`macaron_preprocess.sources.glue.FORMATS`, and QQP's train holds malformed lines as the
+real one does, so the readers meet the real quirks. The labels follow simple rules a small model can pick up:
 
 * CoLA, SST-2: 1 when the sentence holds one of :data:`CUE_WORDS`;
 * MRPC, QQP, WNLI: 1 when the two sentences share their subject;
@@ -17,8 +17,8 @@ import random
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from macaron_preprocess.sources.glue import FORMATS, TASKS
 from macaron_workflow.atomic import atomic_output
-from preprocess.sources.glue import FORMATS, TASKS
 
 SUBJECTS = tuple(
     "the cat|a dog|the old man|my sister|the teacher|a small bird|the farmer|our neighbour".split("|")

@@ -4,8 +4,8 @@ the next update, requeues its Slurm job and exits; the requeued job resumes from
     python -m macaron_tools.train_preemptible [--preemption-signal HUP] DATA --user-dir macaron_fairseq ...
 
 Everything but ``--preemption-signal`` is passed to fairseq's own ``fairseq_cli.train.cli_main`` unchanged
-(``slurm/translate.sbatch`` and the GLUE runs of :mod:`pipelines.glue.run_one` start it this way). fairseq has
-no signal handling of its own, so this adds three hooks to its training loop, the protocol of
+(``slurm/translate.sbatch`` and the GLUE runs of :mod:`macaron_pipelines.glue.run_one` start it this way).
+fairseq has no signal handling of its own, so this adds three hooks to its training loop, the protocol of
 :mod:`macaron_workflow.preemption`:
 
 * the handlers of the signal and of SIGTERM (Slurm's own preemption) only record it (forked data-loader

@@ -1,7 +1,7 @@
 """How every command of the project fails (the rule of docs/architecture.md, "Errors"), and the wording of
 the operating-system errors it reports (which side failed, which file, which errno).
 
-One rule for every CLI, pipeline, tool, the pre-trainer and ``slurm.submit``, applied by one wrapper
+One rule for every CLI, pipeline, tool, the pre-trainer and ``macaron_slurm.submit``, applied by one wrapper
 (:func:`macaron_workflow.cli.run_cli`): an error is ONE line on stderr, ``PROG: error: message``, never a
 traceback,
 and the exit status says whose it is —

@@ -1,6 +1,6 @@
 """Outputs apart from inputs: a command refuses, before it writes anything, an output path that is an input,
-lies inside an input directory, or contains an input (``python -m preprocess.glue --glue-dir X --dest X``
-replaced ``X/RTE/`` — the raw GLUE files — by its own ``RTE/``).
+lies inside an input directory, or contains an input (``python -m macaron_preprocess.glue --glue-dir X --dest
+X`` replaced ``X/RTE/`` — the raw GLUE files — by its own ``RTE/``).
 
 Paths are compared resolved (symbolic links followed, ``..`` removed), so a link to the input directory
 is the input directory. The refusal is a :class:`~macaron_workflow.errors.UserError` (exit 2) naming both

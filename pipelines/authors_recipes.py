@@ -1,6 +1,6 @@
 """The Macaron authors' training and test scripts, as data: what ``pipelines/translation.py`` follows flag
 for flag, and what differs (the table of ``docs/translation.md`` is rendered from them by
-:mod:`pipelines.authors_table`).
+:mod:`macaron_pipelines.authors_table`).
 
 Transcribed from their repository (zhuohan123/macaron-net, ``translation/macaron-scripts/``): the flags of
 ``train/train-iwslt14.sh``, ``train/train-wmt14-base.sh``, ``train/train-wmt14-big.sh`` after the data path,

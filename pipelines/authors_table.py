@@ -11,8 +11,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pipelines import authors_recipes as ar
-from pipelines import translation
+from macaron_pipelines import authors_recipes as ar
+from macaron_pipelines import translation
 
 #: settings their arch functions imply (not flags of their scripts): label -> fairseq 0.12 setting
 ARCH_SETTINGS = {

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.commands import USER_DIR, Console, PipelineError, Preempted, run_command
 from macaron_tools import plot_curves, score_bleu, train_progress
 from macaron_tools.average_checkpoints import AveragingError, last_checkpoints
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, slurm_port
 from macaron_workflow.stages import StageReport, StageRunner
-from pipelines.commands import USER_DIR, Console, PipelineError, Preempted, run_command
 
 STOP_AND_SAVE_OPTIONS = ("--max-update", "--max-epoch", "--save-interval-updates", "--keep-interval-updates")
 """fairseq-train options that decide when training stops and which checkpoints it keeps, not what it

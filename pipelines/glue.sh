@@ -16,7 +16,7 @@
 set -euo pipefail
 # shellcheck source=pipelines/wrapper.sh
 source "$(dirname "${BASH_SOURCE[0]}")/wrapper.sh"
-case "${1:-}" in -h|--help) exec "$PY" -m pipelines.glue --help ;; esac
+case "${1:-}" in -h|--help) exec "$PY" -m macaron_pipelines.glue --help ;; esac
 fail() { echo "glue.sh: error: $*" >&2; exit 2; }
 if [ -n "${CHECKPOINT:-}" ]; then
     [ ! -d "$CHECKPOINT" ] || fail "CHECKPOINT=$CHECKPOINT: a directory, not a checkpoint file; give the" \
@@ -44,4 +44,4 @@ if [ -n "${GLUE_DIR:-}" ]; then
     done
 fi
 install_unless_skipped "$@"
-exec "$PY" -m pipelines.glue --from-env "$@"
+exec "$PY" -m macaron_pipelines.glue --from-env "$@"

@@ -1,14 +1,14 @@
 """BERT-style pre-training, one command: corpus → DeepSpeed pre-training → fairseq checkpoint → loss curves.
 
-    python -m pipelines.pretrain --workdir DIR [--wikipedia DUMP... | --wikipedia latest] [--bookcorpus DIR]
-        [options] [-- extra python -m macaron_fairseq.pretrain flags]
+    python -m macaron_pipelines.pretrain --workdir DIR [--wikipedia DUMP... | --wikipedia latest]
+        [--bookcorpus DIR] [options] [-- extra python -m macaron_fairseq.pretrain flags]
 
 Stages (``--arch`` decides the directory ``DIR/ARCH/``; the data-bin is shared by every arch):
 
   synthetic  with --small and no --wikipedia/--bookcorpus only: a generated ~1.5 MB multistream dump and 5
              books (``python -m macaron_synthetic.wiki``, offline) in DIR/synthetic/
-  corpus     ``python -m preprocess.bert_corpus --dest DIR/data-bin``: sentences, BPE, binarized data-bin
-             (resumable by itself, markers in DIR/data-bin/.stages/)
+  corpus     ``python -m macaron_preprocess.bert_corpus --dest DIR/data-bin``: sentences, BPE, binarized
+             data-bin (resumable by itself, markers in DIR/data-bin/.stages/)
   pretrain   ``torchrun --standalone --nproc_per_node GPUS -m macaron_fairseq.pretrain DIR/data-bin
              --arch ARCH --deepspeed-config CFG --save-dir DIR/ARCH/checkpoints ...``; its full output goes
              to DIR/ARCH/checkpoints/pretrain.log, the trainer's progress lines to the console, one JSON
@@ -50,13 +50,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from macaron_tools import plot_curves
-from macaron_tools.plot_curves import StepLog
-from macaron_workflow import processes
-from macaron_workflow.cli import ArgumentParser, positive_int
-from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
-from macaron_workflow.stages import StageReport, StageRunner
-from pipelines.commands import (
+from macaron_pipelines.commands import (
     REPO,
     Console,
     PipelineError,
@@ -65,7 +59,13 @@ from pipelines.commands import (
     report_errors,
     run_command,
 )
-from pipelines.fairseq_steps import data_bin_files, without_options
+from macaron_pipelines.fairseq_steps import data_bin_files, without_options
+from macaron_tools import plot_curves
+from macaron_tools.plot_curves import StepLog
+from macaron_workflow import processes
+from macaron_workflow.cli import ArgumentParser, positive_int
+from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
+from macaron_workflow.stages import StageReport, StageRunner
 
 CONFIGS = REPO / "configs" / "deepspeed"
 FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100,
@@ -169,12 +169,12 @@ def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tu
 
 
 def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace) -> Path:
-    """``python -m preprocess.bert_corpus`` into ``WORKDIR/data-bin`` (it skips its finished stages)."""
+    """``python -m macaron_preprocess.bert_corpus`` into ``WORKDIR/data-bin`` (skips its finished stages)."""
     wikipedia, bookcorpus = list(args.wikipedia), args.bookcorpus
     if not wikipedia and bookcorpus is None:
         wikipedia, bookcorpus = synthetic_inputs(runner, console, args.workdir)
     data_bin = args.workdir / "data-bin"
-    command: list[object] = [sys.executable, "-m", "preprocess.bert_corpus", "--dest", data_bin]
+    command: list[object] = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", data_bin]
     if wikipedia:
         command += ["--wikipedia", *wikipedia]
     if bookcorpus is not None:
@@ -436,7 +436,7 @@ OPTIONS = (
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
-        prog="python -m pipelines.pretrain",
+        prog="python -m macaron_pipelines.pretrain",
         usage="%(prog)s --workdir DIR [--wikipedia DUMP... | latest] [--bookcorpus DIR] [options] "
         "[-- trainer flags]",
         description=__doc__,

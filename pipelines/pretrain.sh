@@ -13,4 +13,4 @@ set -euo pipefail
 # shellcheck source=pipelines/wrapper.sh
 source "$(dirname "${BASH_SOURCE[0]}")/wrapper.sh"
 install_unless_skipped "$@"
-exec "$PY" -m pipelines.pretrain --from-env "$@"
+exec "$PY" -m macaron_pipelines.pretrain --from-env "$@"

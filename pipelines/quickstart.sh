@@ -4,7 +4,7 @@
 #   bash pipelines/quickstart.sh [options]       # every option: bash pipelines/quickstart.sh --help
 #
 # This wrapper installs whatever is missing (scripts/install.sh; skip it with --skip-install or
-# SKIP_INSTALL=1) BEFORE any Python of the project runs, then hands over to `python -m pipelines.quickstart`
+# SKIP_INSTALL=1) BEFORE any Python of the project runs, then hands over to `python -m macaron_pipelines.quickstart`
 # with the same options, which runs the resumable stages (corpus, preprocessing, training, translation,
 # BLEU, loss curves) and sets the CPU thread environment of its commands (--threads; OMP_WAIT_POLICY=PASSIVE,
 # see pipelines/quickstart/threads.py for the measurement behind it). It also hands over its start time and
@@ -18,4 +18,4 @@ export MACARON_QUICKSTART_STARTED MACARON_QUICKSTART_COMMAND
 # shellcheck source=pipelines/wrapper.sh
 source "$(dirname "${BASH_SOURCE[0]}")/wrapper.sh"
 INSTALL_MESSAGE="[quickstart] checking/installing requirements (scripts/install.sh)" install_unless_skipped "$@"
-exec "$PY" -m pipelines.quickstart --from-env "$@"
+exec "$PY" -m macaron_pipelines.quickstart --from-env "$@"

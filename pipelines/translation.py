@@ -1,11 +1,11 @@
 """The paper's translation pipelines, one command per set-up, following the Macaron authors' scripts:
 
-    python -m pipelines.translation {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- FLAGS]
+    python -m macaron_pipelines.translation {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- FLAGS]
 
-preprocess (``python -m preprocess.iwslt14`` / ``preprocess.wmt14_en_de``) → ``fairseq-train --user-dir
-macaron_fairseq`` with the authors' training script flag for flag (their ``train-iwslt14.sh`` /
+preprocess (``python -m macaron_preprocess.iwslt14`` / ``macaron_preprocess.wmt14_en_de``) → ``fairseq-train
+--user-dir macaron_fairseq`` with the authors' training script flag for flag (their ``train-iwslt14.sh`` /
 ``train-wmt14-base.sh`` / ``train-wmt14-big.sh``: their pre-LN ``*_macaron_v2`` / ``*_big_t2t_macaron``
-architecture, optimiser, schedule, dropout, batch; :mod:`pipelines.authors_recipes` holds them and the
+architecture, optimiser, schedule, dropout, batch; :mod:`macaron_pipelines.authors_recipes` holds them and the
 differences, each with its reason) → ``fairseq-generate`` of ``checkpoint_best.pt`` with their test
 script's beam and length penalty (``--num-avg N``: the average of the last N interval checkpoints instead)
 → BLEU, each printed with its name, plus ``DIR/results.<arch>.json``:
@@ -42,12 +42,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from macaron_workflow.cli import ArgumentParser, positive_int
-from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
-from macaron_workflow.stages import StageRunner
-from pipelines import fairseq_steps
-from pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
-from pipelines.commands import (
+from macaron_pipelines import fairseq_steps
+from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
+from macaron_pipelines.commands import (
     REPO,
     USER_DIR,
     Console,
@@ -57,7 +54,10 @@ from pipelines.commands import (
     report_errors,
     run_command,
 )
-from pipelines.fairseq_steps import BleuSettings
+from macaron_pipelines.fairseq_steps import BleuSettings
+from macaron_workflow.cli import ArgumentParser, positive_int
+from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_options
+from macaron_workflow.stages import StageRunner
 
 #: the small-scale mode: same pipeline, a model and schedule that run in seconds on a CPU
 SMALL_MODEL = [
@@ -71,7 +71,7 @@ SMALL_MODEL = [
 
 @dataclass(frozen=True)
 class Recipe:
-    """One of the authors' set-ups (:data:`pipelines.authors_recipes.AUTHORS`) on this project's data.
+    """One of the authors' set-ups (:data:`macaron_pipelines.authors_recipes.AUTHORS`) on this project's data.
 
     ``training`` holds their training script's flags that no option sets, verbatim (fairseq 0.12 names);
     the flags an option sets (``--arch``, ``--max-tokens``, ``--update-freq``, ``--seed``,
@@ -120,15 +120,16 @@ WMT14_BLEU = BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), com
 
 RECIPES = {
     "iwslt14": authors_recipe(
-        "iwslt14", preprocess_module="preprocess.iwslt14", src="de", tgt="en", max_update=100_000,
+        "iwslt14", preprocess_module="macaron_preprocess.iwslt14", src="de", tgt="en", max_update=100_000,
         bleu=BleuSettings(metrics=("fairseq", "tokenized"), lowercase=True), workdir_name="iwslt14",
     ),
     "wmt14": authors_recipe(
-        "wmt14", preprocess_module="preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
+        "wmt14", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
         bleu=WMT14_BLEU, workdir_name="wmt14",
     ),
     "wmt14-big": authors_recipe(
-        "wmt14-big", preprocess_module="preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
+        "wmt14-big", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de",
+        max_update=300_000,
         bleu=WMT14_BLEU, workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
     ),
 }  # fmt: skip
@@ -270,7 +271,7 @@ variables to them."""
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
-        prog="python -m pipelines.translation",
+        prog="python -m macaron_pipelines.translation",
         usage="%(prog)s {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- fairseq-train flags]",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -12,4 +12,4 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/wrapper.sh"
 [ "$#" -ge 1 ] || { echo "usage: bash pipelines/translation.sh iwslt14|wmt14|wmt14-big [options]" >&2; exit 2; }
 install_unless_skipped "$@"
-exec "$PY" -m pipelines.translation --from-env "$@"
+exec "$PY" -m macaron_pipelines.translation --from-env "$@"

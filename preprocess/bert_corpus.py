@@ -25,6 +25,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from macaron_preprocess.text.bpe import BpeConfig
+from macaron_preprocess.text.corpus_layout import SPLITS, CorpusLayout
+from macaron_preprocess.text.corpus_stages import apply_bpe, binarize, collect, learn_bpe
+from macaron_preprocess.text.corpus_summary import build_summary, summary_table
+from macaron_preprocess.text.documents import DocumentConfig
+from macaron_preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
+from macaron_preprocess.text.sentences import RULE_BASED
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import (
     ArgumentParser,
@@ -38,20 +45,13 @@ from macaron_workflow.files import ensure_writable_dir, require_files
 from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
-from preprocess.text.bpe import BpeConfig
-from preprocess.text.corpus_layout import SPLITS, CorpusLayout
-from preprocess.text.corpus_stages import apply_bpe, binarize, collect, learn_bpe
-from preprocess.text.corpus_summary import build_summary, summary_table
-from preprocess.text.documents import DocumentConfig
-from preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
-from preprocess.text.sentences import RULE_BASED
 
 LATEST = "latest"
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m preprocess.bert_corpus",
+        prog="python -m macaron_preprocess.bert_corpus",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -132,7 +132,7 @@ def check_args(args: argparse.Namespace) -> None:
 
 def wikipedia_dumps(args: argparse.Namespace, layout: CorpusLayout) -> list[Path]:
     if args.wikipedia == [LATEST]:
-        from preprocess.sources.wikipedia_download import download_latest_wikipedia
+        from macaron_preprocess.sources.wikipedia_download import download_latest_wikipedia
 
         return [download_latest_wikipedia(layout.downloads, mirror=args.wikipedia_mirror)]
     dumps = [Path(dump) for dump in args.wikipedia]
@@ -179,8 +179,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """Console script ``macaron-preprocess-bert-corpus``: runs as ``python -m preprocess.bert_corpus``."""
-    run_cli(main, program_name("preprocess.bert_corpus", "macaron-preprocess-bert-corpus"))
+    """Console script ``macaron-preprocess-bert-corpus`` (``python -m macaron_preprocess.bert_corpus``)."""
+    run_cli(main, program_name("macaron_preprocess.bert_corpus", "macaron-preprocess-bert-corpus"))
 
 
 if __name__ == "__main__":

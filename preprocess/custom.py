@@ -2,7 +2,7 @@
 
 Usage::
 
-    python -m preprocess.custom --src en --tgt de \\
+    python -m macaron_preprocess.custom --src en --tgt de \\
         --trainpref RAW/train --validpref RAW/valid --testpref RAW/test \\
         --dest OUT [--bpe-vocab-size 8000] [--lowercase] [--workers N] [--force] \\
         [--max-len 250] [--ratio 1.5]
@@ -17,7 +17,8 @@ Stages (each resumable, see :mod:`macaron_workflow.stages`):
    length/ratio-filtered like ``clean-corpus-n.perl -ratio RATIO ... 1 MAX_LEN``; valid/test never are.
 2. bpe-train: joint sentencepiece BPE on the tokenized training text of both sides.
 3. bpe-<split>: sentencepiece pieces, checked to decode back to the tokenized text.
-4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see :mod:`preprocess.text.binarize`).
+4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see
+:mod:`macaron_preprocess.text.binarize`).
 
 Output in OUT::
 
@@ -36,17 +37,17 @@ import argparse
 import sys
 from pathlib import Path
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
+from macaron_preprocess.text.cleaning import CleanConfig
+from macaron_preprocess.text.moses import MosesConfig
+from macaron_preprocess.text.options import add_shared_options, bpe_config, start_run
+from macaron_preprocess.text.summary import line_count_table
+from macaron_preprocess.text.to_databin import bpe_and_binarize, tokenize_jobs
+from macaron_preprocess.text.tokenize_stage import tokenize_split
 from macaron_workflow.cli import ArgumentParser, positive_int, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import require_files
 from macaron_workflow.overlap import refuse_overlap
-from preprocess.text.bitext import BitextFiles, check_bitext_counts
-from preprocess.text.cleaning import CleanConfig
-from preprocess.text.moses import MosesConfig
-from preprocess.text.options import add_shared_options, bpe_config, start_run
-from preprocess.text.summary import line_count_table
-from preprocess.text.to_databin import bpe_and_binarize, tokenize_jobs
-from preprocess.text.tokenize_stage import tokenize_split
 
 OUTPUTS_HELP = """outputs in DEST:
   raw/{train,valid,test}.{SRC,TGT}  raw input of the kept pairs (train after pairwise cleaning; valid/test
@@ -65,7 +66,7 @@ reported; a line count mismatch between the two sides of any file pair is an err
 
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
-        prog="python -m preprocess.custom",
+        prog="python -m macaron_preprocess.custom",
         description="Raw parallel text -> Moses tokenization -> cleaning -> joint sentencepiece BPE -> "
         "fairseq data-bin (joined dictionary).",
         epilog=OUTPUTS_HELP,
@@ -154,8 +155,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-preprocess-custom`` console script: what ``python -m preprocess.custom`` runs."""
-    run_cli(main, program_name("preprocess.custom", "macaron-preprocess-custom"))
+    """The ``macaron-preprocess-custom`` console script: what ``python -m macaron_preprocess.custom`` runs."""
+    run_cli(main, program_name("macaron_preprocess.custom", "macaron-preprocess-custom"))
 
 
 if __name__ == "__main__":

@@ -1,17 +1,19 @@
 """GLUE → fairseq ``sentence_prediction`` data, with the pre-training corpus's text processing.
 
-    python -m preprocess.glue --glue-dir GLUE --dest DIR --checkpoint model.pt [--tasks CoLA,SST-2,...]
+    python -m macaron_preprocess.glue --glue-dir GLUE --dest DIR --checkpoint model.pt
+        [--tasks CoLA,SST-2,...]
 
-Reads the GLUE distribution as its download script unpacks it (:mod:`preprocess.sources.glue`; downloaded
-with ``--download`` when absent), processes every sentence as the pre-training text was (Moses
-normalization, tokenization, lowercasing, then the corpus's sentencepiece model and dictionary), and
-writes one directory per task (:mod:`preprocess.text.glue_encode` gives the layout) plus ``meta.json``:
-labels, number of classes, regression or not, and per split its GLUE file, example count, dropped
-malformed lines and unknown pieces. AX (``diagnostic``) is written into the MNLI directory as split
+Reads the GLUE distribution as its download script unpacks it (:mod:`macaron_preprocess.sources.glue`;
+downloaded with ``--download`` when absent), processes every sentence as the pre-training text was (Moses
+normalization, tokenization, lowercasing, then the corpus's sentencepiece model and dictionary), and writes
+one directory per task (:mod:`macaron_preprocess.text.glue_encode` gives the layout) plus ``meta.json``:
+labels, number of classes, regression or not, and per split its GLUE file, example count, dropped malformed
+lines and unknown pieces. AX (``diagnostic``) is written into the MNLI directory as split
 ``test_ax``: it is predicted with the MNLI model.
 
 The sentencepiece model and dictionary are found from the checkpoint (its task's data directory, the
-data-bin of ``python -m preprocess.bert_corpus``) or given (``--data-bin``, or ``--sentencepiece-model`` and
+data-bin of ``python -m macaron_preprocess.bert_corpus``) or given (``--data-bin``, or
+``--sentencepiece-model`` and
 ``--dict``); the dictionary must match the checkpoint's embeddings (its symbols + ``<mask>``) — a
 mismatch is an error before anything is written. One resumable stage per task.
 """
@@ -28,18 +30,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_preprocess.sources.glue import (
+    BERT_TASKS,
+    TASKS,
+    GlueExample,
+    TaskSpec,
+    download_glue,
+    read_split,
+)
+from macaron_preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
+from macaron_preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
+from macaron_preprocess.text.wordpiece_encode import wordpiece_tokenizer
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.sources.glue import BERT_TASKS, TASKS, GlueExample, TaskSpec, download_glue, read_split
-from preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
-from preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
-from preprocess.text.wordpiece_encode import wordpiece_tokenizer
 
-PROG = ("preprocess.glue", "macaron-preprocess-glue")
+PROG = ("macaron_preprocess.glue", "macaron-preprocess-glue")
 SPM_MODEL = "sentencepiece.bpe.model"
 MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dictionary
 
@@ -48,7 +57,7 @@ MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dicti
 class Vocabulary:
     sentencepiece_model: Path  # with tokenizer "wordpiece": the imported model's tokenizer.json
     dictionary: Path
-    tokenizer: str = "moses+sentencepiece"  # or "wordpiece" (preprocess.text.wordpiece_encode)
+    tokenizer: str = "moses+sentencepiece"  # or "wordpiece" (macaron_preprocess.text.wordpiece_encode)
 
 
 def fairseq_split_names(spec: TaskSpec) -> dict[str, str]:
@@ -289,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-preprocess-glue`` console script: what ``python -m preprocess.glue`` runs."""
+    """The ``macaron-preprocess-glue`` console script: what ``python -m macaron_preprocess.glue`` runs."""
     run_cli(main, program_name(*PROG))
 
 

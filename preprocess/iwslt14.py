@@ -3,14 +3,15 @@ alignment bug, into a fairseq data-bin.
 
 Usage::
 
-    python -m preprocess.iwslt14 --dest DIR [--raw-dir DIR] [--workers N] [--force] [--bpe-vocab-size 10000]
+    python -m macaron_preprocess.iwslt14 --dest DIR [--raw-dir DIR] [--workers N] [--force]
+        [--bpe-vocab-size 10000]
 
 Recipe (each step a resumable stage):
 
 1. ``de-en.tgz``: downloaded (fairseq's mirror, then the original WIT3 host) or taken from ``--raw-dir``
    (the archive, or its extracted ``de-en/`` folder).
 2. talk-text: ``train.tags.de-en.{de,en}`` without the talk metadata lines, removed **pairwise**
-   (:mod:`preprocess.sources.ted_metadata`), ``<title>``/``<description>`` tags stripped.
+   (:mod:`macaron_preprocess.sources.ted_metadata`), ``<title>``/``<description>`` tags stripped.
 3. test-segments: the ``<seg id>`` lines of IWSLT14.TED.dev2010, IWSLT14.TEDX.dev2012 and
    IWSLT14.TED.tst2010/2011/2012, concatenated in that order (``’`` becomes ``'`` before tokenization).
 4. tokenize: Moses tokenizer (sacremoses, with Moses' default escaping as in the Perl script),
@@ -29,18 +30,18 @@ Output in DIR::
 
 from __future__ import annotations
 
+from macaron_preprocess.sources.archives import ArchiveSpec, locate_members
+from macaron_preprocess.sources.ted_metadata import remove_talk_metadata
+from macaron_preprocess.sources.xml_segments import extract_segments
+from macaron_preprocess.text.bitext import BitextFiles
+from macaron_preprocess.text.cleaning import CleanConfig
+from macaron_preprocess.text.holdout import holdout_split
+from macaron_preprocess.text.moses import MosesConfig
+from macaron_preprocess.text.options import CorpusCli, bpe_config
+from macaron_preprocess.text.summary import describe_cleaning, line_count_table
+from macaron_preprocess.text.to_databin import bpe_and_binarize
+from macaron_preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 from macaron_workflow.cli import program_name, run_cli
-from preprocess.sources.archives import ArchiveSpec, locate_members
-from preprocess.sources.ted_metadata import remove_talk_metadata
-from preprocess.sources.xml_segments import extract_segments
-from preprocess.text.bitext import BitextFiles
-from preprocess.text.cleaning import CleanConfig
-from preprocess.text.holdout import holdout_split
-from preprocess.text.moses import MosesConfig
-from preprocess.text.options import CorpusCli, bpe_config
-from preprocess.text.summary import describe_cleaning, line_count_table
-from preprocess.text.to_databin import bpe_and_binarize
-from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 
 SRC, TGT = "de", "en"
 TEST_SETS = (
@@ -68,7 +69,7 @@ VALID_EVERY = 23
 
 
 CLI = CorpusCli(
-    "python -m preprocess.iwslt14",
+    "python -m macaron_preprocess.iwslt14",
     __doc__,
     raw_dir_help="directory holding de-en.tgz or its extracted de-en/ folder (default: download into "
     "DEST/work)",
@@ -123,8 +124,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-preprocess-iwslt14`` console script: what ``python -m preprocess.iwslt14`` runs."""
-    run_cli(main, program_name("preprocess.iwslt14", "macaron-preprocess-iwslt14"))
+    """The ``macaron-preprocess-iwslt14`` console script (``python -m macaron_preprocess.iwslt14``)."""
+    run_cli(main, program_name("macaron_preprocess.iwslt14", "macaron-preprocess-iwslt14"))
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ fairseq's ``examples/translation/prepare-wmt14en2de.sh --icml17``, into a fairse
 
 Usage::
 
-    python -m preprocess.wmt14_en_de --dest DIR [--raw-dir DIR] [--workers N] [--force]
+    python -m macaron_preprocess.wmt14_en_de --dest DIR [--raw-dir DIR] [--workers N] [--force]
                                      [--bpe-vocab-size 37000]
 
 Recipe (each step a resumable stage):
@@ -35,16 +35,16 @@ Output in DIR::
 
 from __future__ import annotations
 
+from macaron_preprocess.sources.archives import ArchiveSpec, locate_all
+from macaron_preprocess.sources.xml_segments import extract_segments
+from macaron_preprocess.text.bitext import BitextFiles
+from macaron_preprocess.text.cleaning import CleanConfig
+from macaron_preprocess.text.moses import MosesConfig
+from macaron_preprocess.text.options import CorpusCli, bpe_config
+from macaron_preprocess.text.summary import line_count_table
+from macaron_preprocess.text.to_databin import bpe_and_binarize
+from macaron_preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 from macaron_workflow.cli import program_name, run_cli
-from preprocess.sources.archives import ArchiveSpec, locate_all
-from preprocess.sources.xml_segments import extract_segments
-from preprocess.text.bitext import BitextFiles
-from preprocess.text.cleaning import CleanConfig
-from preprocess.text.moses import MosesConfig
-from preprocess.text.options import CorpusCli, bpe_config
-from preprocess.text.summary import line_count_table
-from preprocess.text.to_databin import bpe_and_binarize
-from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 
 SRC, TGT = "en", "de"
 TRAIN_CORPORA = (
@@ -117,7 +117,7 @@ def evaluation_config(lang: str) -> MosesConfig:
 
 
 CLI = CorpusCli(
-    "python -m preprocess.wmt14_en_de",
+    "python -m macaron_preprocess.wmt14_en_de",
     __doc__,
     raw_dir_help="directory holding the five archives (training-parallel-europarl-v7.tgz, "
     "training-parallel-commoncrawl.tgz, training-parallel-nc-v9.tgz, dev.tgz, test-full.tgz) or "
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-preprocess-wmt14`` console script: what ``python -m preprocess.wmt14_en_de`` runs."""
-    run_cli(main, program_name("preprocess.wmt14_en_de", "macaron-preprocess-wmt14"))
+    """The ``macaron-preprocess-wmt14`` console script (``python -m macaron_preprocess.wmt14_en_de``)."""
+    run_cli(main, program_name("macaron_preprocess.wmt14_en_de", "macaron-preprocess-wmt14"))
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python}"
 dest="${1:-$here/wheels/gpu}"
 shift || true
-if [ "$#" -gt 0 ]; then pins=("$@"); else mapfile -t pins < <(cd "$here" && "$PY" -m pipelines.gpu_check --wheels); fi
+if [ "$#" -gt 0 ]; then pins=("$@"); else mapfile -t pins < <(cd "$here" && "$PY" -m macaron_pipelines.gpu_check --wheels); fi
 mkdir -p "$dest"
 pip_() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip --disable-pip-version-check -q "$@"; }
 for pin in "${pins[@]}"; do

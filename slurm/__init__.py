@@ -1,1 +1,1 @@
-"""The Slurm launchers (``*.sbatch``) and their submit helper (``python -m slurm.submit``)."""
+"""The Slurm launchers (``*.sbatch``) and their submit helper (``python -m macaron_slurm.submit``)."""

@@ -1,17 +1,19 @@
-"""Submit one of the project's Slurm jobs: ``python -m slurm.submit JOB [options] [-- script arguments]``.
+"""Submit one of the project's Slurm jobs: ``python -m macaron_slurm.submit JOB [options] [-- script
+arguments]``.
 
-    python -m slurm.submit pretrain --nodes 4 --gpus-per-node 8 --time 24:00:00 --partition gpu \\
+    python -m macaron_slurm.submit pretrain --nodes 4 --gpus-per-node 8 --time 24:00:00 --partition gpu \\
         --env DATA=data-bin/bert-corpus --env ARCH=macaron_bert_base -- --max-update 900000
-    python -m slurm.submit translate --nodes 2 --env RECIPE=wmt14 --env WORKDIR=work/wmt14
-    python -m slurm.submit bert_corpus --cpus-per-task 16 --max-parallel 8 --env DEST=data-bin/bert-corpus \\
+    python -m macaron_slurm.submit translate --nodes 2 --env RECIPE=wmt14 --env WORKDIR=work/wmt14
+    python -m macaron_slurm.submit bert_corpus --cpus-per-task 16 --max-parallel 8 \\
+        --env DEST=data-bin/bert-corpus \\
         --env BOOKS=books -- dumps/enwiki-*-pages-articles[0-9]*.bz2 [-- corpus flags]
-    python -m slurm.submit glue --max-parallel 16 --env WORKDIR=work/glue --env CHECKPOINT=model.pt \\
+    python -m macaron_slurm.submit glue --max-parallel 16 --env WORKDIR=work/glue --env CHECKPOINT=model.pt \\
         -- --tasks RTE,MRPC [-- fairseq-train flags]
 
 Jobs: ``pretrain`` and ``translate`` are one job of N nodes × G GPUs, one task per GPU; ``bert_corpus`` is a
 job array with one task per source (dump parts, then ``BOOKS``) and the merge after it
 (``--dependency=afterok``); ``glue`` is the preparation job, the grid as an array with one run per task
-(its size from ``python -m pipelines.glue --step count``) and the collection job, chained by
+(its size from ``python -m macaron_pipelines.glue --step count``) and the collection job, chained by
 ``afterok``; every job that waits for another is submitted with ``--kill-on-invalid-dep=yes``, so Slurm
 cancels it when what it waits for failed, instead of leaving it pending forever. ``--max-parallel`` is the
 arrays' ``%`` throttle.
@@ -177,7 +179,7 @@ def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) ->
 
 def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
     # as the jobs will: their environment (--export=ALL plus --env) read through the pipeline's option table
-    count = [sys.executable, "-m", "pipelines.glue", "--from-env", "--step", "count", *extra]
+    count = [sys.executable, "-m", "macaron_pipelines.glue", "--from-env", "--step", "count", *extra]
     env = {**os.environ, **environment(args)}
     proc = subprocess.run(count, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
@@ -249,7 +251,7 @@ def _substitute(arg: str, ids: dict[str, str]) -> str:
     return arg
 
 
-PROG = "python -m slurm.submit"
+PROG = "python -m macaron_slurm.submit"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -296,7 +298,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-submit`` console script: what ``python -m slurm.submit`` runs."""
+    """The ``macaron-submit`` console script: what ``python -m macaron_slurm.submit`` runs."""
     run_cli(main, PROG)
 
 

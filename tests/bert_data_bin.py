@@ -1,5 +1,5 @@
-"""A BERT data-bin in the layout of ``python -m preprocess.bert_corpus``, written with fairseq's own mmap
-builder; every token is a distinct symbol, so each symbol tells which document it comes from and where it
+"""A BERT data-bin in the layout of ``python -m macaron_preprocess.bert_corpus``, written with fairseq's own
+mmap builder; every token is a distinct symbol, so each symbol tells which document it comes from and where it
 stands in it."""
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ def write_data_bin(
     boundaries: bool = True,
     dict_symbols: int | None = None,
 ) -> dict[int, tuple[int, int]]:
-    """A data-bin as preprocess.bert_corpus writes it (sentences + </s>, an item holding only </s> after
-    every document); returns symbol id → (document, position in the document's token stream)."""
+    """A data-bin as macaron_preprocess.bert_corpus writes it (sentences + </s>, an item holding only </s>
+    after every document); returns symbol id → (document, position in the document's token stream)."""
     rng = np.random.default_rng(seed)
     lengths = [[int(rng.integers(3, 8)) for _ in range(sentences)] for _ in range(documents)]
     total = sum(map(sum, lengths))

@@ -21,7 +21,7 @@ import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from preprocess.sources.glue import GlueExample
+from macaron_preprocess.sources.glue import GlueExample
 
 BOM = "\ufeff"
 Row = Sequence[str]

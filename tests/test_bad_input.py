@@ -16,13 +16,13 @@ import pytest
 import sentencepiece as spm
 from helpers import REPO, save_bert_checkpoint, write_malicious_checkpoint
 
+from macaron_pipelines.commands import PipelineError, Preempted, report_errors, run_command
+from macaron_pipelines.glue.__main__ import main as glue_main
+from macaron_preprocess import glue as preprocess_glue
+from macaron_preprocess.sources.glue import GlueDataError, read_split
 from macaron_synthetic.glue import write_synthetic_glue
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import ReportedError, UserError
-from pipelines.commands import PipelineError, Preempted, report_errors, run_command
-from pipelines.glue.__main__ import main as glue_main
-from preprocess import glue as preprocess_glue
-from preprocess.sources.glue import GlueDataError, read_split
 
 GLUE_TASKS = ("RTE", "WNLI")
 
@@ -72,7 +72,7 @@ def ended(capsys: pytest.CaptureFixture[str], run: Callable[[], None]) -> Ended:
 
 
 def glue_pipeline(argv: Sequence[str]) -> Callable[[], None]:
-    return lambda: report_errors("pipelines.glue", lambda: glue_main(list(argv)))
+    return lambda: report_errors("macaron_pipelines.glue", lambda: glue_main(list(argv)))
 
 
 def preprocess_glue_cli(argv: Sequence[str]) -> Callable[[], None]:
@@ -83,7 +83,7 @@ def preprocess_glue_cli(argv: Sequence[str]) -> Callable[[], None]:
 @dataclass(frozen=True)
 class Case:
     name: str
-    entry: str  # "pipelines.glue" or "preprocess.glue"
+    entry: str  # "macaron_pipelines.glue" or "macaron_preprocess.glue"
     argv: Callable[[dict[str, Path], Path], list[str]]  # (inputs, tmp_path) -> argv
     message: Callable[[dict[str, Path], Path], str]  # the start of the one line on stderr
     code: int = 2
@@ -96,7 +96,7 @@ def _w(tmp: Path) -> list[str]:
 CASES = [
     Case(
         "GLUE_DIR mistyped: an error, no download, nothing created",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [
             *_w(t),
             "--checkpoint",
@@ -107,13 +107,13 @@ CASES = [
             "RTE",
         ],
         lambda i, t: (
-            f"pipelines.glue: error: --glue-dir {t / 'mistyped'}: no such directory (a given GLUE "
+            f"macaron_pipelines.glue: error: --glue-dir {t / 'mistyped'}: no such directory (a given GLUE "
             f"directory is only read); download it with --download"
         ),
     ),
     Case(
         "a task missing from an explicit GLUE dir: named, not downloaded into it",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [
             *_w(t),
             "--checkpoint",
@@ -124,25 +124,25 @@ CASES = [
             "RTE,CoLA",
         ],
         lambda i, t: (
-            f"pipelines.glue: error: --glue-dir {i['glue']}: missing CoLA/ (CoLA) (a given GLUE "
+            f"macaron_pipelines.glue: error: --glue-dir {i['glue']}: missing CoLA/ (CoLA) (a given GLUE "
             "directory is only read); download them with --download"
         ),
     ),
     Case(
         "no checkpoint",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [*_w(t), "--glue-dir", str(i["glue"])],
-        lambda i, t: "pipelines.glue: error: give --checkpoint (CHECKPOINT=...)",
+        lambda i, t: "macaron_pipelines.glue: error: give --checkpoint (CHECKPOINT=...)",
     ),
     Case(
         "a missing checkpoint",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [*_w(t), "--checkpoint", str(t / "nope.pt"), "--glue-dir", str(i["glue"])],
-        lambda i, t: f"pipelines.glue: error: --checkpoint {t / 'nope.pt'}: no such file",
+        lambda i, t: f"macaron_pipelines.glue: error: --checkpoint {t / 'nope.pt'}: no such file",
     ),
     Case(
         "a file that is not a checkpoint",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [
             *_w(t),
             "--checkpoint",
@@ -151,18 +151,19 @@ CASES = [
             str(i["glue"]),
         ],
         lambda i, t: (
-            f"pipelines.glue: error: --checkpoint {i['glue'] / 'RTE' / 'dev.tsv'}: not a PyTorch checkpoint"
+            f"macaron_pipelines.glue: error: --checkpoint {i['glue'] / 'RTE' / 'dev.tsv'}: "
+            "not a PyTorch checkpoint"
         ),
     ),
     Case(
         "an unknown task",
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         lambda i, t: [*_w(t), "--checkpoint", str(i["checkpoint"]), "--tasks", "RTE,XYZ"],
-        lambda i, t: "pipelines.glue: error: --tasks: unknown ['XYZ']",
+        lambda i, t: "macaron_pipelines.glue: error: --tasks: unknown ['XYZ']",
     ),
     Case(
-        "preprocess.glue: a mistyped GLUE dir",
-        "preprocess.glue",
+        "macaron_preprocess.glue: a mistyped GLUE dir",
+        "macaron_preprocess.glue",
         lambda i, t: [
             "--glue-dir",
             str(t / "mistyped"),
@@ -179,8 +180,8 @@ CASES = [
         ),
     ),
     Case(
-        "preprocess.glue: a test file whose last line lost its last fields and newline",
-        "preprocess.glue",
+        "macaron_preprocess.glue: a test file whose last line lost its last fields and newline",
+        "macaron_preprocess.glue",
         lambda i, t: [
             "--glue-dir",
             str(t / "GLUE"),
@@ -211,7 +212,7 @@ def test_bad_input_table(case: Case, inputs: dict[str, Path], tmp_path: Path,
         truncate_last_line(tmp_path / "GLUE", "RTE", "test.tsv")
     before = snapshot(inputs["glue"])
     argv = case.argv(inputs, tmp_path)
-    run = glue_pipeline(argv) if case.entry == "pipelines.glue" else preprocess_glue_cli(argv)
+    run = glue_pipeline(argv) if case.entry == "macaron_pipelines.glue" else preprocess_glue_cli(argv)
     result = ended(capsys, run)
     assert result.code == case.code, result.stderr
     assert len(result.lines) == 1 and result.lines[0].startswith(case.message(inputs, tmp_path)), (
@@ -272,7 +273,8 @@ def test_the_glue_pipeline_refuses_a_malicious_checkpoint(
     result = ended(capsys, glue_pipeline(argv))
     assert result.code == 2 and len(result.lines) == 1, result.stderr
     assert result.lines[0].startswith(
-        f"pipelines.glue: error: refusing to load checkpoint --checkpoint {evil}: it pickles posix.system"
+        f"macaron_pipelines.glue: error: refusing to load checkpoint --checkpoint {evil}: "
+        "it pickles posix.system"
     )
     assert not marker.exists() and not (tmp_path / "work").exists()
 
@@ -384,7 +386,7 @@ def test_every_error_is_one_line_with_its_exit_status(
 def test_a_step_that_failed_on_bad_input_makes_the_pipeline_exit_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pipelines.commands import Console
+    from macaron_pipelines.commands import Console
 
     console = Console("t", echo_commands=False)
     for status, expected in ((2, 2), (1, 1), (3, 1)):
@@ -411,8 +413,8 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
          "plot_curves: error: cannot read nope.log: No such file or directory (ENOENT)"),
         (["macaron_tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
          "python -m macaron_tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
-        (["preprocess.glue", "--glue-dir", "GLUE"],
-         "python -m preprocess.glue: error: the following arguments"),
+        (["macaron_preprocess.glue", "--glue-dir", "GLUE"],
+         "python -m macaron_preprocess.glue: error: the following arguments"),
     ],
 )  # fmt: skip
 def test_the_tools_follow_the_rule(argv: list[str], message: str, tmp_path: Path) -> None:

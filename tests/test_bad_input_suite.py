@@ -54,9 +54,9 @@ from helpers import (
 
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.repairs.checkpoint_safety import one_line_user_errors
+from macaron_preprocess.sources.glue import read_split
 from macaron_synthetic.glue import write_synthetic_glue
 from macaron_workflow.cli import run_cli
-from preprocess.sources.glue import read_split
 
 USER_DIR = REPO / "macaron_fairseq"
 TINY_CONFIG = REPO / "configs" / "deepspeed" / "tiny_cpu.json"
@@ -78,14 +78,14 @@ PROGS = {
     "pretrain --init-from": "python -m macaron_fairseq.pretrain",
     "pretrain.export": "python -m macaron_fairseq.pretrain.export",
     "glue.sh": "glue.sh",
-    "pipelines.glue": "pipelines.glue",
-    "preprocess.glue": "python -m preprocess.glue",
+    "macaron_pipelines.glue": "macaron_pipelines.glue",
+    "macaron_preprocess.glue": "python -m macaron_preprocess.glue",
     "hf import": "python -m macaron_fairseq.hf",
     "hf export": "python -m macaron_fairseq.hf",
     "average_checkpoints": "average_checkpoints",
-    "preprocess.bert_corpus": "python -m preprocess.bert_corpus",
-    "preprocess.custom": "python -m preprocess.custom",
-    "preprocess.iwslt14": "python -m preprocess.iwslt14",
+    "macaron_preprocess.bert_corpus": "python -m macaron_preprocess.bert_corpus",
+    "macaron_preprocess.custom": "python -m macaron_preprocess.custom",
+    "macaron_preprocess.iwslt14": "python -m macaron_preprocess.iwslt14",
 }
 DAMAGED = r"not a PyTorch checkpoint \(.*\); it is truncated .* give the complete file"
 EMPTY = r"not a PyTorch checkpoint \(an empty file, 0 bytes\)"
@@ -410,13 +410,13 @@ def glue_argv(world: World, tmp: Path, checkpoint: Path, glue: Path, *extra: str
 
 
 def glue_pipeline(world: World, tmp: Path, checkpoint: Path, *extra: str, glue: Path | None = None) -> Run:
-    from pipelines.commands import report_errors
-    from pipelines.glue.__main__ import main
+    from macaron_pipelines.commands import report_errors
+    from macaron_pipelines.glue.__main__ import main
 
     glue = glue or world.glue
     argv = glue_argv(world, tmp, checkpoint, glue, *extra)
     work = tmp / "work"
-    return Run(call=lambda: report_errors("pipelines.glue", lambda: main(argv)),
+    return Run(call=lambda: report_errors("macaron_pipelines.glue", lambda: main(argv)),
                inputs=[checkpoint, glue, world.spm_bin], outputs=[] if glue.is_relative_to(work) else [work],
                names=[glue] if glue.is_relative_to(work) else [checkpoint])  # fmt: skip
 
@@ -429,14 +429,15 @@ def copy_to(path: Path, target: Path) -> Path:
 
 def preprocess_glue(world: World, tmp: Path, checkpoint: Path, dest: Path | None = None,
                     glue: Path | None = None, names: list[Path] | None = None) -> Run:  # fmt: skip
-    from preprocess.glue import main
+    from macaron_preprocess.glue import main
 
     glue = glue or world.glue
     dest = dest or tmp / "dest"
     argv = ["--glue-dir", str(glue), "--dest", str(dest), "--checkpoint", str(checkpoint), "--tasks", "RTE",
             "--workers", "1"]  # fmt: skip
     outputs = [] if dest.exists() or glue.is_relative_to(dest) else [dest]
-    return Run(call=in_process(PROGS["preprocess.glue"], lambda: main(argv)), inputs=[checkpoint, glue],
+    return Run(call=in_process(PROGS["macaron_preprocess.glue"], lambda: main(argv)),
+               inputs=[checkpoint, glue],
                outputs=outputs, names=names or [checkpoint])  # fmt: skip
 
 
@@ -515,11 +516,11 @@ def write_text_corpus(raw: Path) -> Path:
 
 
 def custom(tmp: Path, raw: Path, dest: Path, names: list[Path] | None = None) -> Run:
-    from preprocess.custom import main
+    from macaron_preprocess.custom import main
 
     prefixes = [x for split in ("train", "valid", "test") for x in (f"--{split}pref", str(raw / split))]
     argv = ["--src", "en", "--tgt", "de", *prefixes, "--dest", str(dest), "--workers", "1"]
-    return Run(call=in_process(PROGS["preprocess.custom"], lambda: main(argv)), inputs=[raw],
+    return Run(call=in_process(PROGS["macaron_preprocess.custom"], lambda: main(argv)), inputs=[raw],
                outputs=[] if raw.is_relative_to(dest) else [dest], names=names or [dest])  # fmt: skip
 
 
@@ -538,19 +539,19 @@ def iwslt_raw(tmp: Path) -> Path:
 
 
 def iwslt(tmp: Path, raw: Path, dest: Path, names: list[Path]) -> Run:
-    from preprocess.iwslt14 import main
+    from macaron_preprocess.iwslt14 import main
 
     argv = ["--dest", str(dest), "--raw-dir", str(raw), "--workers", "1"]
-    return Run(call=in_process(PROGS["preprocess.iwslt14"], lambda: main(argv)), inputs=[raw],
+    return Run(call=in_process(PROGS["macaron_preprocess.iwslt14"], lambda: main(argv)), inputs=[raw],
                outputs=[] if raw.is_relative_to(dest) else [dest], names=names)  # fmt: skip
 
 
 def bert_corpus(tmp: Path, dest: Path, *args: str, inputs: list[Path], names: list[Path]) -> Run:
-    from preprocess.bert_corpus import main
+    from macaron_preprocess.bert_corpus import main
 
     argv = ["--dest", str(dest), *args, "--workers", "1"]
     inside = any(i.is_relative_to(dest) for i in inputs)
-    return Run(call=in_process(PROGS["preprocess.bert_corpus"], lambda: main(argv)), inputs=inputs,
+    return Run(call=in_process(PROGS["macaron_preprocess.bert_corpus"], lambda: main(argv)), inputs=inputs,
                outputs=[] if inside else [dest], names=names)  # fmt: skip
 
 
@@ -563,7 +564,7 @@ def bert_copy(world: World, tmp: Path, damage: Callable[[Path], Any]) -> Path:
 
 
 def tsv_damage(world: World, tmp: Path, damage: Callable[[Path], None]) -> Run:
-    """preprocess.glue on a copy of the GLUE directory whose RTE/train.tsv is damaged."""
+    """macaron_preprocess.glue on a copy of the GLUE directory whose RTE/train.tsv is damaged."""
     glue = copy(world.glue, tmp)
     damage(glue / "RTE" / "train.tsv")
     return preprocess_glue(world, tmp, world.bert, glue=glue, names=[glue / "RTE" / "train.tsv"])
@@ -841,35 +842,35 @@ CASES: list[Case] = [
     ),
     # --- GLUE
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "payload",
         "CHECKPOINT pickles code",
         lambda w, t: glue_pipeline(w, t, evil(t)),
         REFUSED,
     ),
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "truncated",
         "CHECKPOINT cut in half",
         lambda w, t: glue_pipeline(w, t, bert_copy(w, t, truncate)),
         DAMAGED,
     ),
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "empty",
         "CHECKPOINT of 0 bytes",
         lambda w, t: glue_pipeline(w, t, bert_copy(w, t, empty)),
         EMPTY,
     ),
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "directory",
         "CHECKPOINT a directory",
         lambda w, t: glue_pipeline(w, t, w.spm_bin),
         r"--checkpoint .*: a directory, not a checkpoint file",
     ),
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "wrong-kind",
         "a translation checkpoint (failed later on a missing sentencepiece model)",
         lambda w, t: glue_pipeline(w, t, w.translation),
@@ -877,7 +878,7 @@ CASES: list[Case] = [
         item=7,
     ),
     Case(
-        "pipelines.glue",
+        "macaron_pipelines.glue",
         "issue",
         "a BERT whose weights do not fit its configuration (every run failed)",
         lambda w, t: glue_pipeline(
@@ -892,7 +893,7 @@ CASES: list[Case] = [
     ),
     *[
         Case(
-            "pipelines.glue",
+            "macaron_pipelines.glue",
             "overlap",
             f"GLUE_DIR {how} WORKDIR/glue/data (deleted the raw TSVs)",
             lambda w, t, at=at: glue_pipeline(w, t, w.bert, glue=copy_to(w.glue, t / at)),
@@ -933,35 +934,35 @@ CASES: list[Case] = [
         r"CHECKPOINT=.*: a directory, not a checkpoint file; give the model.pt",
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "payload",
         "--checkpoint pickles code",
         lambda w, t: preprocess_glue(w, t, evil(t)),
         REFUSED,
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "truncated",
         "--checkpoint cut in half",
         lambda w, t: preprocess_glue(w, t, bert_copy(w, t, truncate)),
         DAMAGED,
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "empty",
         "--checkpoint of 0 bytes",
         lambda w, t: preprocess_glue(w, t, bert_copy(w, t, empty)),
         EMPTY,
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "directory",
         "--checkpoint a directory",
         lambda w, t: preprocess_glue(w, t, w.spm_bin),
         r"is a directory, not a checkpoint file",
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "wrong-kind",
         "a translation checkpoint",
         lambda w, t: preprocess_glue(w, t, w.translation),
@@ -970,7 +971,7 @@ CASES: list[Case] = [
     ),
     *[
         Case(
-            "preprocess.glue",
+            "macaron_preprocess.glue",
             "overlap",
             f"--dest {how} --glue-dir (deleted RTE/*.tsv)",
             lambda w, t, at=at: preprocess_glue(
@@ -982,7 +983,7 @@ CASES: list[Case] = [
         for how, at in (("the same path as", "GLUE"), ("inside", "GLUE/out"), ("containing", "."))
     ],
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "issue",
         "a header-only train.tsv (gave 'train: 0 examples')",
         lambda w, t: tsv_damage(w, t, header_only),
@@ -990,7 +991,7 @@ CASES: list[Case] = [
         item=7,
     ),
     Case(
-        "preprocess.glue",
+        "macaron_preprocess.glue",
         "issue",
         "a NUL byte in a TSV",
         lambda w, t: tsv_damage(w, t, with_nul),
@@ -1194,14 +1195,14 @@ CASES: list[Case] = [
     ),
     # --- corpus and translation preprocessing
     Case(
-        "preprocess.bert_corpus",
+        "macaron_preprocess.bert_corpus",
         "directory",
         "--wikipedia a directory",
         lambda w, t: bert_corpus(t, t / "out", "--wikipedia", str(w.glue), inputs=[w.glue], names=[w.glue]),
         r"cannot read .* \(one of the Wikipedia dumps\): it is a directory",
     ),
     Case(
-        "preprocess.bert_corpus",
+        "macaron_preprocess.bert_corpus",
         "empty",
         "a dump of 0 bytes",
         lambda w, t: bert_corpus(
@@ -1215,7 +1216,7 @@ CASES: list[Case] = [
         r"is not a MediaWiki XML export",
     ),
     Case(
-        "preprocess.bert_corpus",
+        "macaron_preprocess.bert_corpus",
         "overlap",
         "--dest the --bookcorpus directory",
         lambda w, t: bert_corpus(
@@ -1224,35 +1225,35 @@ CASES: list[Case] = [
         r"--dest .* the same path as --bookcorpus .*, " + APART,
     ),
     Case(
-        "preprocess.custom",
+        "macaron_preprocess.custom",
         "overlap",
         "--dest containing the input files",
         lambda w, t: custom(t, write_text_corpus(t / "raw"), t),
         r"--dest .* contains --trainpref .*, " + APART,
     ),
     Case(
-        "preprocess.custom",
+        "macaron_preprocess.custom",
         "directory",
         "an input file that is a directory",
         lambda w, t: custom_with_a_directory(t),
         r"cannot read .*valid\.de \(one of the input files\): it is a directory",
     ),
     Case(
-        "preprocess.iwslt14",
+        "macaron_preprocess.iwslt14",
         "overlap",
         "--dest the --raw-dir",
         lambda w, t: iwslt(t, (r := iwslt_raw(t)), r, [r]),
         r"--dest .* the same path as --raw-dir .*, " + APART,
     ),
     Case(
-        "preprocess.iwslt14",
+        "macaron_preprocess.iwslt14",
         "overlap",
         "--dest containing the --raw-dir",
         lambda w, t: iwslt(t, (r := iwslt_raw(t)), t, [r]),
         r"--dest .* contains --raw-dir .*, " + APART,
     ),
     Case(
-        "preprocess.iwslt14",
+        "macaron_preprocess.iwslt14",
         "empty",
         "de-en.tgz of 0 bytes",
         lambda w, t: iwslt(t, (r := iwslt_raw(t)), t / "out", [r / "de-en.tgz"]),
@@ -1308,45 +1309,45 @@ NOT_APPLICABLE = {
     (
         "glue.sh",
         "payload",
-    ): "the same Python checks as pipelines.glue (tests/test_bad_input.py runs glue.sh on it)",
-    ("glue.sh", "truncated"): "the same Python checks as pipelines.glue",
-    ("glue.sh", "empty"): "the same Python checks as pipelines.glue",
+    ): "the same Python checks as macaron_pipelines.glue (tests/test_bad_input.py runs glue.sh on it)",
+    ("glue.sh", "truncated"): "the same Python checks as macaron_pipelines.glue",
+    ("glue.sh", "empty"): "the same Python checks as macaron_pipelines.glue",
     ("glue.sh", "out-directory"): "WORKDIR is a directory by design",
     (
         "glue.sh",
         "wrong-kind",
-    ): "glue.sh execs python -m pipelines.glue, whose check the pipelines.glue row runs",
-    ("pipelines.glue", "out-directory"): "WORKDIR is a directory by design",
-    ("preprocess.glue", "out-directory"): "--dest is a directory by design (resumable)",
+    ): "glue.sh execs python -m macaron_pipelines.glue, whose check the macaron_pipelines.glue row runs",
+    ("macaron_pipelines.glue", "out-directory"): "WORKDIR is a directory by design",
+    ("macaron_preprocess.glue", "out-directory"): "--dest is a directory by design (resumable)",
     ("hf import", "directory"): "the directory row is HF_DIR given as a file (a directory is what it takes)",
     ("hf export", "directory"): "covered: the checkpoint given as a directory (the row above)",
-    ("preprocess.bert_corpus", "payload"): "reads text and XML, no pickle",
-    ("preprocess.bert_corpus", "wrong-kind"): "takes no model",
-    ("preprocess.bert_corpus", "out-directory"): "--dest is a directory by design (resumable)",
-    ("preprocess.custom", "payload"): "reads text, no pickle",
+    ("macaron_preprocess.bert_corpus", "payload"): "reads text and XML, no pickle",
+    ("macaron_preprocess.bert_corpus", "wrong-kind"): "takes no model",
+    ("macaron_preprocess.bert_corpus", "out-directory"): "--dest is a directory by design (resumable)",
+    ("macaron_preprocess.custom", "payload"): "reads text, no pickle",
     (
-        "preprocess.custom",
+        "macaron_preprocess.custom",
         "truncated",
     ): "a text file cut short is still text (line counts are checked: its tests)",
-    ("preprocess.custom", "wrong-kind"): "takes no model",
-    ("preprocess.custom", "out-directory"): "--dest is a directory by design (resumable)",
-    ("preprocess.custom", "empty"): "covered elsewhere (below)",
-    ("preprocess.iwslt14", "payload"): "reads a tar archive and text, no pickle",
-    ("preprocess.iwslt14", "wrong-kind"): "takes no model",
-    ("preprocess.iwslt14", "out-directory"): "--dest is a directory by design (resumable)",
-    ("preprocess.iwslt14", "directory"): "--raw-dir is a directory by design; a missing member: its tests",
+    ("macaron_preprocess.custom", "wrong-kind"): "takes no model",
+    ("macaron_preprocess.custom", "out-directory"): "--dest is a directory by design (resumable)",
+    ("macaron_preprocess.custom", "empty"): "covered elsewhere (below)",
+    ("macaron_preprocess.iwslt14", "payload"): "reads a tar archive and text, no pickle",
+    ("macaron_preprocess.iwslt14", "wrong-kind"): "takes no model",
+    ("macaron_preprocess.iwslt14", "out-directory"): "--dest is a directory by design (resumable)",
+    ("macaron_preprocess.iwslt14", "directory"): "--raw-dir is a directory by design (members: its tests)",
     ("average_checkpoints", "out-directory"): "a row above (item 6)",
 }
 NOT_APPLICABLE = {k: v for k, v in NOT_APPLICABLE.items() if not any((c.command, c.kind) == k for c in CASES)}
 #: cells a slower test covers (it runs the real thing end to end), by test id
 COVERED_ELSEWHERE = {
-    ("preprocess.bert_corpus", "truncated"): (
+    ("macaron_preprocess.bert_corpus", "truncated"): (
         "tests/preprocess/test_bert_corpus.py::test_truncated_dump_fails_with_its_name_and_marks_nothing_done"
     ),
-    ("preprocess.custom", "empty"): (
+    ("macaron_preprocess.custom", "empty"): (
         "tests/preprocess/test_preprocess_custom.py::test_no_training_pair_left_names_the_stage_and_why"
     ),
-    ("preprocess.iwslt14", "truncated"): (
+    ("macaron_preprocess.iwslt14", "truncated"): (
         "tests/preprocess/test_preprocess_iwslt14.py::test_truncated_archive_is_reported_and_leaves_nothing"
     ),
 }
@@ -1481,13 +1482,13 @@ def test_export_leaves_no_temporary_when_the_last_rename_fails(
 
 # --------------------------------------------------------------------------- a failed grid (item 4)
 def in_process_preprocessing(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The pipeline's ``python -m preprocess.glue`` step run in this process (its import costs seconds)."""
-    from pipelines.glue import __main__ as pipeline
-    from preprocess.glue import main as preprocess_main
+    """The pipeline's ``python -m macaron_preprocess.glue`` step, in this process (its import is slow)."""
+    from macaron_pipelines.glue import __main__ as pipeline
+    from macaron_preprocess.glue import main as preprocess_main
 
     def run_command(command: list[object], console: Any) -> None:
         argv = [str(part) for part in command]
-        assert argv[1:3] == ["-m", "preprocess.glue"], argv
+        assert argv[1:3] == ["-m", "macaron_preprocess.glue"], argv
         preprocess_main([*argv[3:], "--workers", "1"])
 
     monkeypatch.setattr(pipeline, "run_command", run_command)
@@ -1499,8 +1500,8 @@ def test_a_grid_whose_runs_all_failed_exits_non_zero_without_a_submission(
     """#34 item 4: every run failing twice still exited 0 and wrote a partial ``submission.zip``. Now the
     results name the failed runs, no submission is written, and the pipeline exits 1 naming them. The runs
     are real child processes of the scheduler that fail (a training that crashes)."""
+    from macaron_pipelines.glue import scheduler
     from macaron_workflow import processes
-    from pipelines.glue import scheduler
 
     in_process_preprocessing(monkeypatch)
     real_run = processes.run
@@ -1513,7 +1514,7 @@ def test_a_grid_whose_runs_all_failed_exits_non_zero_without_a_submission(
     lines = error_lines(stderr)
     assert code == 1 and len(lines) == 1, stderr[-3000:]
     assert lines[0].startswith(
-        "pipelines.glue: error: 1 of 1 runs failed twice: RTE/bs8-lr0.001-ep1-wd0.01-seed100"
+        "macaron_pipelines.glue: error: 1 of 1 runs failed twice: RTE/bs8-lr0.001-ep1-wd0.01-seed100"
     )
     assert "rerun the same command" in lines[0] and "no submission written" in lines[0]
     glue = tmp_path / "work" / "glue"
@@ -1528,14 +1529,14 @@ def test_a_partial_grid_writes_only_a_partial_submission(
 ) -> None:
     """#34 item 4: a run on some tasks wrote ``submission.zip``; now it is ``submission-partial.zip`` and a
     stale complete one goes. The one run here is a real child that writes what ``run_one`` writes."""
+    from macaron_pipelines.glue import scheduler
     from macaron_workflow import processes
-    from pipelines.glue import scheduler
 
     in_process_preprocessing(monkeypatch)
     real_run = processes.run
 
     def finished(command: list[str], **kw: Any) -> Any:
-        spec = json.loads(Path(command[command.index("pipelines.glue.run_one") + 1]).read_text())
+        spec = json.loads(Path(command[command.index("macaron_pipelines.glue.run_one") + 1]).read_text())
         child = f"""
 import json, pathlib
 run = pathlib.Path({spec["run_dir"]!r})
@@ -1554,7 +1555,7 @@ for split, record in meta["splits"].items():
     glue.mkdir(parents=True)
     (glue / "submission.zip").write_bytes(b"a stale complete submission")
     capsys.readouterr()
-    from pipelines.glue.__main__ import main
+    from macaron_pipelines.glue.__main__ import main
 
     main(glue_argv(world, tmp_path, world.bert, world.glue))
     assert "submission: " in capsys.readouterr().out
@@ -1569,9 +1570,10 @@ for split, record in meta["splits"].items():
     [
         ("macaron_fairseq.pretrain.export", ["nowhere", "--out", "x.pt"],
          "python -m macaron_fairseq.pretrain.export"),
-        ("preprocess.glue", ["--glue-dir", "nowhere", "--dest", "d", "--data-bin", "nowhere"],
-         "python -m preprocess.glue"),
-        ("preprocess.iwslt14", ["--dest", "d", "--raw-dir", "d"], "python -m preprocess.iwslt14"),
+        ("macaron_preprocess.glue", ["--glue-dir", "nowhere", "--dest", "d", "--data-bin", "nowhere"],
+         "python -m macaron_preprocess.glue"),
+        ("macaron_preprocess.iwslt14", ["--dest", "d", "--raw-dir", "d"],
+         "python -m macaron_preprocess.iwslt14"),
     ],
 )  # fmt: skip
 def test_every_error_names_its_program(

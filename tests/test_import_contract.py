@@ -46,6 +46,20 @@ def layer_table(text: str) -> dict[str, frozenset[str]]:
 #: the contract: docs/architecture.md's table, written there once
 ALLOWED: dict[str, frozenset[str]] = layer_table(DOC.read_text(encoding="utf-8"))
 
+
+def package_dirs() -> dict[str, str]:
+    """Import name -> folder where they differ: pyproject.toml's ``[tool.setuptools] package-dir`` (the
+    checkout's preprocess/, pipelines/, slurm/ are imported as macaron_preprocess, ...)."""
+    import tomllib
+
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    return dict(setuptools.get("package-dir", {}))
+
+
+#: import name -> folder, and back
+FOLDER: dict[str, str] = package_dirs()
+IMPORT_NAME: dict[str, str] = {folder: name for name, folder in FOLDER.items()}
+
 #: inside the plugin: what fairseq loads with ``--user-dir`` (everything but these two subpackages) never
 #: imports the DeepSpeed trainer or the HuggingFace bridge
 PLUGIN_EDGES: tuple[str, ...] = ("macaron_fairseq.pretrain", "macaron_fairseq.hf")
@@ -73,7 +87,9 @@ class Import:
 
 
 def module_name(path: Path) -> str:
+    """The name a file is imported by (its folder's import name first)."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    parts[0] = IMPORT_NAME.get(parts[0], parts[0])
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -113,7 +129,7 @@ def imports_of(path: Path, source: str | None = None) -> Iterator[Import]:
 
 
 def source_files() -> list[Path]:
-    return sorted(p for package in ALLOWED for p in (ROOT / package).rglob("*.py"))
+    return sorted(p for package in ALLOWED for p in (ROOT / FOLDER.get(package, package)).rglob("*.py"))
 
 
 def _within(module: str, packages: tuple[str, ...]) -> str | None:
@@ -123,7 +139,7 @@ def _within(module: str, packages: tuple[str, ...]) -> str | None:
 
 def violations(path: Path, source: str | None = None) -> list[str]:
     """The forbidden edges of one file, as ``file:line: a -> b (import x.y) ...``, one per line and edge."""
-    own = path.relative_to(ROOT).parts[0]
+    own = module_name(path).split(".")[0]
     in_core = own == "macaron_fairseq" and _within(module_name(path), PLUGIN_EDGES) is None
     found: dict[tuple[int, str], str] = {}
     for imp in imports_of(path, source):
@@ -221,12 +237,12 @@ def import_cycles(graph: dict[str, dict[str, Import]]) -> list[str]:
 
 def test_the_table_of_the_document_is_read() -> None:
     """Every package of the project has a row; each names only packages of the table, and never itself."""
-    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "preprocess", "macaron_synthetic",
-                "pipelines", "slurm"}
+    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "macaron_preprocess",
+                "macaron_synthetic", "macaron_pipelines", "macaron_slurm"}
     assert packages | {"benchmarks", "scripts"} == set(ALLOWED)
     assert ALLOWED["macaron_workflow"] == frozenset() and ALLOWED["macaron_fairseq"] == {"macaron_workflow"}
     for package, allowed in ALLOWED.items():
-        assert (ROOT / package).is_dir(), package
+        assert (ROOT / FOLDER.get(package, package)).is_dir(), package
         assert allowed <= set(ALLOWED) - {package}, (package, allowed)
     assert len(source_files()) > 150
 
@@ -284,14 +300,14 @@ def test_benchmarks_write_results_files_and_only_the_renderer_renders_them() -> 
     [
         ("macaron_fairseq/pretrain/trainer.py", "def f():\n    from macaron_tools import plot_curves\n",
          "macaron_fairseq/pretrain/trainer.py:2: macaron_fairseq -> macaron_tools"),
-        ("macaron_workflow/stages.py", "import preprocess.text\n",
-         "macaron_workflow/stages.py:1: macaron_workflow -> preprocess"),
+        ("macaron_workflow/stages.py", "import macaron_preprocess.text\n",
+         "macaron_workflow/stages.py:1: macaron_workflow -> macaron_preprocess"),
         ("macaron_tools/average_checkpoints.py", "if True:\n    import macaron_fairseq.repairs\n",
          "macaron_tools/average_checkpoints.py:2: macaron_tools -> macaron_fairseq"),
-        ("preprocess/glue.py", "import importlib\nimportlib.import_module('pipelines.glue')\n",
-         "preprocess/glue.py:2: preprocess -> pipelines"),
+        ("preprocess/glue.py", "import importlib\nimportlib.import_module('macaron_pipelines.glue')\n",
+         "preprocess/glue.py:2: macaron_preprocess -> macaron_pipelines"),
         ("pipelines/glue/grid.py", "from benchmarks import results_file\n",
-         "pipelines/glue/grid.py:1: pipelines -> benchmarks"),
+         "pipelines/glue/grid.py:1: macaron_pipelines -> benchmarks"),
         ("macaron_fairseq/models/bert.py", "from ..pretrain import trainer\n",
          "macaron_fairseq/models/bert.py:1: plugin core -> macaron_fairseq.pretrain"),
     ],
@@ -303,7 +319,8 @@ def test_a_forbidden_edge_is_reported_with_file_and_line(file: str, source: str,
 
 
 def test_allowed_edges_pass() -> None:
-    assert violations(ROOT / "pipelines/glue/grid.py", "import macaron_fairseq\nimport preprocess\n") == []
+    source = "import macaron_fairseq\nimport macaron_preprocess\n"
+    assert violations(ROOT / "pipelines/glue/grid.py", source) == []
     inside_hf = "from macaron_fairseq.pretrain import export\n"
     assert violations(ROOT / "macaron_fairseq/hf/exporter.py", inside_hf) == []
 
@@ -336,7 +353,8 @@ HF_MODEL_FILES: frozenset[str] = frozenset(
 
 def modules_of(*packages: str) -> tuple[str, ...]:
     """Every importable module of ``packages`` (``__main__`` modules, which run on import, left out)."""
-    names = (module_name(p) for package in packages for p in sorted((ROOT / package).rglob("*.py")))
+    names = (module_name(p) for package in packages
+             for p in sorted((ROOT / FOLDER.get(package, package)).rglob("*.py")))  # fmt: skip
     return tuple(n for n in names if not n.endswith("__main__") and n not in HF_MODEL_FILES)
 
 
@@ -346,7 +364,7 @@ def modules_of(*packages: str) -> tuple[str, ...]:
         ("macaron_fairseq",),
         modules_of("macaron_fairseq"),
         modules_of("macaron_workflow", "macaron_tools"),
-        modules_of("preprocess", "macaron_synthetic"),
+        modules_of("macaron_preprocess", "macaron_synthetic"),
     ],
     ids=["plugin", "every-plugin-module", "base-and-tools", "preprocess-and-generators"],
 )

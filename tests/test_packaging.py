@@ -28,8 +28,13 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+#: the installed packages' folders in the checkout
 PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools",
             "macaron_synthetic")  # fmt: skip
+#: folder -> the name it is installed and imported as, where they differ (pyproject's package-dir)
+IMPORT_NAMES = {folder: name for name, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items()}
+#: the top-level import names of the wheel
+TOP_LEVEL = tuple(IMPORT_NAMES.get(folder, folder) for folder in PACKAGES)
 #: installed separately by scripts/install.sh: the fairseq fork, with --no-deps (its declared pins need
 #: torchaudio, which would replace torch), so it cannot be a declared dependency
 FORK = {"fairseq": "ve-fairseq", "fairseq_cli": "ve-fairseq"}
@@ -52,17 +57,17 @@ SCRIPTS = {
     "macaron-export": "macaron_fairseq.pretrain.export",
     "macaron-hf": "macaron_fairseq.hf",
     "macaron-upgrade": "macaron_fairseq.upgrade",
-    "macaron-glue": "pipelines.glue",
-    "macaron-translate": "pipelines.translation",
-    "macaron-quickstart": "pipelines.quickstart",
-    "macaron-pretrain-pipeline": "pipelines.pretrain",
-    "macaron-gpu-check": "pipelines.gpu_check",
-    "macaron-preprocess-iwslt14": "preprocess.iwslt14",
-    "macaron-preprocess-wmt14": "preprocess.wmt14_en_de",
-    "macaron-preprocess-custom": "preprocess.custom",
-    "macaron-preprocess-glue": "preprocess.glue",
-    "macaron-preprocess-bert-corpus": "preprocess.bert_corpus",
-    "macaron-submit": "slurm.submit",
+    "macaron-glue": "macaron_pipelines.glue",
+    "macaron-translate": "macaron_pipelines.translation",
+    "macaron-quickstart": "macaron_pipelines.quickstart",
+    "macaron-pretrain-pipeline": "macaron_pipelines.pretrain",
+    "macaron-gpu-check": "macaron_pipelines.gpu_check",
+    "macaron-preprocess-iwslt14": "macaron_preprocess.iwslt14",
+    "macaron-preprocess-wmt14": "macaron_preprocess.wmt14_en_de",
+    "macaron-preprocess-custom": "macaron_preprocess.custom",
+    "macaron-preprocess-glue": "macaron_preprocess.glue",
+    "macaron-preprocess-bert-corpus": "macaron_preprocess.bert_corpus",
+    "macaron-submit": "macaron_slurm.submit",
     "macaron-average-checkpoints": "macaron_tools.average_checkpoints",
     "macaron-score-bleu": "macaron_tools.score_bleu",
     "macaron-plot-curves": "macaron_tools.plot_curves",
@@ -157,7 +162,7 @@ def test_every_third_party_import_is_declared_in_the_base_or_in_the_extra_owning
     extra that owns the importing file (OWNERS); fairseq is the fork install.sh adds; an OPTIONAL module is
     imported only under ``except ImportError``."""
     problems = []
-    found = third_party([REPO / p for p in PACKAGES], set(PACKAGES))
+    found = third_party([REPO / p for p in PACKAGES], set(TOP_LEVEL))
     assert {i.module for i in found} >= {"torch", "fairseq", "deepspeed", "spacy", "scipy", "transformers"}
     for imp in found:
         where = f"{imp.path}:{imp.line} imports {imp.module}"
@@ -182,7 +187,7 @@ def test_each_extra_is_used_by_the_code_it_owns_and_the_base_needs_neither_deeps
     """No extra declares what its code does not import (so no extra drags in more than it needs), and a
     translation user (the base) gets none of DeepSpeed, spaCy, transformers."""
     imported: dict[str, set[str | None]] = {}
-    for imp in third_party([REPO / p for p in PACKAGES], set(PACKAGES)):
+    for imp in third_party([REPO / p for p in PACKAGES], set(TOP_LEVEL)):
         for extra in owners(imp.path):
             imported.setdefault(extra, set()).add(distribution(imp.module))
     for extra in ("pretrain", "corpus", "glue", "hf"):
@@ -203,7 +208,7 @@ def test_dev_is_every_extra_plus_the_tools_and_covers_the_tests_and_benchmarks_i
     checkout_files = [*(REPO / "tests").rglob("*"), *(REPO / "benchmarks").rglob("*")]
     local = {p.stem for p in checkout_files if p.suffix == ".py"}
     local |= {p.name for p in checkout_files if p.is_dir()}
-    local |= {*PACKAGES, "benchmarks", "tests"}
+    local |= {*TOP_LEVEL, "benchmarks", "tests"}
     needed = declared()[""] | declared()["dev"]
     problems = []
     for imp in third_party([REPO / "tests", REPO / "benchmarks"], local):
@@ -243,7 +248,9 @@ def test_the_console_scripts_are_the_issue_list_and_each_runs_its_modules_main_b
     for name, target in scripts.items():
         module_name, _, attr = target.partition(":")
         assert module_name in (SCRIPTS[name], SCRIPTS[name] + ".__main__"), (name, target)
-        path = REPO / (module_name.replace(".", "/") + ".py")
+        top, _, rest = module_name.partition(".")
+        folder = {name: f for f, name in IMPORT_NAMES.items()}.get(top, top)
+        path = REPO / folder / (rest.replace(".", "/") + ".py")
         tree = ast.parse(path.read_text(encoding="utf-8"))
         defined = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
         assert attr in defined, f"{name}: {target} is not defined in {path}"
@@ -290,7 +297,8 @@ def test_console_script_help_is_the_modules_help(name: str) -> None:
 
 
 @pytest.mark.parametrize(("name", "args", "message"), [
-    ("macaron-translate", [], "python -m pipelines.translation: error: the following arguments are required"),
+    ("macaron-translate", [],
+     "python -m macaron_pipelines.translation: error: the following arguments are required"),
     ("macaron-score-bleu", ["--gen", "/nonexistent/gen.txt", "--ref", "/nonexistent/ref.txt"],
      "score_bleu: error: cannot read /nonexistent/gen.txt"),
     ("macaron-average-checkpoints", ["--inputs", "/nonexistent/a.pt", "--out", "/nonexistent/b.pt"],
@@ -306,11 +314,10 @@ def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args
 
 
 # ---------------------------------------------------------------------------------------------------- wheel
-@pytest.mark.slow  # builds the wheel from a copy of the sources (~10 s)
-def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(tmp_path: Path) -> None:
-    """Built from a copy (the checkout gets no build/ folder): exactly the seven top-level packages (no tests,
-    no benchmarks), the Slurm scripts that ``slurm.submit`` hands to sbatch, the DeepSpeed configs, the
-    console scripts, and base requirements without DeepSpeed or spaCy."""
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel, built from a copy of the sources (the checkout gets no build/ folder; ~10 s)."""
+    tmp_path = tmp_path_factory.mktemp("wheel")
     source = tmp_path / "src"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     for name in PACKAGES:
@@ -324,16 +331,37 @@ def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(tmp_path
                            "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True,
                           timeout=600)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (wheel,) = (tmp_path / "dist").glob("macaron_fairseq-*.whl")
+    (built,) = (tmp_path / "dist").glob("macaron_fairseq-*.whl")
+    return built
+
+
+def test_the_pyproject_lists_every_package_folder() -> None:
+    """pyproject.toml lists the packages by hand (package-dir renames three folders, which find cannot):
+    the list is every folder with an ``__init__.py`` under the installed packages, by its import name."""
+    found = set()
+    for folder in PACKAGES:
+        for init in (REPO / folder).rglob("__init__.py"):
+            parts = list(init.parent.relative_to(REPO).parts)
+            parts[0] = IMPORT_NAMES.get(parts[0], parts[0])
+            found.add(".".join(parts))
+    assert set(PYPROJECT["tool"]["setuptools"]["packages"]) == found
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(wheel: Path) -> None:
+    """Exactly the seven top-level packages under names no other distribution claims (no preprocess,
+    pipelines or slurm; no tests, no benchmarks), the Slurm scripts that ``macaron_slurm.submit`` hands to
+    sbatch, the DeepSpeed configs, the console scripts, and base requirements without DeepSpeed or spaCy."""
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         dist_info = next(n.split("/")[0] for n in names if n.split("/")[0].endswith(".dist-info"))
         metadata = archive.read(f"{dist_info}/METADATA").decode()
         entry_points = archive.read(f"{dist_info}/entry_points.txt").decode()
-    assert {n.split("/")[0] for n in names} == {*PACKAGES, dist_info}
+    assert {n.split("/")[0] for n in names} == {*TOP_LEVEL, dist_info}
+    assert not {"preprocess", "pipelines", "slurm"} & {n.split("/")[0] for n in names}
     for sbatch in (REPO / "slurm").glob("*.sbatch"):
-        assert f"slurm/{sbatch.name}" in names
-    assert "slurm/preemptible.sh" in names
+        assert f"macaron_slurm/{sbatch.name}" in names
+    assert "macaron_slurm/preemptible.sh" in names
     assert "macaron_fairseq/hf/modeling_macaron_bert.py" in names  # copied next to an exported model
     assert "macaron_fairseq/pretrain/configs/bert_phase1.json" in names  # the GPU check runs it
     for name, target in PYPROJECT["project"]["scripts"].items():
@@ -344,6 +372,45 @@ def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(tmp_path
     assert not [line for line in base if re.search(r"deepspeed|spacy|transformers", line)]
     assert 'Requires-Dist: deepspeed>=0.14; extra == "pretrain"' in metadata
     assert "Requires-Python: <3.13,>=3.11" in metadata
+
+
+DUMMY = "WHO = 'the other distribution'\n"
+
+
+@pytest.mark.slow
+def test_installed_next_to_a_package_called_preprocess_every_console_script_runs(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """The wheel in a fresh virtualenv (the machine's torch and fairseq visible through its system site
+    packages) beside another distribution's top-level ``preprocess``: neither shadows the other, and every
+    console script answers ``--help`` from a directory without a checkout."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())  # fmt: skip
+    (site / "preprocess").mkdir()
+    (site / "preprocess" / "__init__.py").write_text(DUMMY)  # the other distribution's module
+    proc = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (site / "preprocess" / "__init__.py").read_text() == DUMMY
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONWARNINGS"] = "ignore"
+    away = tmp_path / "elsewhere"
+    away.mkdir()
+    check = "import preprocess, macaron_preprocess; print(preprocess.WHO, macaron_preprocess.__file__)"
+    who = subprocess.run([str(python), "-c", check], capture_output=True, text=True, cwd=away, env=env)
+    assert who.returncode == 0 and who.stdout.startswith("the other distribution"), who.stderr[-2000:]
+    assert str(site) in who.stdout  # ours comes from the wheel, not from the checkout
+    failed = []
+    for name in PYPROJECT["project"]["scripts"]:
+        run = subprocess.run([str(venv / "bin" / name), "--help"], capture_output=True, text=True, cwd=away,
+                             env=env, timeout=300)  # fmt: skip
+        if run.returncode != 0 or "usage" not in run.stdout.lower():
+            failed.append(f"{name}: exit {run.returncode}\n{run.stderr[-800:]}")
+    assert not failed, "\n".join(failed)
 
 
 # --------------------------------------------------------------------------------------------- install.sh

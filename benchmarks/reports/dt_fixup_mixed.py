@@ -16,7 +16,7 @@ def protocol_line(r: dict) -> str:
         f"Small task: the {', '.join(r['corpus']['small_task_packages'])} messages, {corpus['task.train']} "
         f"training / {corpus['task.valid']} validation / {corpus['task.test']} test pairs; pre-training: "
         f"{corpus['pre.train']} pairs of the other packages ({r['corpus']['pre_train_after_cleaning']} after "
-        f"preprocess.custom's cleaning), {p['pretrain_updates']} updates "
+        f"macaron_preprocess.custom's cleaning), {p['pretrain_updates']} updates "
         f"({r['pretrain']['last_validation_nll']} bits valid nll at the end). Encoder: "
         f"{p['pretrained_layers']} pre-trained post-LN layers (d = {p['dim']}, FFN {p['ffn']}) at "
         f"{p['lr_multiplier']:g} × η, K new layers; new decoder of {p['decoder_layers']} layers; "

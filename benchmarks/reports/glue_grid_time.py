@@ -7,7 +7,7 @@ import statistics
 from typing import Any
 
 from benchmarks.glue_grid_time import TRAIN_EXAMPLES, batch_sizes, grid_updates
-from pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS
+from macaron_pipelines.glue.grid import DEFAULT_PRESET, MAX_SEQ_LENGTH, PRESETS
 
 
 def render(payload: dict[str, Any]) -> str:

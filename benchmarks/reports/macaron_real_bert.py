@@ -91,7 +91,7 @@ def protocol_line(r: dict) -> str:
     return (
         f"Data: Debian's `python3.11-doc` ({b.get('package_version') or '?'}): {b['documents']} pages of the "
         f"Python documentation as documents ({b['words']:,} words of prose, {b['text_bytes'] / 1e6:.1f} MB "
-        f"of text from {b['html_bytes'] / 1e6:.1f} MB of HTML); `preprocess.bert_corpus`: "
+        f"of text from {b['html_bytes'] / 1e6:.1f} MB of HTML); `macaron_preprocess.bert_corpus`: "
         f"{c['train_documents']} training documents ({c['train_sentences']:,} sentences, "
         f"{c['train_tokens']:,} BPE tokens), {c['valid_documents']} held-out validation documents "
         f"({c['valid_sentences']:,} sentences), BPE {p['vocab_size']}. Models: d 256, 4 layers, 4 heads, FFN "

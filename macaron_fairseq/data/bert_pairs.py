@@ -1,7 +1,7 @@
 """BERT pre-training examples from a sentence/document data-bin: next-sentence pairs, masking, batches.
 
-The data-bin of ``python -m preprocess.bert_corpus`` holds one item per sentence (its pieces followed by
-``</s>``) and, after every document, an item holding only ``</s>``. An example is built as in BERT's
+The data-bin of ``python -m macaron_preprocess.bert_corpus`` holds one item per sentence (its pieces followed
+by ``</s>``) and, after every document, an item holding only ``</s>``. An example is built as in BERT's
 ``create_pretraining_data.py``:
 
 1. **Pairs** — the pairs of fairseq's ``BlockPairDataset`` (``break_mode="doc"``): each document is walked,
@@ -110,7 +110,7 @@ class SentencesWithoutEos(BaseWrapperDataset):
         if len(item) == 0 or item[-1] != self.eos:
             raise BertDataError(
                 f"{self.name}: item {index} does not end with </s>; BERT pre-training reads data-bins "
-                "written by python -m preprocess.bert_corpus (one sentence per item, </s> appended)"
+                "written by python -m macaron_preprocess.bert_corpus (one sentence per item, </s> appended)"
             )
         return item[:-1]
 
@@ -133,7 +133,8 @@ def check_sentence_data(sizes: np.ndarray, name: str) -> None:
     if len(boundaries) == 0:
         raise BertDataError(
             f"{name} has no document boundary (no item holding only </s>): next-sentence pairs need the "
-            "documents; build the data-bin with python -m preprocess.bert_corpus, which writes an item "
+            "documents; build the data-bin with python -m macaron_preprocess.bert_corpus, which writes an "
+            "item "
             "holding only </s> after every document"
         )
     documents = np.count_nonzero(np.diff(np.concatenate([[-1], boundaries])) > 1)

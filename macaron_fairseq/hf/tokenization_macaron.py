@@ -3,12 +3,13 @@
 and fairseq ``dict.txt``.
 
 It gives the ids the model was trained with on text **processed as the pre-training text was** (Moses
-punctuation normalisation, non-printing cleanup, Moses tokenization, lowercasing: ``preprocess.text``'s
-``MOSES`` pipeline): sentencepiece pieces → the fairseq dictionary's ids (``<s>`` 0, ``<pad>`` 1,
-``</s>`` 2, ``<unk>`` 3, the dictionary's symbols from 4, ``<mask>`` last); a piece the dictionary lacks
-is ``<unk>``, as in fairseq-preprocess. Pairs are ``<s> A </s> B </s>`` with token types 0 / 1, the
-plugin's BERT layout. It does **not** apply the Moses steps itself: raw text gives other pieces than the
-pipeline's (give it the output of sacremoses with the same settings, or of ``preprocess.glue``'s text step).
+punctuation normalisation, non-printing cleanup, Moses tokenization, lowercasing:
+``macaron_preprocess.text``'s ``MOSES`` pipeline): sentencepiece pieces → the fairseq dictionary's ids
+(``<s>`` 0, ``<pad>`` 1, ``</s>`` 2, ``<unk>`` 3, the dictionary's symbols from 4, ``<mask>`` last); a piece
+the dictionary lacks is ``<unk>``, as in fairseq-preprocess. Pairs are ``<s> A </s> B </s>`` with token types
+0 / 1, the plugin's BERT layout. It does **not** apply the Moses steps itself: raw text gives other pieces
+than the pipeline's (give it the output of sacremoses with the same settings, or of
+``macaron_preprocess.glue``'s text step).
 
 Self-contained: needs only transformers and sentencepiece.
 """

@@ -2,7 +2,7 @@
 benchmarks): fairseq's parser and the ``macaron_bert_pretraining`` task over a ``dict.txt`` alone.
 
 The task appends ``<mask>`` to ``dict.txt``'s symbols (4 specials + the entries). fairseq-preprocess (and
-``preprocess.bert_corpus``) pad a dictionary to a multiple of 8 with ``madeupword`` entries; here no
+``macaron_preprocess.bert_corpus``) pad a dictionary to a multiple of 8 with ``madeupword`` entries; here no
 padding happens, so :func:`bert_dictionary_dir` writes ``vocab − 5`` entries and the model's vocabulary is
 exactly ``vocab`` (30,522 for BERT's: ``<s> <pad> </s> <unk>`` + 30,517 + ``<mask>`` ↔ BERT's
 ``[CLS] [PAD] [SEP] [UNK]`` + 30,517 + ``[MASK]``).

@@ -128,10 +128,10 @@ def config_argument(argv: Sequence[str]) -> str:
 def check_data_bin(data: Path) -> None:
     """A clear error for a missing or incomplete data-bin, before anything is built."""
     if not data.is_dir():
-        raise UserError(f"{data}: no such data-bin (build one with python -m preprocess.bert_corpus)")
+        raise UserError(f"{data}: no such data-bin (build one with python -m macaron_preprocess.bert_corpus)")
     for name in ("dict.txt", "train.bin", "train.idx"):
         if not (data / name).is_file():
-            raise UserError(f"{data}: not a data-bin of python -m preprocess.bert_corpus (no {name})")
+            raise UserError(f"{data}: not a data-bin of python -m macaron_preprocess.bert_corpus (no {name})")
 
 
 def require_deepspeed() -> Any:

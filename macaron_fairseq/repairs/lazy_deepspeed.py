@@ -14,7 +14,8 @@ nothing), so ``--optimizer cpu_adam`` behaves as before. The plugin calls it bef
 fairseq. When fairseq or DeepSpeed is already imported there is nothing to do: ``fairseq-train``,
 ``fairseq-generate`` and the hub import fairseq (and with it DeepSpeed, when installed) before they load the
 ``--user-dir`` plugin; the plugin adds nothing to that. What the repair saves is the import of the plugin
-by anything else (``python -m macaron_fairseq.hf``, ``preprocess.glue --checkpoint``, the pipelines, tests).
+by anything else (``python -m macaron_fairseq.hf``, ``macaron_preprocess.glue --checkpoint``, the pipelines,
+tests).
 """
 
 from __future__ import annotations

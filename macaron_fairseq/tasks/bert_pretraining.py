@@ -1,5 +1,5 @@
 """``--task macaron_bert_pretraining``: BERT's masked-LM + next-sentence-prediction examples from the
-data-bin of ``python -m preprocess.bert_corpus`` (:mod:`macaron_fairseq.data.bert_pairs` builds them).
+data-bin of ``python -m macaron_preprocess.bert_corpus`` (:mod:`macaron_fairseq.data.bert_pairs` builds them).
 
     fairseq-train DATA_BIN --user-dir macaron_fairseq --task macaron_bert_pretraining \\
         --criterion macaron_bert_loss --arch macaron_bert_base --tokens-per-sample 128 ...
@@ -46,7 +46,7 @@ logger = logging.getLogger(__name__)
 class BertPretrainingConfig(FairseqDataclass):
     data: str = field(
         default=MISSING,
-        metadata={"help": "data-bin of python -m preprocess.bert_corpus (dict.txt, train/valid .bin/.idx)"},
+        metadata={"help": "data-bin of python -m macaron_preprocess.bert_corpus (dict.txt, splits)"},
     )
     tokens_per_sample: int = field(
         default=128,
@@ -101,7 +101,7 @@ class BertPretrainingTask(FairseqTask):
         path = os.path.join(cls.data_path(cfg), "dict.txt")
         if not os.path.exists(path):
             raise FileNotFoundError(
-                f"{path} not found: give the data-bin written by python -m preprocess.bert_corpus"
+                f"{path} not found: give the data-bin written by python -m macaron_preprocess.bert_corpus"
             )
         dictionary = Dictionary.load(path)
         logger.info("dictionary: %d types (+ %s)", len(dictionary), MASK_SYMBOL)

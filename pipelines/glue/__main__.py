@@ -1,30 +1,31 @@
 """GLUE fine-tuning of a pre-trained model in one command (``bash pipelines/glue.sh``).
 
-    python -m pipelines.glue --workdir DIR --checkpoint model.pt [--glue-dir GLUE] [options]
+    python -m macaron_pipelines.glue --workdir DIR --checkpoint model.pt [--glue-dir GLUE] [options]
         [-- extra fairseq-train flags]
 
 Stages (finished ones are skipped on a rerun; an interrupted grid continues where it stopped):
 
-  pretrain    with --small and no --checkpoint only: ``python -m pipelines.pretrain --small`` → a tiny model
-  glue-data   GLUE_DIR as ``download_glue_data.py`` unpacks it: a given --glue-dir is only read (a missing
-              task is an error, downloaded into it with --download); without one, downloaded into
+  pretrain    with --small and no --checkpoint only: ``python -m macaron_pipelines.pretrain --small`` → a
+              tiny model
+  glue-data   GLUE_DIR as ``download_glue_data.py`` unpacks it: a given --glue-dir is only read (a
+              missing task is an error, downloaded into it with --download); without one, downloaded into
               DIR/glue/glue-data when absent (with --small: a generated, learnable GLUE in the real
               layout, offline)
-  preprocess  ``python -m preprocess.glue``: the pre-training corpus's text processing, sentencepiece model
-              and dictionary (found from the checkpoint) → DIR/glue/data/TASK/
+  preprocess  ``python -m macaron_preprocess.glue``: the pre-training corpus's text processing, sentencepiece
+              model and dictionary (found from the checkpoint) → DIR/glue/data/TASK/
   grid        every task × configuration × seed (BERT's grid, Devlin et al. A.3: batch 16/32, lr
               5e-5/3e-5/2e-5, 2/3/4 epochs, weight decay 0.01, seeds 100…500; --grid-preset for
-              others) is one run (:mod:`pipelines.glue.run_one`): fairseq-train, then predictions on dev
-              and test; in parallel, one run per GPU or a few CPU processes; a failed run is retried
+              others) is one run (:mod:`macaron_pipelines.glue.run_one`): fairseq-train, then predictions on
+              dev and test; in parallel, one run per GPU or a few CPU processes; a failed run is retried
               once and reported → DIR/glue/runs/TASK/CONFIG-seedS/run.json
   results     per task the configuration with the best mean dev score over seeds, its mean ± std, and its
-              best seed (:mod:`pipelines.glue.selection`); the GLUE average as the leaderboard computes it
-              → DIR/glue/results.json, DIR/glue/results.md (printed)
+              best seed (:mod:`macaron_pipelines.glue.selection`); the GLUE average as the leaderboard
+              computes it → DIR/glue/results.json, DIR/glue/results.md (printed)
   submission  the selected runs' test predictions in the GLUE server's format → DIR/glue/submission.zip
 
-On a Slurm cluster (``slurm/glue.sbatch``, ``python -m slurm.submit glue``) the same work is split into
-``--step``s: ``prepare`` (checkpoint, data, preprocessing; prints the grid size), ``cell`` (one run of the
-grid: ``--cell N``, default ``$SLURM_ARRAY_TASK_ID``: a job-array task; retried once; on the preemption
+On a Slurm cluster (``slurm/glue.sbatch``, ``python -m macaron_slurm.submit glue``) the same work is split
+into ``--step``s: ``prepare`` (checkpoint, data, preprocessing; prints the grid size), ``cell`` (one run of
+the grid: ``--cell N``, default ``$SLURM_ARRAY_TASK_ID``: a job-array task; retried once; on the preemption
 signal it saves, requeues and exits 3), ``collect`` (results and submission once every run has finished);
 ``count`` prints the number of runs (the array's size). The default ``all`` does everything here.
 
@@ -44,15 +45,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.cli import ArgumentParser, available_cores, positive_int
-from macaron_workflow.errors import USAGE_EXIT
-from macaron_workflow.grid import Slot, slots
-from macaron_workflow.grid import run_grid as run_keys
-from macaron_workflow.options import SKIP_INSTALL, Option, add_options
-from macaron_workflow.overlap import refuse_overlap
-from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
-from pipelines.commands import (
+from macaron_pipelines.commands import (
     REPO,
     Console,
     PipelineError,
@@ -63,7 +56,7 @@ from pipelines.commands import (
     report_errors,
     run_command,
 )
-from pipelines.glue.grid import (
+from macaron_pipelines.glue.grid import (
     BATCH_SIZES,
     DEFAULT_PRESET,
     EPOCHS,
@@ -76,9 +69,17 @@ from pipelines.glue.grid import (
     checkpoint_model_flags,
     grid,
 )
-from pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid, run_record
-from pipelines.glue.submission import SUBMISSION_NAMES
-from preprocess.sources.glue import BERT_TASKS, TASKS
+from macaron_pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid, run_record
+from macaron_pipelines.glue.submission import SUBMISSION_NAMES
+from macaron_preprocess.sources.glue import BERT_TASKS, TASKS
+from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import ArgumentParser, available_cores, positive_int
+from macaron_workflow.errors import USAGE_EXIT
+from macaron_workflow.grid import Slot, slots
+from macaron_workflow.grid import run_grid as run_keys
+from macaron_workflow.options import SKIP_INSTALL, Option, add_options
+from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 
 STEPS = ("all", "prepare", "count", "cell", "collect")
 
@@ -125,8 +126,9 @@ def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
             "give --checkpoint (CHECKPOINT=...), an export of python -m macaron_fairseq.pretrain"
         )
     workdir = args.workdir / "pretrain"
-    console.say("no checkpoint given: pre-training a tiny model first (pipelines.pretrain --small)")
-    run_command([sys.executable, "-m", "pipelines.pretrain", "--small", "--workdir", workdir], console)
+    console.say("no checkpoint given: pre-training a tiny model first (macaron_pipelines.pretrain --small)")
+    run_command([sys.executable, "-m", "macaron_pipelines.pretrain", "--small", "--workdir", workdir],
+                console)
     return workdir / SMALL_PRETRAINED / "model.pt"
 
 
@@ -166,8 +168,8 @@ def check_glue_dir(args: argparse.Namespace) -> None:
 def ensure_glue_dir(args: argparse.Namespace, console: Console) -> Path:
     """The GLUE directory: the given one (checked by :func:`check_glue_dir`; written only with
     ``--download``), or the run's own under WORKDIR, downloaded (with --small: generated) when absent."""
+    from macaron_preprocess.sources.glue import download_glue
     from macaron_synthetic.glue import write_synthetic_glue
-    from preprocess.sources.glue import download_glue
 
     check_glue_dir(args)
     glue_dir = args.glue_dir or default_glue_dir(args)
@@ -217,7 +219,7 @@ def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> li
 
     arch = checkpoint_arch(checkpoint)
     preset = PRESETS[args.grid_preset]
-    try:  # the model is the checkpoint's model (pipelines.glue.grid.checkpoint_model_flags)
+    try:  # the model is the checkpoint's model (macaron_pipelines.glue.grid.checkpoint_model_flags)
         model_flags = checkpoint_model_flags(describe(checkpoint).model_config or {}, args.train_flags)
     except ModelConfigError as err:
         raise PipelineUsageError(f"--checkpoint {checkpoint}: {err}") from err
@@ -256,8 +258,8 @@ def report_run(console: Console, total: int) -> Any:
 
 
 def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], console: Console) -> Any:
-    from pipelines.glue.metrics import dev_metric_keys
-    from pipelines.glue.selection import RunRecord, render_markdown, select
+    from macaron_pipelines.glue.metrics import dev_metric_keys
+    from macaron_pipelines.glue.selection import RunRecord, render_markdown, select
 
     runs = [RunRecord.from_dict(record, name) for name, record in records.items() if "task" in record]
     failed = [name for name, record in records.items() if record.get("status") != "ok"]
@@ -299,9 +301,9 @@ def submission(
     args: argparse.Namespace, glue_dir: Path, selection: Any, failed: Sequence[str], console: Console
 ) -> Path | None:
     """The GLUE server's submission: ``submission.zip`` only when every task has a selected run and no run
-    of the grid failed, else ``submission-partial.zip`` (:mod:`pipelines.glue.submission`); none when no
-    task has a finished run. Returns the archive written."""
-    from pipelines.glue.submission import COMPLETE, PARTIAL, remove_submission, write_submission
+    of the grid failed, else ``submission-partial.zip`` (:mod:`macaron_pipelines.glue.submission`); none when
+    no task has a finished run. Returns the archive written."""
+    from macaron_pipelines.glue.submission import COMPLETE, PARTIAL, remove_submission, write_submission
 
     out = args.workdir / "glue"
     if not selection.tasks:
@@ -404,7 +406,7 @@ WRAPPER_DEFAULTS = {"WORKDIR": str(REPO / "work_dirs" / "glue")}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m pipelines.glue", description=__doc__,
+    parser = ArgumentParser(prog="python -m macaron_pipelines.glue", description=__doc__,
                             formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     add_options(parser, OPTIONS)
     add_from_env(parser)
@@ -516,7 +518,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.step in ("all", "prepare"):
         args.checkpoint = ensure_checkpoint(args, console)
         glue_dir = ensure_glue_dir(args, console)
-        run_command([sys.executable, "-m", "preprocess.glue", "--glue-dir", glue_dir, "--dest", data_root,
+        run_command([sys.executable, "-m", "macaron_preprocess.glue", "--glue-dir", glue_dir,
+                     "--dest", data_root,
                      "--checkpoint", args.checkpoint, "--tasks", ",".join(args.tasks)], console)  # fmt: skip
     else:
         args.checkpoint = existing_checkpoint(args)
@@ -544,8 +547,8 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 def cli() -> None:
-    """The ``macaron-glue`` console script: what ``python -m pipelines.glue`` runs."""
-    report_errors("pipelines.glue", main)
+    """The ``macaron-glue`` console script: what ``python -m macaron_pipelines.glue`` runs."""
+    report_errors("macaron_pipelines.glue", main)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ from statistics import fmean
 from scipy.stats import pearsonr, spearmanr
 from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
 
+from macaron_preprocess.sources.glue import get_task
 from macaron_workflow.errors import UserError
-from preprocess.sources.glue import get_task
 
 GLUE_SCORE_TASKS = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
 """The tasks of the GLUE score (the diagnostic set AX is reported apart and never averaged)."""

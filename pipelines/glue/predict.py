@@ -10,7 +10,7 @@ checkpoint then restores. The model runs in eval mode (no dropout), without grad
 is one. The task truncates long examples (BERT's rule) instead of dropping them, so every example gets a
 prediction.
 
-    from pipelines.glue.predict import predict, predict_labels
+    from macaron_pipelines.glue.predict import predict, predict_labels
     predict(Path("run/checkpoint_last.pt"), Path("glue-bin/RTE"), "test")          # [1, 0, 0, ...]
     predict_labels(Path("run/checkpoint_last.pt"), Path("glue-bin/RTE"), "test")   # ["not_entailment", ...]
 """

@@ -1,6 +1,6 @@
-"""One fine-tuning run of the grid: ``python -m pipelines.glue.run_one RUN_DIR/spec.json``.
+"""One fine-tuning run of the grid: ``python -m macaron_pipelines.glue.run_one RUN_DIR/spec.json``.
 
-1. ``fairseq-train`` with the run's configuration (:func:`pipelines.glue.grid.train_command`) into
+1. ``fairseq-train`` with the run's configuration (:func:`macaron_pipelines.glue.grid.train_command`) into
    ``RUN_DIR/checkpoint/``, under :mod:`macaron_tools.train_preemptible` (its output goes to this process's
    stdout: the scheduler's ``run.log``), the ``train`` stage of :class:`macaron_workflow.stages.StageRunner`
    (markers in ``RUN_DIR/.stages/``): a rerun resumes an unfinished training from its
@@ -10,7 +10,7 @@
 2. predictions of the final model for every split but ``train`` (dev and test, AX for MNLI), in file
    order, as label strings (STS-B: the regression output × 5, clipped to [0, 5]) →
    ``RUN_DIR/predictions/SPLIT.txt``;
-3. the dev metrics (:func:`pipelines.glue.metrics.dev_metrics`) and ``RUN_DIR/run.json``, written last
+3. the dev metrics (:func:`macaron_pipelines.glue.metrics.dev_metrics`) and ``RUN_DIR/run.json``, written last
    (steps 1-3 are the ``result`` stage, whose marker says the run has finished: :func:`is_finished`; a run
    directory of an older version, with ``checkpoint/trained`` and a ``run.json`` but no markers, resumes);
 4. the checkpoint is deleted (``--keep-checkpoint`` keeps it): the predictions are all selection and the
@@ -30,14 +30,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.commands import USER_DIR
+from macaron_pipelines.glue.grid import RunSpec, train_command
+from macaron_pipelines.glue.metrics import dev_metrics, task_score
 from macaron_workflow import processes
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from macaron_workflow.stages import StageReport, StageRunner
-from pipelines.commands import USER_DIR
-from pipelines.glue.grid import RunSpec, train_command
-from pipelines.glue.metrics import dev_metrics, task_score
 
 STSB_RANGE = (0.0, 5.0)
 
@@ -59,7 +59,7 @@ def read_gold(path: Path, regression: bool) -> list[str | float]:
 
 def predict_splits(checkpoint: Path, data_dir: Path, meta: dict[str, Any]) -> dict[str, list[str | float]]:
     """Label predictions of every non-training split of the task directory."""
-    from pipelines.glue.predict import load_fine_tuned, run
+    from macaron_pipelines.glue.predict import load_fine_tuned, run
 
     fine_tuned = load_fine_tuned(checkpoint, data_dir)
     return {
@@ -176,7 +176,7 @@ def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m pipelines.glue.run_one", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m macaron_pipelines.glue.run_one", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     parser.add_argument("spec", type=Path, help="RUN_DIR/spec.json written by the scheduler")
     parser.add_argument("--keep-checkpoint", action="store_true", help="keep RUN_DIR/checkpoint/")
@@ -188,4 +188,4 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_cli(main, "python -m pipelines.glue.run_one")
+    run_cli(main, "python -m macaron_pipelines.glue.run_one")

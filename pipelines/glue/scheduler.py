@@ -1,13 +1,14 @@
 """Run the grid's fine-tuning runs in parallel: one run per GPU, or a few CPU processes; a failed run is
 retried once, then reported (never silently dropped); finished runs are skipped on a rerun.
 
-Each run is a child process ``python -m pipelines.glue.run_one RUN_DIR/spec.json`` (train, predict, score:
-:mod:`pipelines.glue.run_one`), which writes ``RUN_DIR/run.json`` last; a run counts as finished when its
-``result`` stage's completion marker (``RUN_DIR/.stages/``, :class:`macaron_workflow.stages.StageRunner`)
-says so (:func:`pipelines.glue.run_one.is_finished`; without markers, an older version's ``run.json`` with
-``"status": "ok"``). A slot is a GPU (``CUDA_VISIBLE_DEVICES=i``) or, without GPUs, a CPU process
-with its share of the cores (``OMP_NUM_THREADS``). The parallel slots, the retry and the skipping are the
-project's one grid mechanism, :mod:`macaron_workflow.grid`; this module says what a GLUE run is.
+Each run is a child process ``python -m macaron_pipelines.glue.run_one RUN_DIR/spec.json`` (train, predict,
+score: :mod:`macaron_pipelines.glue.run_one`), which writes ``RUN_DIR/run.json`` last; a run counts as
+finished when its ``result`` stage's completion marker (``RUN_DIR/.stages/``,
+:class:`macaron_workflow.stages.StageRunner`) says so (:func:`macaron_pipelines.glue.run_one.is_finished`;
+without markers, an older version's ``run.json`` with ``"status": "ok"``). A slot is a GPU
+(``CUDA_VISIBLE_DEVICES=i``) or, without GPUs, a CPU process with its share of the cores
+(``OMP_NUM_THREADS``). The parallel slots, the retry and the skipping are the project's one grid mechanism,
+:mod:`macaron_workflow.grid`; this module says what a GLUE run is.
 """
 
 from __future__ import annotations
@@ -20,20 +21,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.commands import REPO
+from macaron_pipelines.glue.grid import RunSpec
+from macaron_pipelines.glue.run_one import RUN_RECORD, is_finished, read_record
 from macaron_workflow import processes
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.grid import Slot
 from macaron_workflow.grid import run_grid as run_keys
 from macaron_workflow.preemption import DEFAULT_SIGNAL
-from pipelines.commands import REPO
-from pipelines.glue.grid import RunSpec
-from pipelines.glue.run_one import RUN_RECORD, is_finished, read_record
 
 ATTEMPTS = 2  # a failed run is retried once
 
 
 def run_record(run_dir: Path) -> dict[str, Any] | None:
-    """``RUN_DIR/run.json`` (:data:`pipelines.glue.run_one.RUN_RECORD`), if there is a readable one."""
+    """``RUN_DIR/run.json`` (:data:`macaron_pipelines.glue.run_one.RUN_RECORD`), if one is readable."""
     return read_record(run_dir)
 
 
@@ -47,7 +48,7 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     write_text_atomically(spec_path, json.dumps(spec.record(), indent=1) + "\n")
     log = spec.run_dir / "run.log"
     started = time.monotonic()
-    command = [sys.executable, "-m", "pipelines.glue.run_one", str(spec_path),
+    command = [sys.executable, "-m", "macaron_pipelines.glue.run_one", str(spec_path),
                "--preemption-signal", signal_name]  # fmt: skip
     env = slot.env(dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
     completed = processes.run(command, cwd=REPO, env=env, log=log, append=True)

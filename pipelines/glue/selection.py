@@ -4,7 +4,7 @@ The rule, per task:
 
 1. the runs are grouped by configuration (every hyper-parameter but the seed);
 2. each configuration is summarised over its seeds by the mean (and sample standard deviation) of the
-   dev *task score* (:func:`pipelines.glue.metrics.task_score`: the mean of a task's two metrics where
+   dev *task score* (:func:`macaron_pipelines.glue.metrics.task_score`: the mean of a task's two metrics where
    it has two, MNLI's matched and mismatched accuracy averaged);
 3. the configuration with the highest mean is selected (ties: more finished seeds, then the configuration
    that sorts first); reported: its mean ± std over seeds and each metric's mean ± std;
@@ -39,15 +39,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from macaron_workflow.errors import UserError
-from pipelines.glue.metrics import (
+from macaron_pipelines.glue.metrics import (
     GLUE_SCORE_TASKS,
     METRIC_LABELS,
     dev_metric_keys,
     glue_score,
     task_score,
 )
-from preprocess.sources.glue import TASKS
+from macaron_preprocess.sources.glue import TASKS
+from macaron_workflow.errors import UserError
 
 STATUSES = ("ok", "failed")
 OPTIMISM_NOTE = (
@@ -65,7 +65,7 @@ class SelectionError(UserError):
 @dataclass(frozen=True)
 class RunRecord:
     """One fine-tuning run: its task, configuration (hyper-parameters without the seed), seed, dev metrics
-    (:func:`pipelines.glue.metrics.dev_metrics`; empty for a failed run) and where its outputs are."""
+    (:func:`macaron_pipelines.glue.metrics.dev_metrics`; empty for a failed run) and where its outputs are."""
 
     task: str
     config: Mapping[str, Any]

@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_preprocess.sources.glue import TASKS, read_split
 from macaron_workflow.atomic import atomic_output, write_text_atomically
 from macaron_workflow.errors import UserError
-from preprocess.sources.glue import TASKS, read_split
 
 
 @dataclass(frozen=True)

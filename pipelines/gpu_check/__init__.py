@@ -1,6 +1,6 @@
 """One-command GPU check: does the pre-training code work on this machine's CUDA GPU(s), and how fast?
 
-    macaron-gpu-check                          # = python -m pipelines.gpu_check
+    macaron-gpu-check                          # = python -m macaron_pipelines.gpu_check
     macaron-gpu-check --allow-cpu --arch tiny --steps 3 --corpus-mb 0.3 --vocab 300   # CPU smoke
 
 On a machine with one or more CUDA GPUs it runs (default sizes: well under 10 minutes on one A100/H100):

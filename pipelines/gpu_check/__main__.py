@@ -1,5 +1,5 @@
-"""``macaron-gpu-check`` (``python -m pipelines.gpu_check``): its options, and the parts run in turn into one
-table and one results file (what each part does: :mod:`pipelines.gpu_check`)."""
+"""``macaron-gpu-check`` (``python -m macaron_pipelines.gpu_check``): its options, and the parts run in turn
+into one table and one results file (what each part does: :mod:`macaron_pipelines.gpu_check`)."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-import pipelines.gpu_check
+import macaron_pipelines.gpu_check
+from macaron_pipelines.gpu_check.device import CheckError, peak_tflops, probe_device
+from macaron_pipelines.gpu_check.report import RESULTS_FILE, Row, machine_info, render, write_json
+from macaron_pipelines.gpu_check.wheels import WHEELS, missing_message, missing_packages
 from macaron_workflow.cli import ArgumentParser, available_cores, program_name
-from pipelines.gpu_check.device import CheckError, peak_tflops, probe_device
-from pipelines.gpu_check.report import RESULTS_FILE, Row, machine_info, render, write_json
-from pipelines.gpu_check.wheels import WHEELS, missing_message, missing_packages
 
-PROG = ("pipelines.gpu_check", "macaron-gpu-check")
+PROG = ("macaron_pipelines.gpu_check", "macaron-gpu-check")
 TINY_TRANSLATION = (
     "--encoder-layers 1 --decoder-layers 1 --encoder-embed-dim 32 --decoder-embed-dim 32 "
     "--encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 "
@@ -35,7 +35,7 @@ SIZES: dict[str, dict[str, Any]] = {
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ArgumentParser(prog=program_name(*PROG), description=pipelines.gpu_check.__doc__,
+    p = ArgumentParser(prog=program_name(*PROG), description=macaron_pipelines.gpu_check.__doc__,
                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument(
         "--parts", nargs="+", default=["tests", "pretrain", "speed"], choices=["tests", "pretrain", "speed"]
@@ -88,9 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 2
     # the parts import fairseq and the plugin: only now that they are known to be here
-    from pipelines.gpu_check.runs import build_corpus, plan
-    from pipelines.gpu_check.smoke import part_pretrain
-    from pipelines.gpu_check.suite import part_tests
+    from macaron_pipelines.gpu_check.runs import build_corpus, plan
+    from macaron_pipelines.gpu_check.smoke import part_pretrain
+    from macaron_pipelines.gpu_check.suite import part_tests
 
     if device.kind == "cpu":
         args.impls = ["plain", "fused"]  # torch.compile on a CPU needs a C++ compiler and minutes
@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 rows += part_pretrain(run, corpus, work, args, device, peak)
         if "speed" in args.parts:
             try:
-                from pipelines.gpu_check.speed import part_speed
+                from macaron_pipelines.gpu_check.speed import part_speed
 
                 rows += part_speed(device, args)
             except Exception as error:
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def cli() -> None:
-    """The ``macaron-gpu-check`` console script: what ``python -m pipelines.gpu_check`` runs."""
+    """The ``macaron-gpu-check`` console script: what ``python -m macaron_pipelines.gpu_check`` runs."""
     sys.exit(main())
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from pipelines.commands import REPO
+from macaron_pipelines.commands import REPO
 
 
 class CheckError(Exception):

@@ -16,10 +16,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.commands import REPO
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import available_cores
 from macaron_workflow.machine import cpu_model
-from pipelines.commands import REPO
 
 RESULTS_DIR = REPO / "docs" / "results"
 RESULTS_FILE = (RESULTS_DIR if RESULTS_DIR.is_dir() else Path()) / "gpu_check.json"

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.gpu_check.device import Device
-from pipelines.gpu_check.report import Row
-from pipelines.gpu_check.runs import Run, train
+from macaron_pipelines.gpu_check.device import Device
+from macaron_pipelines.gpu_check.report import Row
+from macaron_pipelines.gpu_check.runs import Run, train
 
 
 def compare_resume(

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.commands import REPO
+from macaron_pipelines.gpu_check.device import Device, subprocess_env
 from macaron_workflow.cli import available_cores
-from pipelines.commands import REPO
-from pipelines.gpu_check.device import Device, subprocess_env
 
 
 @dataclass
@@ -79,8 +79,8 @@ def run_config(run: Run, micro_batch: int, accumulation: int, world_size: int) -
 
 
 def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
-    """A data-bin of ``python -m preprocess.bert_corpus`` from a generated Wikipedia dump of ``megabytes``
-    (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py); it and what it is."""
+    """A data-bin of ``python -m macaron_preprocess.bert_corpus`` from a generated Wikipedia dump of
+    ``megabytes`` (as tests/macaron_fairseq/pretrain/test_pretrain_e2e.py); it and what it is."""
     from macaron_synthetic.wiki.dump import write_dump
 
     dump = dest / "enwiki-20261101-pages-articles-multistream.xml.bz2"
@@ -88,7 +88,8 @@ def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
     write_dump(dump, target_bytes=int(megabytes * 1e6), seed=21)
     data_bin = dest / "data-bin"
     command = [
-        sys.executable, "-m", "preprocess.bert_corpus", "--dest", str(data_bin), "--wikipedia", str(dump),
+        sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(data_bin),
+        "--wikipedia", str(dump),
         "--vocab-size", str(vocab), "--valid-ratio", "0.1", "--workers", str(available_cores()),
     ]  # fmt: skip
     proc = subprocess.run(command, cwd=REPO, env=subprocess_env(), capture_output=True, text=True)

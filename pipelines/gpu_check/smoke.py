@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pipelines.gpu_check.device import Device, peak_tflops
-from pipelines.gpu_check.report import Row
-from pipelines.gpu_check.resume import resume_row
-from pipelines.gpu_check.runs import Run, train
+from macaron_pipelines.gpu_check.device import Device, peak_tflops
+from macaron_pipelines.gpu_check.report import Row
+from macaron_pipelines.gpu_check.resume import resume_row
+from macaron_pipelines.gpu_check.runs import Run, train
 
 
 def throughput(

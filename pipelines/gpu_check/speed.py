@@ -21,8 +21,8 @@ from fairseq.sequence_generator import SequenceGenerator
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
 from macaron_fairseq.modules.macaron_layer import MacaronFFNMixin
-from pipelines.gpu_check.device import Device
-from pipelines.gpu_check.report import Row
+from macaron_pipelines.gpu_check.device import Device
+from macaron_pipelines.gpu_check.report import Row
 
 TRANSFORMER = "transformer"
 

@@ -9,9 +9,9 @@ import subprocess
 import sys
 import time
 
-from pipelines.commands import REPO
-from pipelines.gpu_check.device import Device, subprocess_env
-from pipelines.gpu_check.report import Row
+from macaron_pipelines.commands import REPO
+from macaron_pipelines.gpu_check.device import Device, subprocess_env
+from macaron_pipelines.gpu_check.report import Row
 
 CASE = "pytest -m gpu"
 

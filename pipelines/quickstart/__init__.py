@@ -1,13 +1,13 @@
 """One-command quickstart: train and evaluate a small Macaron translation model on CPU in a few minutes.
 
   bash pipelines/quickstart.sh [options]        (installs what is missing, then runs this program)
-  python -m pipelines.quickstart [options]      (this program alone: it never installs anything)
+  python -m macaron_pipelines.quickstart [options]      (this program alone: it never installs anything)
 
 Stages (each resumable: a rerun skips the finished ones, --force redoes them all; completion markers in
 WORKDIR/.stages/ and, for preprocessing, WORKDIR/data/.stages/):
   install     bash scripts/install.sh (by quickstart.sh, unless --skip-install or SKIP_INSTALL=1)
   corpus      python -m macaron_synthetic.en_de: generated en→de corpus (or your own files, see below)
-  preprocess  python -m preprocess.custom: sacremoses tokenization, joint sentencepiece BPE, binarized
+  preprocess  python -m macaron_preprocess.custom: sacremoses tokenization, joint sentencepiece BPE, binarized
               data-bin (joined dictionary)
   train       fairseq-train --arch macaron_base ... with the progress display of macaron_tools.train_progress;
               the full JSON log goes to train.log. A rerun with a larger --max-update or --max-epoch

@@ -1,5 +1,6 @@
 """The quickstart's orchestration: its stages in order, their timings, and the run record at the end
-(``python -m pipelines.quickstart``; ``bash pipelines/quickstart.sh`` installs what is missing first)."""
+(``python -m macaron_pipelines.quickstart``; ``bash pipelines/quickstart.sh`` installs what is missing
+first)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,17 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
+from macaron_pipelines import fairseq_steps
+from macaron_pipelines.commands import Console, report_errors
+from macaron_pipelines.fairseq_steps import BleuSettings
+from macaron_pipelines.quickstart import threads
+from macaron_pipelines.quickstart.data import preprocess, synthetic_corpus
+from macaron_pipelines.quickstart.options import PROG, parse_args
+from macaron_pipelines.quickstart.run_record import run_record, stage_markers, wrapper_start_time
+from macaron_pipelines.quickstart.training import train_command
+from macaron_pipelines.quickstart.workdir import SPLITS, Workdir
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.stages import StageRunner
-from pipelines import fairseq_steps
-from pipelines.commands import Console, report_errors
-from pipelines.fairseq_steps import BleuSettings
-from pipelines.quickstart import threads
-from pipelines.quickstart.data import preprocess, synthetic_corpus
-from pipelines.quickstart.options import PROG, parse_args
-from pipelines.quickstart.run_record import run_record, stage_markers, wrapper_start_time
-from pipelines.quickstart.training import train_command
-from pipelines.quickstart.workdir import SPLITS, Workdir
 
 
 def run_quickstart(args: argparse.Namespace) -> None:

@@ -1,5 +1,5 @@
 """The quickstart's data: the generated en→de corpus (unless the user gives files), then its data-bin
-(``python -m preprocess.custom``)."""
+(``python -m macaron_preprocess.custom``)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_pipelines.commands import Console, PipelineError, run_command
+from macaron_pipelines.quickstart.workdir import SPLITS, Workdir
 from macaron_workflow.atomic import temporary_path
 from macaron_workflow.stages import StageReport, StageRunner
-from pipelines.commands import Console, PipelineError, run_command
-from pipelines.quickstart.workdir import SPLITS, Workdir
 
 
 def synthetic_corpus(runner: StageRunner, console: Console, args: argparse.Namespace, corpus: Path) -> None:
@@ -40,11 +40,11 @@ def synthetic_corpus(runner: StageRunner, console: Console, args: argparse.Names
 
 
 def preprocess(console: Console, args: argparse.Namespace, paths: Workdir, prefixes: Sequence[Path]) -> None:
-    """Tokenize, learn BPE and binarize (``preprocess.custom`` skips its finished stages itself)."""
+    """Tokenize, learn BPE and binarize (``macaron_preprocess.custom`` skips its finished stages itself)."""
     console.say(f"preprocessing -> {paths.data}")
     train, valid, test = prefixes
     command = [
-        sys.executable, "-m", "preprocess.custom", "--src", args.src, "--tgt", args.tgt,
+        sys.executable, "-m", "macaron_preprocess.custom", "--src", args.src, "--tgt", args.tgt,
         "--trainpref", train, "--validpref", valid, "--testpref", test, "--dest", paths.data,
         "--bpe-vocab-size", args.bpe_vocab_size,
     ]  # fmt: skip

@@ -8,13 +8,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from macaron_pipelines import quickstart
+from macaron_pipelines.commands import REPO, add_from_env
+from macaron_pipelines.quickstart.threads import CPU_KERNELS
+from macaron_pipelines.quickstart.workdir import SPLITS
 from macaron_workflow.cli import available_cores
 from macaron_workflow.errors import UserError
 from macaron_workflow.options import SKIP_INSTALL, add_options, with_environment
-from pipelines import quickstart
-from pipelines.commands import REPO, add_from_env
-from pipelines.quickstart.threads import CPU_KERNELS
-from pipelines.quickstart.workdir import SPLITS
 
 PROG = "quickstart"
 

@@ -14,11 +14,11 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.quickstart.threads import NUMERIC_ENVIRONMENT
+from macaron_pipelines.quickstart.workdir import Workdir
 from macaron_tools import score_bleu
 from macaron_workflow.cli import available_cores
 from macaron_workflow.machine import cpu_model
-from pipelines.quickstart.threads import NUMERIC_ENVIRONMENT
-from pipelines.quickstart.workdir import Workdir
 
 STARTED_ENV = "MACARON_QUICKSTART_STARTED"
 """Set by quickstart.sh: the time (seconds since the epoch) before the installer ran, so that the recorded
@@ -78,7 +78,7 @@ def run_record(
     copy_source = score_bleu.bleu_record(sources, references, "13a", args.lowercase, "copy the source")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = resource.getrusage(resource.RUSAGE_SELF)
-    command = os.environ.get(COMMAND_ENV) or shlex.join([sys.executable, "-m", "pipelines.quickstart",
+    command = os.environ.get(COMMAND_ENV) or shlex.join([sys.executable, "-m", "macaron_pipelines.quickstart",
                                                          *sys.argv[1:]])  # fmt: skip
     settings = {
         key: str(value) if isinstance(value, Path) else value

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from pipelines.commands import USER_DIR
-from pipelines.quickstart.threads import numeric_environment
-from pipelines.quickstart.workdir import Workdir
+from macaron_pipelines.commands import USER_DIR
+from macaron_pipelines.quickstart.threads import numeric_environment
+from macaron_pipelines.quickstart.workdir import Workdir
 
 
 def train_command(args: argparse.Namespace, paths: Workdir) -> list[str]:
     """``env NAME=VALUE ... fairseq-train ...``: the environment that decides the floating-point results
-    (:func:`~pipelines.quickstart.threads.numeric_environment`) is part of the command, hence of the train
-    stage's key (other threads or kernels train afresh)."""
+    (:func:`~macaron_pipelines.quickstart.threads.numeric_environment`) is part of the command, hence of the
+    train stage's key (other threads or kernels train afresh)."""
     return [
         "env", *(f"{name}={value}" for name, value in numeric_environment().items()),
         "fairseq-train", str(paths.data_bin), "--user-dir", str(USER_DIR), "--task", "translation",

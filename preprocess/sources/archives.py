@@ -28,10 +28,10 @@ from pathlib import Path, PurePosixPath
 
 from tqdm import tqdm
 
+from macaron_preprocess.sources.download import download_archive
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import OutputFile, open_input
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.sources.download import download_archive
 
 _CORRUPT = (tarfile.TarError, EOFError, zlib.error, OSError)
 """What reading a damaged archive raises (``OSError`` included: gzip reports a bad header or CRC with it).

@@ -41,10 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from macaron_preprocess.sources.download import fetch
 from macaron_workflow.atomic import atomic_output, remove_stale_temporaries
 from macaron_workflow.errors import OutputError, UserError, cannot_read
 from macaron_workflow.files import OutputFile, open_input, without_bom
-from preprocess.sources.download import fetch
 
 # --- the tasks -------------------------------------------------------------------------------------------
 

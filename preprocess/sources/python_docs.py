@@ -1,11 +1,13 @@
 """English prose from Debian's Python documentation (``python3.11-doc``) in the BookCorpus layout.
 
-    python -m preprocess.sources.python_docs --dest DIR [--html /usr/share/doc/python3.11/html] [--install]
+    python -m macaron_preprocess.sources.python_docs --dest DIR [--html /usr/share/doc/python3.11/html]
+        [--install]
 
 The package installs the HTML documentation of Python (the tutorial, the library and language references,
 the HOWTOs, "What's New": about 530 pages, 67 MB of HTML) under ``/usr/share/doc/python3.11/html``. Each
 page becomes one document, ``DIR/<page path>.txt``, paragraphs separated by blank lines — the layout
-:mod:`preprocess.sources.bookcorpus` reads (``python -m preprocess.bert_corpus --bookcorpus DIR``).
+:mod:`macaron_preprocess.sources.bookcorpus` reads (``python -m macaron_preprocess.bert_corpus --bookcorpus
+DIR``).
 
 What is kept (:class:`ProseExtractor`): the text of the page's main part (Sphinx's ``div role="main"``),
 one paragraph per ``p``/``li``/``dd``/``blockquote`` block. Left out: code (``pre``, and the
@@ -158,7 +160,7 @@ def install(package: str = PACKAGE) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     ap = ArgumentParser(
-        prog="python -m preprocess.sources.python_docs",
+        prog="python -m macaron_preprocess.sources.python_docs",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -176,4 +178,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    run_cli(main, "python -m preprocess.sources.python_docs")
+    run_cli(main, "python -m macaron_preprocess.sources.python_docs")

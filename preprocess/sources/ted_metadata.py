@@ -17,10 +17,10 @@ import re
 from collections.abc import Mapping
 from pathlib import Path
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import require_files
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
 
 _METADATA = re.compile(
     rb"^\s*(?:<url>|<keywords>|<talkid>|<speaker>|<reviewer\b|<translator\b|<doc\b|</doc>)"

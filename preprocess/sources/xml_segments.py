@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from macaron_preprocess.text.bitext import BitextFiles
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import iter_lines, require_files
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.text.bitext import BitextFiles
 
 _SEG_OPEN = re.compile(rb'<seg id="[0-9]*">\s*')
 _SEG_CLOSE = re.compile(rb"\s*</seg>\s*")

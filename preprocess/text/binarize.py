@@ -2,7 +2,7 @@
 
 Two interchangeable binarizers write the same files (byte for byte, see the tests):
 
-* ``pool`` (default): :mod:`preprocess.text.pool_binarizer`, fairseq's own ``Dictionary`` and mmap
+* ``pool`` (default): :mod:`macaron_preprocess.text.pool_binarizer`, fairseq's own ``Dictionary`` and mmap
   dataset builder driven from a pool that keeps every worker busy in both phases (count, encode);
 * ``fairseq-preprocess``: the real ``fairseq-preprocess --joined-dictionary`` CLI in a subprocess, which
   in fairseq 0.12.x hardly speeds up with ``--workers`` (its main process waits for its pool before it
@@ -22,12 +22,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
 from macaron_workflow import processes
 from macaron_workflow.atomic import temporary_path
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import count_lines
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.text.bitext import BitextFiles, check_bitext_counts
 
 _MMAP_INDEX_MAGIC = b"MMIDIDX\x00\x00"
 BINARIZERS = ("pool", "fairseq-preprocess")
@@ -76,8 +76,8 @@ def run_fairseq_cli(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: P
 def run_pool_binarizer(
     prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int
 ) -> None:
-    """The same files as :func:`run_fairseq_cli`, from :mod:`preprocess.text.pool_binarizer`."""
-    from preprocess.text.pool_binarizer import binarize_joined
+    """The same files as :func:`run_fairseq_cli`, from :mod:`macaron_preprocess.text.pool_binarizer`."""
+    from macaron_preprocess.text.pool_binarizer import binarize_joined
 
     if "train" not in prefixes:
         raise UserError("the joined dictionary is built from the training split, which is missing")

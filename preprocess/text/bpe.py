@@ -20,11 +20,11 @@ from typing import Any
 import sentencepiece as spm
 from tqdm import tqdm
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import count_lines, iter_lines
 from macaron_workflow.stages import StageReport, StageRunner
 from macaron_workflow.workers import chunked, ordered_map
-from preprocess.text.bitext import BitextFiles, check_bitext_counts
 
 SPM_MARKER = "\u2581"
 

@@ -1,4 +1,4 @@
-"""Where ``python -m preprocess.bert_corpus`` puts its files::
+"""Where ``python -m macaron_preprocess.bert_corpus`` puts its files::
 
 DEST/dict.txt, train.{bin,idx}, valid.{bin,idx}   the fairseq data-bin (one item per sentence, an
                                                  empty item between documents)
@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.text.extract import ExtractOutputs
+from macaron_preprocess.text.extract import ExtractOutputs
 
 SPLITS = ("train", "valid")
 

@@ -18,13 +18,13 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from macaron_preprocess.text.bpe import BpeConfig, encode_file, train_sentencepiece_on
+from macaron_preprocess.text.corpus_layout import SPLITS, CorpusLayout
+from macaron_preprocess.text.extract import ExtractOutputs
+from macaron_preprocess.text.pool_binarizer import binarize_joined
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import OutputFile, count_lines
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.text.bpe import BpeConfig, encode_file, train_sentencepiece_on
-from preprocess.text.corpus_layout import SPLITS, CorpusLayout
-from preprocess.text.extract import ExtractOutputs
-from preprocess.text.pool_binarizer import binarize_joined
 
 
 def collect(runner: StageRunner, layout: CorpusLayout, sources: Sequence[ExtractOutputs]) -> StageReport:

@@ -1,4 +1,4 @@
-"""``summary.json`` and the table ``python -m preprocess.bert_corpus`` prints: per source and split,
+"""``summary.json`` and the table ``python -m macaron_preprocess.bert_corpus`` prints: per source and split,
 documents, sentences and tokens; pages and files dropped, by reason; the time of each stage."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-from preprocess.sources.bookcorpus import FALLBACK_ENCODINGS, SKIP_REASONS
-from preprocess.text.corpus_layout import SPLITS
-from preprocess.text.wikitext import DROP_REASONS
+from macaron_preprocess.sources.bookcorpus import FALLBACK_ENCODINGS, SKIP_REASONS
+from macaron_preprocess.text.corpus_layout import SPLITS
+from macaron_preprocess.text.wikitext import DROP_REASONS
 
 MEASURES = ("documents", "sentences", "tokens")
 DOCUMENT_DROP_REASONS = ("empty", "too_short")

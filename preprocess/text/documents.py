@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from preprocess.text.moses import MosesConfig, MosesPipeline
-from preprocess.text.sentences import RULE_BASED, SentenceSplitter
+from macaron_preprocess.text.moses import MosesConfig, MosesPipeline
+from macaron_preprocess.text.sentences import RULE_BASED, SentenceSplitter
 
 SPLITS = ("train", "valid")
 MOSES = MosesConfig(lang="en", normalize_punctuation=True, remove_non_printing=True, lowercase=True)
@@ -49,7 +49,7 @@ def split_fraction(key: str) -> float:
 @dataclass
 class ExtractedText:
     """What a worker returns for a batch of documents: their text per split, its counts, and where the
-    training document with the smallest split fraction is (see :func:`preprocess.text.extract`)."""
+    training document with the smallest split fraction is (see :func:`macaron_preprocess.text.extract`)."""
 
     text: dict[str, bytearray] = field(default_factory=lambda: {split: bytearray() for split in SPLITS})
     counts: Counter[str] = field(default_factory=Counter)

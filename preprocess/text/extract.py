@@ -3,9 +3,9 @@ tokenized, lowercased sentences, documents separated by a blank line.
 
 Work is cut into units that worker processes handle from start to finish, reading their input
 themselves where they can: ranges of whole bz2 streams of a multistream dump (decompressed in parallel,
-see :mod:`preprocess.sources.mediawiki`), batches of books; a single-stream or plain-XML dump is read
+see :mod:`macaron_preprocess.sources.mediawiki`), batches of books; a single-stream or plain-XML dump is read
 and cut into pages by the main process, which sends batches of pages. Each worker cleans the wikitext,
-splits sentences and tokenizes (:class:`~preprocess.text.documents.DocumentProcessor`) and returns the
+splits sentences and tokenizes (:class:`~macaron_preprocess.text.documents.DocumentProcessor`) and returns the
 text of each split; the main process writes it in input order (:func:`macaron_workflow.workers.ordered_map`,
 at
 most two units per worker in flight, so memory does not grow with the input).
@@ -27,14 +27,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from macaron_preprocess.sources import bookcorpus, mediawiki
+from macaron_preprocess.text.documents import DocumentConfig, DocumentProcessor, ExtractedText
+from macaron_preprocess.text.wikitext import article_paragraphs, drop_reason
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import OutputFile
 from macaron_workflow.stages import StageReport, StageRunner
 from macaron_workflow.workers import chunked, ordered_map
-from preprocess.sources import bookcorpus, mediawiki
-from preprocess.text.documents import DocumentConfig, DocumentProcessor, ExtractedText
-from preprocess.text.wikitext import article_paragraphs, drop_reason
 
 STREAM_UNIT_BYTES = 1 << 20
 """Compressed bytes of a multistream dump per work unit (about 5 MB of XML)."""

@@ -1,6 +1,6 @@
 """GLUE sentences → the pre-training corpus's pieces → fairseq's ``sentence_prediction`` data layout.
 
-A sentence is processed exactly as the pre-training text was (:data:`preprocess.text.documents.MOSES`:
+A sentence is processed exactly as the pre-training text was (:data:`macaron_preprocess.text.documents.MOSES`:
 Moses punctuation normalization, non-printing cleanup, Moses tokenization, lowercasing), then encoded with
 the corpus's sentencepiece model and binarized with its dictionary (fairseq's ``Dictionary.encode_line``
 and mmap writer, as ``fairseq-preprocess --only-source --srcdict`` does; pieces outside the dictionary
@@ -25,9 +25,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_preprocess.text.documents import MOSES
+from macaron_preprocess.text.moses import MosesPipeline
 from macaron_workflow.workers import chunked, ordered_map
-from preprocess.text.documents import MOSES
-from preprocess.text.moses import MosesPipeline
 
 #: STS-B scores lie in [0, 5]; the regression head is trained on score / 5 (fairseq's RoBERTa GLUE recipe)
 STSB_SCALE = 5.0

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import iter_lines
 from macaron_workflow.stages import StageReport, StageRunner
-from preprocess.text.bitext import BitextFiles, check_bitext_counts
 
 
 def split_every_nth(

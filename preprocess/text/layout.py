@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from preprocess.text.bitext import BitextFiles
+from macaron_preprocess.text.bitext import BitextFiles
 
 
 @dataclass(frozen=True)

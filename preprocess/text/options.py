@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from macaron_preprocess.text.binarize import BINARIZERS
+from macaron_preprocess.text.bpe import BpeConfig
+from macaron_preprocess.text.layout import OutputLayout
 from macaron_workflow.cli import ArgumentParser, positive_int
 from macaron_workflow.files import ensure_writable_dir
 from macaron_workflow.options import add_run_options
 from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
-from preprocess.text.binarize import BINARIZERS
-from preprocess.text.bpe import BpeConfig
-from preprocess.text.layout import OutputLayout
 
 
 def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> None:

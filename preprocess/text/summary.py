@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from macaron_preprocess.text.layout import OutputLayout
 from macaron_workflow.files import count_lines
-from preprocess.text.layout import OutputLayout
 
 _DROP_LABELS = (
     ("metadata_pairs_dropped", "talk metadata"),

@@ -2,21 +2,21 @@
 
 :func:`tokenize_jobs` only describes the default per-split work (train cleaned, valid/test only checked);
 corpus modules with other needs (IWSLT14 splits valid off the cleaned training data) build their own
-:class:`~preprocess.text.tokenize_stage.TokenizeJob` list and then call :func:`bpe_and_binarize`.
+:class:`~macaron_preprocess.text.tokenize_stage.TokenizeJob` list and then call :func:`bpe_and_binarize`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from macaron_preprocess.text.binarize import binarize
+from macaron_preprocess.text.bitext import BitextFiles
+from macaron_preprocess.text.bpe import BpeConfig, apply_bpe, learn_bpe
+from macaron_preprocess.text.cleaning import CleanConfig
+from macaron_preprocess.text.layout import OutputLayout
+from macaron_preprocess.text.moses import MosesConfig
+from macaron_preprocess.text.tokenize_stage import TokenizeJob
 from macaron_workflow.stages import StageRunner
-from preprocess.text.binarize import binarize
-from preprocess.text.bitext import BitextFiles
-from preprocess.text.bpe import BpeConfig, apply_bpe, learn_bpe
-from preprocess.text.cleaning import CleanConfig
-from preprocess.text.layout import OutputLayout
-from preprocess.text.moses import MosesConfig
-from preprocess.text.tokenize_stage import TokenizeJob
 
 
 def tokenize_jobs(

@@ -4,10 +4,10 @@ One streaming pass per split, parallel over chunks of line pairs (order preserve
 
 1. decode both sides as UTF-8; a pair with invalid UTF-8 on either side is **dropped** (so that no
    replacement characters reach the vocabulary) and reported with file, line and offending bytes;
-2. tokenize both sides (:mod:`preprocess.text.moses`); a pair where either side is empty or whitespace-only
-   after tokenization is dropped (pairwise, so the sides stay aligned);
-3. for splits with a :class:`~preprocess.text.cleaning.CleanConfig` (training data), drop pairs failing the
-   length/ratio filter.
+2. tokenize both sides (:mod:`macaron_preprocess.text.moses`); a pair where either side is empty or
+   whitespace-only after tokenization is dropped (pairwise, so the sides stay aligned);
+3. for splits with a :class:`~macaron_preprocess.text.cleaning.CleanConfig` (training data), drop pairs
+   failing the length/ratio filter.
 
 Kept pairs are written twice: the raw text (detokenized references for sacreBLEU; a stray ``\\r`` inside
 a line becomes a space so that no line-based reader splits it) and the tokenized text. A training split
@@ -25,14 +25,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
+from macaron_preprocess.text.cleaning import CleanConfig, keep_pair
+from macaron_preprocess.text.moses import MosesConfig, MosesPipeline
+from macaron_preprocess.text.summary import dropped_pairs
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import require_files
 from macaron_workflow.stages import StageReport, StageRunner
 from macaron_workflow.workers import chunked, ordered_map
-from preprocess.text.bitext import BitextFiles, check_bitext_counts, iter_line_pairs
-from preprocess.text.cleaning import CleanConfig, keep_pair
-from preprocess.text.moses import MosesConfig, MosesPipeline
-from preprocess.text.summary import dropped_pairs
 
 MAX_EXAMPLES = 5
 

@@ -22,7 +22,7 @@ import re
 
 from wikiextractor.extract import Extractor
 
-from preprocess.sources.mediawiki import Page
+from macaron_preprocess.sources.mediawiki import Page
 
 DROP_REASONS = ("redirect", "other_namespace", "disambiguation", "empty", "too_short")
 """Why a page or document is not in the corpus, in the order the summary lists them."""

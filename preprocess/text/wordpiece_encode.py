@@ -6,7 +6,7 @@ A checkpoint made by ``python -m macaron_fairseq.hf import`` points at a data di
 config says —, BERT's pre-tokenizer, WordPiece). A sentence is encoded with that tokenizer, exactly as
 transformers' ``BertTokenizerFast`` does it (without ``[CLS]``/``[SEP]``: the fine-tuning task adds
 ``<s>``/``</s>``, which are ``[CLS]``/``[SEP]``), and each WordPiece id is written as its fairseq symbol, so
-that :func:`preprocess.text.glue_encode.binarize_lines` gives the model's ids. Not the pre-training
+that :func:`macaron_preprocess.text.glue_encode.binarize_lines` gives the model's ids. Not the pre-training
 corpus's Moses + sentencepiece processing: that belongs to this project's own models.
 
 Needs the ``tokenizers`` library (installed with transformers: the ``hf`` extra).

@@ -14,9 +14,9 @@ from benchmarks import macaron_real_translation as mt
 from benchmarks import real_text_grid as grid
 from benchmarks.reports import macaron_real_bert as bert_report
 from benchmarks.reports import macaron_real_translation as mt_report
+from macaron_preprocess.sources.gettext_catalogs import Catalog
+from macaron_preprocess.sources.python_docs import convert, page_paragraphs
 from macaron_workflow.grid import RowFile
-from preprocess.sources.gettext_catalogs import Catalog
-from preprocess.sources.python_docs import convert, page_paragraphs
 
 
 def catalogs() -> list[Catalog]:

@@ -108,7 +108,7 @@ def test_quickstart_corpus_has_the_documented_size(
 ) -> None:
     """README: "12k training pairs, 1.4 MB"; docs/quickstart.md: 12000/400/400 pairs, 1.4 MB — with the sizes
     and seed the quickstart passes to this command by default."""
-    from pipelines.quickstart.options import INTEGER_OPTIONS
+    from macaron_pipelines.quickstart.options import INTEGER_OPTIONS
 
     defaults = {option: default for option, default, _ in INTEGER_OPTIONS}
     quickstart = [defaults[f"--{x}"] for x in ("train-size", "valid-size", "test-size", "seed")]

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from macaron_preprocess.sources.glue import TASKS, read_split
 from macaron_synthetic.glue import CUE_WORDS, write_synthetic_glue
-from preprocess.sources.glue import TASKS, read_split
 
 ALL = ("CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI", "QNLI", "RTE", "WNLI")
 

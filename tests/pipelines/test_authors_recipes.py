@@ -1,7 +1,7 @@
 """The translation pipelines follow the Macaron authors' scripts flag for flag: their training script and
 each pipeline's ``fairseq-train`` command, both parsed by fairseq's own parser, differ only in the settings
-:data:`pipelines.authors_recipes.DEVIATIONS` lists with a reason; the docs table is what the code says; the
-architectures they name have their model file's settings."""
+:data:`macaron_pipelines.authors_recipes.DEVIATIONS` lists with a reason; the docs table is what the code
+says; the architectures they name have their model file's settings."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import authors_recipes as ar
-from pipelines import translation
+from macaron_pipelines import authors_recipes as ar
+from macaron_pipelines import translation
 
 
 def effective(recipe: str, tmp_path: Path, *extra: str) -> tuple[list[str], list[str]]:

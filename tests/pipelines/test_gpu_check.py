@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from pipelines.gpu_check import __main__ as check
-from pipelines.gpu_check import device, report, resume, smoke, suite
-from pipelines.gpu_check import runs as gpu_runs
-from pipelines.gpu_check import wheels as gpu_wheels
+from macaron_pipelines.gpu_check import __main__ as check
+from macaron_pipelines.gpu_check import device, report, resume, smoke, suite
+from macaron_pipelines.gpu_check import runs as gpu_runs
+from macaron_pipelines.gpu_check import wheels as gpu_wheels
 
 CUDA = device.Device("cuda", "NVIDIA A100-SXM4-80GB", 2, True)
 CPU = device.Device("cpu", "CPU", 1, True)
@@ -145,9 +145,9 @@ def test_the_table_and_the_results_file(tmp_path: Path) -> None:
     assert lines[-1] == "5 rows: 3 ok, 1 failed, 1 skipped"
     out = tmp_path / "results" / "gpu_check.json"
     context = {"device": {"name": "x"}}
-    report.write_json(out, rows, context, report.machine_info(), "python -m pipelines.gpu_check")
+    report.write_json(out, rows, context, report.machine_info(), "python -m macaron_pipelines.gpu_check")
     payload = json.loads(out.read_text())
-    assert payload["command"].startswith("python -m pipelines.gpu_check")
+    assert payload["command"].startswith("python -m macaron_pipelines.gpu_check")
     assert set(payload) == {"command", "commit", "machine", "results"} and payload["commit"]
     assert report.RESULTS_FILE == REPO / "docs" / "results" / "gpu_check.json"  # a checkout's default
     assert [r["status"] for r in payload["results"]["rows"]] == ["ok", "ok", "ok", "FAIL", "skip"]
@@ -205,7 +205,7 @@ def test_the_wheel_pins_are_this_environments_versions() -> None:
     for dist, version, module in gpu_wheels.WHEELS:
         assert importlib.metadata.version(dist) == version, dist
         assert importlib.util.find_spec(module) is not None, module
-    command = [sys.executable, "-m", "pipelines.gpu_check", "--wheels"]
+    command = [sys.executable, "-m", "macaron_pipelines.gpu_check", "--wheels"]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
     assert proc.stdout.split() == [f"{d}=={v}" for d, v, _ in gpu_wheels.WHEELS]
 
@@ -217,7 +217,7 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    command = [sys.executable, "-m", "pipelines.gpu_check"]
+    command = [sys.executable, "-m", "macaron_pipelines.gpu_check"]
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == "" and proc.stderr.count("\n") == 1
@@ -228,7 +228,7 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
 def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp_path: Path) -> None:
     out = tmp_path / "gpu_check.json"
     command = [
-        sys.executable, "-m", "pipelines.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
+        sys.executable, "-m", "macaron_pipelines.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
         "--resume-at", "1", "--corpus-mb", "0.2", "--vocab", "300", "--parts", "pretrain", "speed",
         "--only", "vanilla-bf16", "--threads", "1", "--json", str(out),
     ]  # fmt: skip

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import inspect
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from helpers import REPO
 
-from pipelines import pretrain, translation
-from pipelines.glue import __main__ as glue
+from macaron_pipelines import pretrain, translation
+from macaron_pipelines.glue import __main__ as glue
 
 GLUE_ENV = {"WORKDIR": "w", "TASKS": "RTE SST-2", "SEEDS": "2", "LRS": "1e-3", "SMALL": "1", "GPUS": "0",
             "PREEMPT_SIGNAL": "USR2", "SKIP_INSTALL": "1"}  # fmt: skip
@@ -86,12 +87,14 @@ def test_pretrain_bpe_vocab_size_keeps_its_old_spelling(
 
 
 def test_a_switch_variable_other_than_1_or_0_is_a_one_line_error(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "SMALL": "yes", "SKIP_INSTALL": "1", "WORKDIR": str(tmp_path / "w")}
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "SMALL": "yes", "SKIP_INSTALL": "1",
+           "WORKDIR": str(tmp_path / "w")}  # fmt: skip
     proc = subprocess.run(["bash", str(REPO / "pipelines" / "pretrain.sh")], env=env, capture_output=True,
                           text=True, cwd=tmp_path)  # fmt: skip
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
-        "python -m pipelines.pretrain: error: SMALL=yes: expected 1 or 0 (the option --small) (see --help)"
+        "python -m macaron_pipelines.pretrain: error: SMALL=yes: expected 1 or 0 (the option --small) "
+        "(see --help)"
     )
     assert not (tmp_path / "w").exists()
 

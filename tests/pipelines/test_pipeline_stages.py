@@ -1,4 +1,4 @@
-"""The pipelines' shared fairseq stages (pipelines.fairseq_steps) and their options, without training.
+"""The pipelines' shared fairseq stages (macaron_pipelines.fairseq_steps) and their options, without training.
 
 Training and generation are driven through stand-in commands (small Python scripts that behave like
 ``fairseq-train``/``fairseq-generate`` as far as the stages can see: the checkpoint files, resuming from
@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from macaron_pipelines import fairseq_steps, translation
+from macaron_pipelines.commands import Console, PipelineError
+from macaron_pipelines.fairseq_steps import BleuSettings, resume_settings, without_options
+from macaron_pipelines.quickstart import options as quickstart_options
 from macaron_workflow.stages import StageRunner
-from pipelines import fairseq_steps, translation
-from pipelines.commands import Console, PipelineError
-from pipelines.fairseq_steps import BleuSettings, resume_settings, without_options
-from pipelines.quickstart import options as quickstart_options
 
 LOG_PREFIX = "2026-01-01 00:00:00 | INFO |"
 

@@ -15,9 +15,9 @@ import pytest
 import torch
 from helpers import REPO
 
+from macaron_pipelines import pretrain
+from macaron_pipelines.fairseq_steps import without_options
 from macaron_tools import plot_curves
-from pipelines import pretrain
-from pipelines.fairseq_steps import without_options
 
 STAGES = ("pretrain", "export", "plot", "results")
 

@@ -27,9 +27,9 @@ import pytest
 import sacrebleu
 from helpers import REPO
 
+from macaron_pipelines.quickstart.docs_table import results_table
 from macaron_tools.plot_curves import parse_log
 from macaron_workflow.machine import cpu_flags
-from pipelines.quickstart.docs_table import results_table
 
 TINY = [
     "--skip-install", "--train-size", "1000", "--valid-size", "100", "--test-size", "100",
@@ -130,7 +130,8 @@ def test_quickstart_tiny(tmp_path: Path) -> None:
 
 
 def test_quickstart_doc_quotes_the_recorded_runs() -> None:
-    """docs/quickstart.md's table of measured runs is the one pipelines.quickstart.docs_table.results_table
+    """docs/quickstart.md's table of measured runs is the one
+    macaron_pipelines.quickstart.docs_table.results_table
     makes from docs/results/quickstart.json (the run records of those runs, copied from their workdirs)."""
     recorded = json.loads((REPO / "docs" / "results" / "quickstart.json").read_text(encoding="utf-8"))
     doc = (REPO / "docs" / "quickstart.md").read_text(encoding="utf-8")

@@ -1,6 +1,7 @@
-"""``python -m preprocess.bert_corpus`` end to end on generated inputs in the real formats: a multistream
-English-Wikipedia export (siteinfo, namespaces, redirects, templates, tables, references, headings,
-lists, disambiguation pages) with its index, numbered part files, and a BookCorpus-style books directory."""
+"""``python -m macaron_preprocess.bert_corpus`` end to end on generated inputs in the real formats: a
+multistream English-Wikipedia export (siteinfo, namespaces, redirects, templates, tables, references,
+headings, lists, disambiguation pages) with its index, numbered part files, and a BookCorpus-style books
+directory."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ BOOK_WORD = re.compile(r"\bbookword(\d+)\b")
 
 def build(dest: Path, *args: str, check: bool = True, workers: int = 2):
     return run_module(
-        "preprocess.bert_corpus", "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", "600",
+        "macaron_preprocess.bert_corpus", "--dest", str(dest), "--workers", str(workers),
+        "--bpe-vocab-size", "600",
         "--valid-ratio", "0.1", *args, check=check, timeout=300,
     )  # fmt: skip
 
@@ -238,7 +240,7 @@ def test_ctrl_c_during_extraction_leaves_nothing_trusted_and_a_rerun_completes(t
     dest = tmp_path / "out"
     args = ["--dest", str(dest), "--wikipedia", str(dump), "--workers", "2", "--bpe-vocab-size", "600"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "preprocess.bert_corpus", *args], cwd=REPO, text=True,
+        [sys.executable, "-m", "macaron_preprocess.bert_corpus", *args], cwd=REPO, text=True,
         env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True, preexec_fn=_default_sigint,
     )  # fmt: skip
@@ -255,7 +257,7 @@ def test_ctrl_c_during_extraction_leaves_nothing_trusted_and_a_rerun_completes(t
     assert "interrupted: completed stages are kept" in stderr and "Traceback" not in stderr
     assert not list(dest.rglob("*.tmp-*")) and not (extract_dir / "train.txt").exists()
     assert not list((dest / ".stages").glob("extract-*.json"))
-    resumed = run_module("preprocess.bert_corpus", *args, timeout=300)
+    resumed = run_module("macaron_preprocess.bert_corpus", *args, timeout=300)
     summary = json.loads((dest / "summary.json").read_text())
     assert summary["total"]["train"]["documents"] + summary["total"]["valid"]["documents"] == len(
         manifest.articles

@@ -1,4 +1,4 @@
-"""``python -m preprocess.glue`` on a generated GLUE distribution in the real layout: the
+"""``python -m macaron_preprocess.glue`` on a generated GLUE distribution in the real layout: the
 ``sentence_prediction`` layout, sentences processed as the pre-training text was, labels in the task's
 order, STS-B scaled, AX inside MNLI, indices and gold labels in file order; resumable; the dictionary checked
 against the checkpoint."""
@@ -13,11 +13,11 @@ import torch
 from helpers import run_module, save_bert_checkpoint
 
 from macaron_fairseq.models.bert_build import write_bert_dictionary
+from macaron_preprocess import glue as preprocess_glue
+from macaron_preprocess.sources.glue import TASKS, read_split
+from macaron_preprocess.text.documents import MOSES
+from macaron_preprocess.text.moses import MosesPipeline
 from macaron_synthetic.glue import write_synthetic_glue
-from preprocess import glue as preprocess_glue
-from preprocess.sources.glue import TASKS, read_split
-from preprocess.text.documents import MOSES
-from preprocess.text.moses import MosesPipeline
 
 TASK_LIST = ("CoLA", "STS-B", "MNLI", "RTE")
 
@@ -100,7 +100,7 @@ def test_single_sentences_regression_and_mnli_with_ax(setup: dict[str, Path]) ->
 def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[str, Path]) -> None:
     args = ["--glue-dir", str(setup["glue"]), "--dest", str(setup["dest"]), "--checkpoint",
             str(setup["checkpoint"]), "--tasks", ",".join(TASK_LIST), "--workers", "1"]  # fmt: skip
-    rerun = run_module("preprocess.glue", *args)
+    rerun = run_module("macaron_preprocess.glue", *args)
     assert rerun.stderr.count("up to date, skipped") == len(TASK_LIST)
     other_bin = setup["root"] / "other-bin"
     other_bin.mkdir()
@@ -110,17 +110,19 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
     state["cfg"]["task"]["data"] = str(setup["data_bin"])  # recorded with the corpus's data-bin
     torch.save(state, wrong)
     dest = setup["root"] / "other"
-    refused = run_module("preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(wrong),
+    refused = run_module("macaron_preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint",
+                         str(wrong),
                          check=False)  # fmt: skip
     assert refused.returncode == 2 and "has 7 embeddings" in refused.stderr and "dict.txt" in refused.stderr
     assert not dest.exists()
     translation = setup["root"] / "translation.pt"
     torch.save({"model": {"decoder.embed_tokens.weight": torch.zeros(7, 4)},
                 "cfg": {"task": {"data": str(setup["data_bin"])}}}, translation)  # fmt: skip
-    foreign = run_module("preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(translation),
+    foreign = run_module("macaron_preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint",
+                         str(translation),
                          check=False)  # fmt: skip
     assert foreign.returncode == 2 and "not a BERT checkpoint of this plugin" in foreign.stderr
-    missing = run_module("preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest", str(dest),
-                         "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
+    missing = run_module("macaron_preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest",
+                         str(dest), "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
     assert "--download" in missing.stderr and not (setup["root"] / "nowhere").exists()  # read, never written

@@ -1,4 +1,4 @@
-"""End-to-end tests of ``python -m preprocess.custom`` on tiny generated corpora."""
+"""End-to-end tests of ``python -m macaron_preprocess.custom`` on tiny generated corpora."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 
+from macaron_preprocess.custom import main as custom_main
 from macaron_synthetic.toy_bitext import sentence_pairs, write_bitext
 from macaron_workflow.cli import run_cli
 from macaron_workflow.files import UTF8_BOM
-from preprocess.custom import main as custom_main
 
 SPLITS = ("train", "valid", "test")
 
@@ -42,7 +42,7 @@ def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
     )
     write_bitext(raw / "test", sentence_pairs(50, seed=3))
     out = root / "OUT"
-    completed = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
+    completed = run_module("macaron_preprocess.custom", *custom_args(raw, out, "--lowercase"))
     return raw, out, completed.stdout + completed.stderr
 
 
@@ -89,7 +89,7 @@ def test_summary_reports_counts_and_drops(custom_run: tuple[Path, Path, str]) ->
 def test_rerun_skips_every_stage(custom_run: tuple[Path, Path, str]) -> None:
     raw, out, _ = custom_run
     before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and ".stages" not in p.parts}
-    rerun = run_module("preprocess.custom", *custom_args(raw, out, "--lowercase"))
+    rerun = run_module("macaron_preprocess.custom", *custom_args(raw, out, "--lowercase"))
     assert rerun.stderr.count("up to date, skipped") == 8, rerun.stderr
     assert "running" not in rerun.stderr
     assert {p: p.read_bytes() for p in before} == before
@@ -100,7 +100,7 @@ def test_missing_inputs_are_all_listed(tmp_path: Path) -> None:
     raw = tmp_path / "RAW"
     write_bitext(raw / "train", sentence_pairs(10, seed=1))
     (raw / "train.de").unlink()
-    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     (line,) = [line.removeprefix(PROG) for line in result.stderr.splitlines() if line.startswith(PROG)]
     listed = line.removeprefix("error: missing input files: ").split("; ")
@@ -114,7 +114,7 @@ def test_mismatched_valid_is_refused_before_any_work(tmp_path: Path) -> None:
     for split in SPLITS:
         write_bitext(raw / split, sentence_pairs(10, seed=1))
     (raw / "valid.de").write_text("only one line\n")
-    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert result.returncode == 2
     assert f"{raw / 'valid.en'} has 10 lines but {raw / 'valid.de'} has 1 lines" in result.stderr
     assert not (tmp_path / "OUT" / "tok").exists()
@@ -125,7 +125,8 @@ def test_unwritable_destination(tmp_path: Path) -> None:
     blocker.write_text("a file, not a directory")
     write_bitext(tmp_path / "RAW" / "train", sentence_pairs(10, seed=1))
     result = run_module(
-        "preprocess.custom", "--src", "en", "--tgt", "de", "--trainpref", str(tmp_path / "RAW" / "train"),
+        "macaron_preprocess.custom", "--src", "en", "--tgt", "de",
+        "--trainpref", str(tmp_path / "RAW" / "train"),
         "--dest", str(blocker / "out"), check=False,
     )  # fmt: skip
     assert result.returncode == 2 and f"destination {blocker / 'out'} is not writable" in result.stderr
@@ -138,7 +139,7 @@ def small_corpus(raw: Path, n_pairs: int = 10) -> Path:
     return raw
 
 
-PROG = "python -m preprocess.custom: "
+PROG = "python -m macaron_preprocess.custom: "
 """How the command's one error line starts (its program name)."""
 
 
@@ -165,7 +166,8 @@ def test_contradictory_options_are_refused_before_any_work(
     tmp_path: Path, options: list[str], message: str
 ) -> None:
     raw = small_corpus(tmp_path / "RAW")
-    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), *options, check=False)
+    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), *options,
+                        check=False)
     assert one_error_line(result) == message
     assert not (tmp_path / "OUT").exists()
 
@@ -174,7 +176,7 @@ def test_a_directory_given_as_input_file(tmp_path: Path) -> None:
     raw = small_corpus(tmp_path / "RAW")
     (raw / "valid.de").unlink()
     (raw / "valid.de").mkdir()
-    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert one_error_line(result) == (
         f"error: cannot read {raw / 'valid.de'} (one of the input files): it is a directory, not a file"
     )
@@ -210,7 +212,7 @@ def test_no_training_pair_left_names_the_stage_and_why(
 ) -> None:
     raw = small_corpus(tmp_path / "RAW")
     write_bitext(raw / "train", train)
-    result = run_module("preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
+    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), check=False)
     assert one_error_line(result) == (
         f"error: no training pair left after stage tokenize-train ({reason.format(raw=raw)}); "
         "nothing to learn BPE from"

@@ -1,4 +1,4 @@
-"""``python -m preprocess.iwslt14`` on small archives in the exact WIT3 layout, built here."""
+"""``python -m macaron_preprocess.iwslt14`` on small archives in the exact WIT3 layout, built here."""
 
 from __future__ import annotations
 
@@ -13,17 +13,17 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import IWSLT_TEST_SETS, iwslt_members, iwslt_train_tags, write_tgz
 
+from macaron_preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
+from macaron_preprocess.iwslt14 import main as iwslt_main
+from macaron_preprocess.sources.archives import extract_members, locate_members, verify_tar
+from macaron_preprocess.sources.ted_metadata import is_metadata, write_talk_text
+from macaron_preprocess.sources.xml_segments import segments
+from macaron_preprocess.text.bitext import BitextFiles
 from macaron_synthetic.toy_bitext import Lexicon, sentence_pair, sentence_pairs
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import UTF8_BOM
 from macaron_workflow.stages import StageRunner
-from preprocess.iwslt14 import ARCHIVE, TRAIN_PREFIX
-from preprocess.iwslt14 import main as iwslt_main
-from preprocess.sources.archives import extract_members, locate_members, verify_tar
-from preprocess.sources.ted_metadata import is_metadata, write_talk_text
-from preprocess.sources.xml_segments import segments
-from preprocess.text.bitext import BitextFiles
 
 TAG_LIKE_PAIRS = [
     ("Geben Sie <url> in das Feld ein.", "Type the address into the field."),  # tag inside, one side
@@ -68,7 +68,7 @@ def iwslt_run(
     raw, _, _ = iwslt_input
     out = tmp_path_factory.mktemp("iwslt_out")
     completed = run_module(
-        "preprocess.iwslt14",
+        "macaron_preprocess.iwslt14",
         "--dest",
         str(out),
         "--raw-dir",
@@ -252,7 +252,7 @@ def test_unwritable_destination(good_archive: Path, tmp_path: Path) -> None:
 
 def run_iwslt(*args: str) -> subprocess.CompletedProcess:
     """Run the CLI expecting failure (returns the completed process)."""
-    return run_module("preprocess.iwslt14", *args, check=False)
+    return run_module("macaron_preprocess.iwslt14", *args, check=False)
 
 
 def _is_root() -> bool:

@@ -35,7 +35,7 @@ def _default_sigint() -> None:
 def start(args: list[str], workers: int) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
-        [sys.executable, "-m", "preprocess.custom", *args, "--workers", str(workers)],
+        [sys.executable, "-m", "macaron_preprocess.custom", *args, "--workers", str(workers)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
         preexec_fn=_default_sigint,
     )  # fmt: skip
@@ -74,7 +74,7 @@ def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path)
     write_bitext(raw / "train", sentence_pairs(20000, seed=4))  # long enough to be interrupted mid-stage
     write_bitext(raw / "valid", sentence_pairs(200, seed=5))
     reference = tmp_path / "reference"
-    run_module("preprocess.custom", *custom_args(raw, reference), "--workers", "2")
+    run_module("macaron_preprocess.custom", *custom_args(raw, reference), "--workers", "2")
     expected = snapshot(reference)
 
     out = tmp_path / "out"
@@ -100,7 +100,7 @@ def test_interrupted_and_killed_runs_resume_to_identical_outputs(tmp_path: Path)
     assert temporaries(out), "kill -9 leaves temporary files behind, which the rerun must not trust"
 
     # 3. rerun: finished stages are skipped, the rest is redone, the result equals the uninterrupted run
-    resumed = run_module("preprocess.custom", *custom_args(raw, out), "--workers", "2")
+    resumed = run_module("macaron_preprocess.custom", *custom_args(raw, out), "--workers", "2")
     assert "[tokenize-train] up to date, skipped" in resumed.stderr
     assert "[learn-bpe] up to date, skipped" in resumed.stderr
     assert "[bpe-train] running" in resumed.stderr

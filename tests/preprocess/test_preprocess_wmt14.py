@@ -1,4 +1,4 @@
-"""``python -m preprocess.wmt14_en_de`` on small archives in the statmt.org layout, built here."""
+"""``python -m macaron_preprocess.wmt14_en_de`` on small archives in the statmt.org layout, built here."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import pytest
 from helpers import mmap_index_length, read_lines, remove_bpe, run_module
 from upstream_layouts import wmt_archives, write_tgz
 
+from macaron_preprocess.wmt14_en_de import main as wmt_main
 from macaron_synthetic.toy_bitext import sentence_pairs
 from macaron_workflow.cli import run_cli
-from preprocess.wmt14_en_de import main as wmt_main
 
 SPECIAL_TRAIN = (
     "He said «state-of-the-art»\u200b today.",
@@ -43,12 +43,13 @@ def wmt_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     raw = tmp_path_factory.mktemp("wmt_raw")
     wmt_archives(raw, corpora(), sentence_pairs(30, seed=24), newstest_pairs())
     out = tmp_path_factory.mktemp("wmt_out")
-    run_module("preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw), "--bpe-vocab-size", "200")
+    run_module("macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw),
+               "--bpe-vocab-size", "200")
     return raw, out
 
 
 def run_wmt(*args: str) -> subprocess.CompletedProcess:
-    return run_module("preprocess.wmt14_en_de", *args, check=False)
+    return run_module("macaron_preprocess.wmt14_en_de", *args, check=False)
 
 
 def test_counts_and_data_bin(wmt_run: tuple[Path, Path]) -> None:

@@ -1,8 +1,8 @@
 """``slurm/bert_corpus.sbatch`` on the real single-host Slurm cluster: a job array over two dump part files
 and a books directory (3 tasks, at most 2 at a time, writing into one DEST), then the merge submitted with
 ``--dependency=afterok`` — it skips the three extract stages and writes a data-bin byte-identical to one
-direct run of ``python -m preprocess.bert_corpus``. And the script's errors, without a cluster (a fake job
-environment): an array index past the sources, a missing part file, not inside a Slurm job."""
+direct run of ``python -m macaron_preprocess.bert_corpus``. And the script's errors, without a cluster (a fake
+job environment): an array index past the sources, a missing part file, not inside a Slurm job."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from macaron_synthetic.wiki.dump import write_dump
 
 pytestmark = pytest.mark.slurm
 SCRIPT = REPO / "slurm" / "bert_corpus.sbatch"
-#: flags of preprocess.bert_corpus, the same for the array, the merge and the direct run
+#: flags of macaron_preprocess.bert_corpus, the same for the array, the merge and the direct run
 FLAGS = ["--bpe-vocab-size", "400", "--valid-ratio", "0.1"]
 KINDS = {"article": 12, "stub": 1, "redirect": 2, "other_namespace": 1, "disambiguation": 1}
 #: the data-bin's files (and the text before BPE) that the merge and a direct run must write identically
@@ -66,7 +66,7 @@ def sharded(slurm_cluster: SlurmCluster, inputs: dict, tmp_path_factory: pytest.
     logs.mkdir()
     # through the submit helper (array sized from the sources, the merge after it), from the logs directory
     env = [f"--env={name}={value}" for name, value in job_env(dest, inputs["books"]).items()]
-    helper = [sys.executable, "-m", "slurm.submit", "bert_corpus", "--cpus-per-task=1", "--time=10",
+    helper = [sys.executable, "-m", "macaron_slurm.submit", "bert_corpus", "--cpus-per-task=1", "--time=10",
               "--max-parallel=2", *env, "--", *map(str, inputs["parts"]), "--", *FLAGS]  # fmt: skip
     proc = subprocess.run(helper, cwd=logs, env=slurm_cluster.env({"PYTHONPATH": str(REPO)}),
                           capture_output=True, text=True, timeout=120)  # fmt: skip
@@ -115,7 +115,7 @@ def test_the_merge_skips_the_extracts_and_equals_one_direct_run(
     assert f"done: {sharded['dest']}" in merge_log
     direct = tmp_path / "direct"
     run_module(
-        "preprocess.bert_corpus", "--dest", str(direct), "--workers", "1", *FLAGS,
+        "macaron_preprocess.bert_corpus", "--dest", str(direct), "--workers", "1", *FLAGS,
         "--wikipedia", *map(str, inputs["parts"]), "--bookcorpus", str(inputs["books"]), timeout=120,
     )  # fmt: skip
     for name in DATA_BIN:

@@ -3,7 +3,7 @@
 (``--dependency=afterok``) writing the results and the submission; the warning signal reaches each step once:
 the preparation and the collection (no job step: the batch shell requeues them, their stages resume) and one
 array task (forwarded to its run, which saves and resumes from its checkpoint). A chain submitted by
-``python -m slurm.submit glue`` whose array task fails ends: the collection job is cancelled
+``python -m macaron_slurm.submit glue`` whose array task fails ends: the collection job is cancelled
 (``--kill-on-invalid-dep=yes``) instead of waiting forever. The pre-trained model is the export of the tiny
 ``slurm/pretrain.sbatch`` run (``conftest.uninterrupted``); the GLUE data is ``--small``'s generated one."""
 
@@ -51,7 +51,8 @@ def test_prepare_array_and_collect_each_preempted_once(
     slurm_cluster: SlurmCluster, uninterrupted: Path, tmp_path: Path
 ) -> None:
     env = {"WORKDIR": str(tmp_path / "work"), "CHECKPOINT": str(uninterrupted / "model.pt")}
-    argv = [sys.executable, "-m", "pipelines.glue", "--workdir", env["WORKDIR"], "--step", "count", *GRID]
+    argv = [sys.executable, "-m", "macaron_pipelines.glue", "--workdir", env["WORKDIR"], "--step", "count",
+            *GRID]
     count = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True)
     cells = int(count.stdout)
     assert cells == len(TASKS)
@@ -111,15 +112,17 @@ def test_the_cell_step_needs_an_array(tmp_path: Path) -> None:
 def test_a_chain_whose_array_task_fails_ends(
     slurm_cluster: SlurmCluster, uninterrupted: Path, tmp_path: Path
 ) -> None:
-    """``python -m slurm.submit glue`` for real: one cell whose fairseq-train refuses its flags fails (twice);
-    the collection job is cancelled by Slurm (``--kill-on-invalid-dep=yes``) rather than left pending."""
+    """``python -m macaron_slurm.submit glue`` for real: one cell whose fairseq-train refuses its flags fails
+    (twice); the collection job is cancelled by Slurm (``--kill-on-invalid-dep=yes``) rather than left
+    pending."""
     logs = tmp_path / "logs"
     logs.mkdir()
     env = {"WORKDIR": str(tmp_path / "work"), "CHECKPOINT": str(uninterrupted / "model.pt"),
            "REPO": str(REPO), "PYTHON": sys.executable, "PYTHONWARNINGS": "ignore"}  # fmt: skip
     grid = ["--small", "--tasks", "RTE", "--seeds", "1", "--batch-sizes", "8", "--lrs", "1e-3",
             "--epochs", "1", "--", "--no-such-fairseq-flag"]  # fmt: skip
-    command = [sys.executable, "-m", "slurm.submit", "glue", "--gpus-per-node", "0", "--cpus-per-task", "1",
+    command = [sys.executable, "-m", "macaron_slurm.submit", "glue", "--gpus-per-node", "0",
+               "--cpus-per-task", "1",
                "--time", "20", *(f"--env={k}={v}" for k, v in env.items()), "--", *grid]  # fmt: skip
     submit_env = slurm_cluster.env({"PYTHONPATH": str(REPO)})
     proc = slurm_cluster.run(*command, cwd=logs, env=submit_env, timeout=300)

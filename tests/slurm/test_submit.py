@@ -1,4 +1,5 @@
-"""python -m slurm.submit: the request checked before anything is submitted, the sbatch command it prints."""
+"""python -m macaron_slurm.submit: the request checked before anything is submitted, the sbatch command it
+prints."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ import shlex
 
 import pytest
 
+from macaron_slurm import submit
 from macaron_workflow.errors import UserError
-from slurm import submit
 
 
 @pytest.mark.parametrize(
@@ -75,7 +76,7 @@ def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
     options = ["--max-parallel", "16", "--env", "WORKDIR=w", "--env", "CHECKPOINT=m.pt", "--dry-run"]
     submit.main(["glue", *options, "--", "--tasks", "RTE,MRPC", "--seeds", "2"])
     prepare, cells, collect = map(shlex.split, capsys.readouterr().out.splitlines())
-    # 2 tasks × the grid's configurations × 2 seeds, as python -m pipelines.glue --step count says
+    # 2 tasks × the grid's configurations × 2 seeds, as python -m macaron_pipelines.glue --step count says
     size = submit.grid_size(submit.build_parser().parse_args(["glue", "--env", "WORKDIR=w"]),
                             ["--tasks", "RTE,MRPC", "--seeds", "2"])  # fmt: skip
     assert size % 4 == 0 and size >= 4

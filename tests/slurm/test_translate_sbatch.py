@@ -1,7 +1,7 @@
 """``slurm/translate.sbatch`` on the real single-host Slurm cluster (CPU, gloo, 2 tasks): fairseq-train on a
 tiny data-bin, preempted through the signal path (SIGHUP to the batch shell, as ``--signal=B:HUP@...``
 sends it: forwarded to both ranks, checkpoint_last.pt saved, the job requeued, the restart resumes from that
-update and finishes); the IWSLT14 recipe of ``pipelines.translation`` in small mode to its BLEU; a
+update and finishes); the IWSLT14 recipe of ``macaron_pipelines.translation`` in small mode to its BLEU; a
 requeued job whose checkpoint directory is gone starts fresh and says so."""
 
 from __future__ import annotations

@@ -171,7 +171,8 @@ def test_a_failed_build_stops_every_rank(tmp_path: Path) -> None:
 
 
 def write_sentence_bin(dest: Path) -> None:
-    """A small data-bin as preprocess.bert_corpus writes it (sentences + </s>, </s> after a document)."""
+    """A small data-bin as macaron_preprocess.bert_corpus writes it (sentences + </s>, </s> after each
+    document)."""
     from fairseq.data import Dictionary, indexed_dataset
 
     dictionary = Dictionary()

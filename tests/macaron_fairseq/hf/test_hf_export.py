@@ -55,7 +55,7 @@ def test_round_trip_hf_fairseq_hf_is_identical(tmp_path: Path) -> None:
 
 
 def write_sentencepiece_data_bin(directory: Path) -> Path:
-    """A data dir like preprocess.bert_corpus's: sentencepiece.bpe.model and the dict.txt of its pieces."""
+    """A data dir like macaron_preprocess.bert_corpus's: sentencepiece.bpe.model and its pieces' dict.txt."""
     import sentencepiece as spm
 
     directory.mkdir(parents=True)

@@ -1,5 +1,5 @@
-"""The pre-training tests' shared corpus: a generated Wikipedia-style dump through ``preprocess.bert_corpus``
-(built once per session and worker, ~20 s)."""
+"""The pre-training tests' shared corpus: a generated Wikipedia-style dump through
+``macaron_preprocess.bert_corpus`` (built once per session and worker, ~20 s)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dump = root / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     write_dump(dump, target_bytes=1_500_000, seed=21)
     dest = root / "data-bin"
-    run_module("preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump), "--vocab-size", "500",
+    run_module("macaron_preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
+               "--vocab-size", "500",
                "--valid-ratio", "0.1", "--workers", "1", timeout=300)  # fmt: skip
     return dest

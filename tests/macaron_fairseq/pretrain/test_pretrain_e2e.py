@@ -1,6 +1,6 @@
 """``python -m macaron_fairseq.pretrain`` under ``torchrun`` with 2 CPU ranks (gloo) on a corpus built by
-``python -m preprocess.bert_corpus``: the loss goes down, ZeRO-1 and ZeRO-2 run, a resumed run logs the
-losses of an uninterrupted one, and resuming another architecture is refused."""
+``python -m macaron_preprocess.bert_corpus``: the loss goes down, ZeRO-1 and ZeRO-2 run, a resumed run logs
+the losses of an uninterrupted one, and resuming another architecture is refused."""
 
 from __future__ import annotations
 

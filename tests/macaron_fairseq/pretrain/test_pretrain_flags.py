@@ -89,13 +89,14 @@ def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
     lines = command_errors(str(missing), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
                            "--save-dir", str(tmp_path / "run"))  # fmt: skip
     assert lines == [
-        f"{PROG}: error: {missing}: no such data-bin (build one with python -m preprocess.bert_corpus)"
+        f"{PROG}: error: {missing}: no such data-bin "
+        "(build one with python -m macaron_preprocess.bert_corpus)"
     ]
     (tmp_path / "empty").mkdir()
     lines = command_errors(str(tmp_path / "empty"), "--arch", "macaron_bert_tiny", "--deepspeed-config",
                            str(TINY_CONFIG))  # fmt: skip
     assert lines == [
-        f"{PROG}: error: {tmp_path / 'empty'}: not a data-bin of python -m preprocess.bert_corpus "
+        f"{PROG}: error: {tmp_path / 'empty'}: not a data-bin of python -m macaron_preprocess.bert_corpus "
         "(no dict.txt)"
     ]
     assert not (tmp_path / "run").exists()

@@ -1,7 +1,8 @@
-"""``--task macaron_bert_pretraining`` on data-bins in the layout of ``python -m preprocess.bert_corpus``:
+"""``--task macaron_bert_pretraining`` on data-bins in the layout of ``python -m
+macaron_preprocess.bert_corpus``:
 pairs inside documents, example layout and segment labels, masking statistics and determinism per
 (seed, epoch, index), clear errors on bad data-bins — and a real ``fairseq-train`` run on a corpus built
-by the real ``preprocess.bert_corpus`` CLI.
+by the real ``macaron_preprocess.bert_corpus`` CLI.
 
 The unit tests write their data-bins with fairseq's own mmap builder; every token of them is a distinct
 symbol, so each symbol tells which document it comes from and where it stands in it."""
@@ -285,7 +286,7 @@ def test_a_pairing_count_below_one_is_refused(tmp_path) -> None:
         make_task(tmp_path, "--nsp-pairings", "0")
 
 
-# --- end to end: preprocess.bert_corpus → fairseq-train ------------------------------------------------
+# --- end to end: macaron_preprocess.bert_corpus → fairseq-train ----------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -295,7 +296,8 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_dump(dump, target_bytes=600_000, seed=5)
     dest = root / "data-bin"
     run_module(
-        "preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump), "--vocab-size", "500",
+        "macaron_preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
+        "--vocab-size", "500",
         "--valid-ratio", "0.1", "--workers", "1", timeout=300,
     )  # fmt: skip
     return dest

@@ -15,7 +15,7 @@ from glue_layout import write_glue_dir
 from helpers import REPO
 
 from macaron_fairseq.hf.importer import import_hf
-from preprocess.text.wordpiece_encode import encode_sentences, fairseq_symbols, wordpiece_tokenizer
+from macaron_preprocess.text.wordpiece_encode import encode_sentences, fairseq_symbols, wordpiece_tokenizer
 
 SENTENCES = ["The Cat sat on the MAT.", "Hello, world: naïve café!", "", "dogs run"]
 

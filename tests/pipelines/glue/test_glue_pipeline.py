@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from helpers import REPO
 
-from pipelines.glue.submission import SUBMISSION_FILES
-from preprocess.sources.glue import BERT_TASKS, read_split
+from macaron_pipelines.glue.submission import SUBMISSION_FILES
+from macaron_preprocess.sources.glue import BERT_TASKS, read_split
 
 pytestmark = pytest.mark.slow
 

@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from macaron_workflow.grid import Slot, slots
-from macaron_workflow.processes import Completed
-from pipelines.glue import scheduler
-from pipelines.glue.grid import (
+from macaron_pipelines.glue import scheduler
+from macaron_pipelines.glue.grid import (
     DEFAULT_PRESET,
     PRESETS,
     Config,
@@ -23,6 +21,8 @@ from pipelines.glue.grid import (
     grid,
     train_command,
 )
+from macaron_workflow.grid import Slot, slots
+from macaron_workflow.processes import Completed
 
 
 def spec(tmp_path: Path, task: str = "RTE", seed: int = 100, **changes: object) -> RunSpec:

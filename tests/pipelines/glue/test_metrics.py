@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pipelines.glue.metrics import (
+from macaron_pipelines.glue.metrics import (
     GLUE_SCORE_TASKS,
     MetricError,
     dev_metric_keys,

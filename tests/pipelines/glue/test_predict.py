@@ -1,5 +1,6 @@
 """Fine-tuning through the real ``fairseq-train`` with ``--task macaron_sentence_prediction`` on a
-learnable toy pair task binarized by the real ``fairseq-preprocess``, then :mod:`pipelines.glue.predict`:
+learnable toy pair task binarized by the real ``fairseq-preprocess``, then
+:mod:`macaron_pipelines.glue.predict`:
 
 * ``--restore-file`` of a pre-training checkpoint, classification: the loss goes down, and the
   predictions on the valid split (one per example, in file order) give fairseq's logged accuracy;
@@ -24,7 +25,7 @@ import pytest
 import torch
 from helpers import REPO, run_cli
 
-from pipelines.glue.predict import load_fine_tuned, predict, predict_labels
+from macaron_pipelines.glue.predict import load_fine_tuned, predict, predict_labels
 
 pytestmark = pytest.mark.slow
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from macaron_pipelines.glue import run_one, scheduler
+from macaron_pipelines.glue.grid import Config, RunSpec
 from macaron_workflow.processes import Completed
-from pipelines.glue import run_one, scheduler
-from pipelines.glue.grid import Config, RunSpec
 
 META = {
     "task": "RTE", "labels": ["entailment", "not_entailment"], "regression": False, "num_classes": 2,

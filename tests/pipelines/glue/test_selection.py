@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from pipelines.glue.selection import (
+from macaron_pipelines.glue.selection import (
     OPTIMISM_NOTE,
     RunRecord,
     SelectionError,

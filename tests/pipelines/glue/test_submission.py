@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from glue_layout import EXAMPLES, WNLI_MAJORITY, write_glue_dir
 
-from pipelines.glue.submission import (
+from macaron_pipelines.glue.submission import (
     SUBMISSION_FILES,
     SubmissionError,
     majority_label,

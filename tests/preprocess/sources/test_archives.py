@@ -15,10 +15,10 @@ import pytest
 from helpers import REPO
 from upstream_layouts import iwslt_members, write_tgz
 
+from macaron_preprocess.iwslt14 import TEST_SETS
+from macaron_preprocess.sources.archives import extract_members, verify_tar
 from macaron_synthetic.toy_bitext import sentence_pairs
 from macaron_workflow.errors import UserError
-from preprocess.iwslt14 import TEST_SETS
-from preprocess.sources.archives import extract_members, verify_tar
 
 MEMBER = "corpus/train.en"
 
@@ -90,11 +90,11 @@ LIMITED_FILE_SIZE = """
 import resource, runpy, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # so that a write past the limit fails with EFBIG
 resource.setrlimit(resource.RLIMIT_FSIZE, (16 << 10, 16 << 10))
-sys.argv = ["preprocess.iwslt14", *sys.argv[1:]]
-runpy.run_module("preprocess.iwslt14", run_name="__main__", alter_sys=True)
+sys.argv = ["macaron_preprocess.iwslt14", *sys.argv[1:]]
+runpy.run_module("macaron_preprocess.iwslt14", run_name="__main__", alter_sys=True)
 """
-"""``python -c LIMITED_FILE_SIZE ARGS``: ``python -m preprocess.iwslt14 ARGS`` unable to write past 16 KiB,
-the way a full disk stops it (only the test's child is limited, and no mount is needed)."""
+"""``python -c LIMITED_FILE_SIZE ARGS``: ``python -m macaron_preprocess.iwslt14 ARGS`` unable to write past
+16 KiB, the way a full disk stops it (only the test's child is limited, and no mount is needed)."""
 
 
 def test_file_size_limit_ends_the_cli_with_an_output_side_error(tmp_path: Path) -> None:
@@ -111,7 +111,7 @@ def test_file_size_limit_ends_the_cli_with_an_output_side_error(tmp_path: Path) 
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert result.returncode == 2, result.stderr
-    prog = "python -m preprocess.iwslt14: "  # the program name starts its one error line (#34)
+    prog = "python -m macaron_preprocess.iwslt14: "  # the program name starts its one error line (#34)
     error = [line.removeprefix(prog) for line in result.stderr.splitlines() if line.startswith(prog)]
     assert len(error) == 1 and "Traceback" not in result.stderr, result.stderr
     assert error[0].startswith(f"error: cannot write {dest / 'work' / 'orig' / 'de-en'}/.train.tags.de-en.")

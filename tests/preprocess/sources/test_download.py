@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from upstream_layouts import write_tgz
 
+from macaron_preprocess.sources.archives import verify_tar
+from macaron_preprocess.sources.download import download_archive
 from macaron_workflow import files
 from macaron_workflow.atomic import temporary_path
 from macaron_workflow.errors import UserError
-from preprocess.sources.archives import verify_tar
-from preprocess.sources.download import download_archive
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

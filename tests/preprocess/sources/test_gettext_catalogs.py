@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.sources.gettext_catalogs import catalog_paths, read_catalog, read_catalogs
+from macaron_preprocess.sources.gettext_catalogs import catalog_paths, read_catalog, read_catalogs
 
 pytestmark = pytest.mark.skipif(shutil.which("msgfmt") is None, reason="GNU gettext's msgfmt is missing")
 

@@ -21,7 +21,7 @@ from glue_layout import (
     write_glue_dir,
 )
 
-from preprocess.sources.glue import (
+from macaron_preprocess.sources.glue import (
     BERT_TASKS,
     FORMATS,
     REMOTE_FILES,

@@ -10,8 +10,8 @@ from xml.sax.saxutils import escape
 
 import pytest
 
+from macaron_preprocess.sources import mediawiki
 from macaron_workflow.errors import UserError
-from preprocess.sources import mediawiki
 
 HEADER = (
     '<mediawiki xmlns="http://www.mediawiki.org/xml/export-0.11/" version="0.11" xml:lang="en">\n'

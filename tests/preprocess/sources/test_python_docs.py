@@ -1,5 +1,5 @@
-"""python -m preprocess.sources.python_docs: the books directory is written atomically (a rerun replaces it
-whole), --dest is the option and --out its deprecated spelling."""
+"""python -m macaron_preprocess.sources.python_docs: the books directory is written atomically (a rerun
+replaces it whole), --dest is the option and --out its deprecated spelling."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from preprocess.sources import python_docs
+from macaron_preprocess.sources import python_docs
 
 PAGE = '<div role="main"><p>{text}</p></div>'
 

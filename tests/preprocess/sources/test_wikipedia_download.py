@@ -18,9 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from macaron_workflow.errors import OutputError, UserError
-from preprocess.sources import wikipedia_download
-from preprocess.sources.wikipedia_download import (
+from macaron_preprocess.sources import wikipedia_download
+from macaron_preprocess.sources.wikipedia_download import (
     MIRROR_ENV,
     download_latest_wikipedia,
     download_verified,
@@ -28,6 +27,7 @@ from preprocess.sources.wikipedia_download import (
     partial_path,
     record_path,
 )
+from macaron_workflow.errors import OutputError, UserError
 
 WIKI = "enwiki"
 DONE = "20261101"

@@ -10,19 +10,19 @@ from pathlib import Path
 import pytest
 from sacremoses import MosesTokenizer
 
-from macaron_workflow.errors import UserError
-from preprocess.sources.bookcorpus import book_files, decode_book, read_book
-from preprocess.sources.mediawiki import Page
-from preprocess.text.documents import (
+from macaron_preprocess.sources.bookcorpus import book_files, decode_book, read_book
+from macaron_preprocess.sources.mediawiki import Page
+from macaron_preprocess.text.documents import (
     DocumentConfig,
     DocumentProcessor,
     ExtractedText,
     split_fraction,
 )
-from preprocess.text.extract import move_to_validation, write_extracted
-from preprocess.text.moses import MosesTokenizerWithCharsets
-from preprocess.text.sentences import SentenceSplitter, cut_long
-from preprocess.text.wikitext import article_paragraphs, drop_reason, is_text_passage
+from macaron_preprocess.text.extract import move_to_validation, write_extracted
+from macaron_preprocess.text.moses import MosesTokenizerWithCharsets
+from macaron_preprocess.text.sentences import SentenceSplitter, cut_long
+from macaron_preprocess.text.wikitext import article_paragraphs, drop_reason, is_text_passage
+from macaron_workflow.errors import UserError
 
 ARTICLE = """{{Short description|American physicist}}
 {{Infobox person

@@ -16,12 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from macaron_workflow.errors import UserError
-from macaron_workflow.files import count_lines
-from macaron_workflow.stages import StageRunner
-from preprocess.text import pool_binarizer
-from preprocess.text.binarize import binarize, binarized_files, run_binarizer, temporary_path
-from preprocess.text.pool_binarizer import (
+from macaron_preprocess.text import pool_binarizer
+from macaron_preprocess.text.binarize import binarize, binarized_files, run_binarizer, temporary_path
+from macaron_preprocess.text.pool_binarizer import (
     ByteRange,
     binarize_joined,
     count_range,
@@ -29,6 +26,9 @@ from preprocess.text.pool_binarizer import (
     line_ranges,
     read_blocks,
 )
+from macaron_workflow.errors import UserError
+from macaron_workflow.files import count_lines
+from macaron_workflow.stages import StageRunner
 
 SPLITS = ("train", "valid", "test")
 
@@ -227,7 +227,7 @@ def test_streaming_index_is_fairseqs_index_byte_for_byte_across_blocks_and_parts
     import numpy as np
     from fairseq.data.indexed_dataset import MMapIndexedDataset
 
-    from preprocess.text.pool_binarizer import StreamingMMapWriter, sizes_file
+    from macaron_preprocess.text.pool_binarizer import StreamingMMapWriter, sizes_file
 
     monkeypatch.setattr(StreamingMMapWriter, "SIZES_PER_BLOCK", 1000)  # many blocks, one ending mid-part
     sizes = np.random.default_rng(0).integers(1, 300, size=4321).astype(np.int32)

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
+from macaron_preprocess.text.bpe import BpeConfig, learn_bpe
+from macaron_preprocess.text.cleaning import CleanConfig, keep_pair
+from macaron_preprocess.text.holdout import split_every_nth
+from macaron_preprocess.text.moses import MosesConfig, MosesPipeline
+from macaron_preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 from macaron_workflow.errors import UserError
 from macaron_workflow.stages import StageRunner
-from preprocess.text.bitext import BitextFiles, check_bitext_counts
-from preprocess.text.bpe import BpeConfig, learn_bpe
-from preprocess.text.cleaning import CleanConfig, keep_pair
-from preprocess.text.holdout import split_every_nth
-from preprocess.text.moses import MosesConfig, MosesPipeline
-from preprocess.text.tokenize_stage import TokenizeJob, tokenize_split
 
 
 def test_count_mismatch_names_both_files_and_counts(tmp_path: Path) -> None:
