@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks import authors_eval_cost
 from benchmarks.reports import (
+    authors_eval_cost,
     bert_corpus_throughput,
     dt_fixup_ablation,
     dt_fixup_mixed,
@@ -98,6 +98,12 @@ def _authors_recipes() -> str:
     return render()
 
 
+def _readme_summary() -> str:
+    from benchmarks.reports.readme_summary import render
+
+    return render()
+
+
 def _param_parity() -> str:
     from macaron_fairseq.param_parity import markdown_table, parity_rows
 
@@ -118,7 +124,6 @@ BLOCKS = (
     DocBlock("update-size", dt_fixup_update_size.render, "dt_fixup_update_size.json"),
     DocBlock("mu-cost", dt_fixup_mu_cost.render, "dt_fixup_mu_cost.json"),
     DocBlock("depth-ablation", ABLATION.render, "dt_fixup_ablation.json"),
-    DocBlock("depth-ablation-summary", ABLATION.render_summary, "dt_fixup_ablation.json"),
     DocBlock("depth-ablation-macaron", ABLATION.render, "dt_fixup_ablation_macaron.json"),
     DocBlock("ablation-budget", ABLATION.render_budget, "dt_fixup_ablation_budget.json"),
     DocBlock("dt-fixup-mixed", dt_fixup_mixed.render, "dt_fixup_mixed.json"),
@@ -142,17 +147,14 @@ BLOCKS = (
     DocBlock("glue-small", glue_small_run.render, "glue_small.json"),
     DocBlock("real-translation", macaron_real_translation.render, "macaron_real_translation.json"),
     DocBlock(
-        "real-translation-summary", macaron_real_translation.render_summary, "macaron_real_translation.json"
-    ),
-    DocBlock(
         "real-translation-authors", macaron_real_translation.render, "macaron_real_translation_authors.json"
     ),
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
-    DocBlock("real-bert-summary", macaron_real_bert.render_summary, "macaron_real_bert.json"),
     DocBlock("authors-eval-cost", authors_eval_cost.render, "authors_eval_cost.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
     DocBlock("param-parity", _param_parity),
     DocBlock("authors-recipes", _authors_recipes),
+    DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
 )
 

@@ -31,7 +31,7 @@ def test_every_results_block_is_rendered_from_its_results_file() -> None:
 @pytest.mark.slow  # builds the big translation and BERT architectures (~1 min)
 def test_every_computed_block_is_what_the_code_computes_today() -> None:
     blocks = tuple(b for b in doc_tables.BLOCKS if b.computed)
-    assert {b.name for b in blocks} == {"param-parity", "bert-parity", "authors-recipes"}
+    assert {b.name for b in blocks} == {"param-parity", "bert-parity", "authors-recipes", "does-it-work"}
     assert doc_tables.mismatches(blocks) == [], "run: python -m benchmarks.doc_tables"
 
 

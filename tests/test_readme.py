@@ -67,14 +67,28 @@ def test_readme_fits_in_five_minutes() -> None:
     assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines (at most {MAX_README_LINES})"
 
 
-def test_readme_shows_the_install_and_test_commands_ci_runs() -> None:
+def test_readme_shows_exactly_the_two_commands_each_installing_what_it_needs() -> None:
+    """The two commands: the main job (the quickstart) and the test command CI runs, and nothing else;
+    each installs what it needs itself (its wrapper runs scripts/install.sh)."""
     readme = README.read_text(encoding="utf-8")
-    commands = [line.split("#")[0].strip() for code in FENCE.findall(readme) for line in code.splitlines()]
-    for command in ("bash scripts/install.sh --dev", "bash scripts/test.sh", "bash scripts/test.sh --quick"):
-        assert command in commands, f"README lost the command {command!r}"
+    section = readme.split("\n## The two commands\n", 1)[1].split("\n## ", 1)[0]
+    (code,) = FENCE.findall(section)
+    body = [line for line in code.splitlines() if not line.startswith("```")]
+    commands = [line.split("#")[0].strip() for line in body if line.strip()]
+    assert commands == ["bash pipelines/quickstart.sh", "bash scripts/test.sh"]
     ci = (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert re.search(r"^bash scripts/test\.sh$", ci, re.M), "CI no longer runs the README's test command"
     assert "bash scripts/install.sh --dev" in (REPO / "scripts" / "test.sh").read_text(encoding="utf-8")
+    wrapper = (REPO / "pipelines" / "wrapper.sh").read_text(encoding="utf-8")
+    assert "install_unless_skipped" in (REPO / "pipelines" / "quickstart.sh").read_text(encoding="utf-8")
+    assert 'bash "$here/scripts/install.sh"' in wrapper
+
+
+def test_does_it_work_is_one_short_table() -> None:
+    readme = README.read_text(encoding="utf-8")
+    section = readme.split("\n## Does it work?\n", 1)[1].split("\n## ", 1)[0]
+    assert len(section.strip().splitlines()) <= 30, "README's 'Does it work?' is longer than 30 lines"
+    assert section.count("\n| ") >= 5 and "](docs/" in section
 
 
 def test_readme_lists_every_console_script_and_no_other() -> None:
@@ -140,11 +154,7 @@ def test_the_repairs_page_names_every_repair_module() -> None:
 def test_readme_shows_the_pictures() -> None:
     readme = README.read_text(encoding="utf-8")
     images = {t for t in re.findall(r"!\[[^\]]*\]\(([^)\s]+)\)", readme)}
-    for picture in (
-        "docs/quickstart_loss_curves.png",
-        "docs/dt_fixup_depth_ablation.png",
-        "docs/macaron_speed.png",
-    ):
+    for picture in ("docs/quickstart_loss_curves.png",):
         assert picture in images, f"README does not show {picture}"
 
 

@@ -163,17 +163,6 @@ def render_rows(payload: dict) -> str:
     )
 
 
-def render_summary(payload: dict) -> str:
-    """The README block: the chosen-rate table and the provenance."""
-    return (
-        selected_table(payload["results"])
-        + "\n\n(test set; each scheme's η chosen per depth on the validation nll; † = at its grid's edge) "
-        + "Measured by "
-        + provenance(payload)
-        + "."
-    )
-
-
 def render(payload: dict) -> str:
     """The docs block: both tables, the protocol and the provenance of the results file."""
     return render_rows(payload["results"]) + "\n\nMeasured by " + provenance(payload) + "."

@@ -117,10 +117,3 @@ def render(payload: dict) -> str:
         ("Validation over steps, mean ± std over seeds", steps_table(r)),
     ]
     return real_text.report(payload, status_line(r, "macaron_real_bert.png"), sections, protocol_line(r))
-
-
-def render_summary(payload: dict) -> str:
-    """The README's block: the final values and per-seed differences."""
-    r = payload["results"]
-    status = status_line(r, "docs/macaron_real_bert.png")
-    return real_text.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])

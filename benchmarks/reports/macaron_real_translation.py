@@ -158,10 +158,3 @@ def render(payload: dict) -> str:
         ("Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds", epoch_table(r)),
     ]
     return real_text.report(payload, status_line(r, plot_name(r)), sections, protocol_line(r))
-
-
-def render_summary(payload: dict) -> str:
-    """The README's block: the summary and per-seed tables."""
-    r = payload["results"]
-    status = status_line(r, f"docs/{plot_name(r)}")
-    return real_text.report(payload, status, [(None, summary_table(r)), (None, per_seed_table(r))])

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from benchmarks import authors_eval_cost as bench
+from benchmarks.reports import authors_eval_cost as report
 from macaron_workflow.errors import ReportedError
 
 MACHINE = {
@@ -158,7 +159,7 @@ def fake_payload(load: float, overrides: list[str], sentences: int = 6_750) -> d
 
 
 def test_render_shows_each_run_the_assumptions_and_the_load() -> None:
-    text = bench.render(fake_payload(0.2, []))
+    text = report.render(fake_payload(0.2, []))
     assert "`transformer_iwslt_de_en_macaron_v2` of exactly their size: 36,000,000 parameters" in text
     assert "| 2 (default) | 200.0 (3.3 min) | 380.0 | 150.0 | 33.75 | 900 | 1,234 | 0.2 → 0.3 |" in text
     assert "| 1 (OMP_NUM_THREADS=1) | 300.0 (5.0 min) | 290.0 |" in text
@@ -169,12 +170,11 @@ def test_render_shows_each_run_the_assumptions_and_the_load() -> None:
     assert "(drawn: 19.40 words, 23.00 de / 22.20 en BPE tokens per sentence)" in text
     assert "not idle" not in text
     assert text.rstrip().endswith("1-min load 0.1 → 0.2.")
-    busy = bench.render(fake_payload(3.5, ["--encoder-layers", "2"]))
+    busy = report.render(fake_payload(3.5, ["--encoder-layers", "2"]))
     assert "**The machine was not idle**: the 1-min load reached 3.5 on its 2 cores" in busy
     assert "SCALED-DOWN size (--encoder-layers 2)" in busy
-    assert "scaled to" not in text and "their syslen 127,659 words scaled to 675 sentences ×" in bench.render(
-        fake_payload(0.2, [], sentences=675)
-    )
+    scaled = report.render(fake_payload(0.2, [], sentences=675))
+    assert "scaled to" not in text and "their syslen 127,659 words scaled to 675 sentences ×" in scaled
 
 
 @pytest.mark.slow  # fairseq-preprocess, a model build and two fairseq-generate processes (~1 min)
@@ -194,4 +194,4 @@ def test_a_tiny_end_to_end_run(tmp_path: Path) -> None:
         assert run["sentences"] == run["hypotheses"] == 20
         assert run["reflen"] == results["test_set"]["words"]  # --remove-bpe joined the pieces to words
         assert run["cpu_seconds"] > 0 and run["generation_seconds"] < run["wall_seconds"]
-    assert "SCALED-DOWN" in bench.render(payload)
+    assert "SCALED-DOWN" in report.render(payload)

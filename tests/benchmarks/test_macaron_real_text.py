@@ -238,7 +238,7 @@ def test_translation_report_gives_per_seed_differences_and_epoch_means() -> None
     assert "| 1 | 10.00 | 11.00 | +1.00 | 5.000 | 4.900 | -0.100 |" in text
     assert "| mean ± std | | | 0.75 ± 0.35 | | | -0.150 ± 0.071 |" in text
     assert "| 2 | 510 | 5.10 ± 0.14 | 4.95 ± 0.07 |" in text  # epoch 2 = the last point of epoch 2
-    empty = mt_report.render_summary(translation_payload([]))
+    empty = mt_report.render(translation_payload([]))
     assert empty.startswith("Finished runs: 0 of 6") and "![" not in empty and "— min" not in empty
 
 

@@ -1,0 +1,138 @@
+"""The README's "Does it work?" table: one row per question, each answered from a results file under
+docs/results/ (a computed block of :mod:`benchmarks.doc_tables`: it reads several files), with the link to
+the page that holds the full table.
+
+A Macaron-vs-baseline difference is called one only by the rule of docs/real_text.md: every seed's
+difference has the same sign and their mean exceeds their standard deviation; otherwise "within seed noise".
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from benchmarks.dt_fixup_ablation import best_lr, cell_values
+from benchmarks.reports.macaron_real_bert import final as bert_final
+from benchmarks.results_file import RESULTS_DIR
+
+
+def load(name: str, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
+    return json.loads((results_dir / name).read_text(encoding="utf-8"))
+
+
+def mean_std(values: list[float], digits: int = 2) -> str:
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def verdict(deltas: list[float], better_if_negative: bool, what: str) -> str:
+    """The rule of docs/real_text.md applied to per-seed differences (Macaron − baseline)."""
+    consistent = len(deltas) > 1 and (all(d > 0 for d in deltas) or all(d < 0 for d in deltas))
+    mean, std = statistics.mean(deltas), statistics.stdev(deltas)
+    if not (consistent and abs(mean) > std):
+        return f"no {what} difference beyond seed noise"
+    worse = (mean > 0) == better_if_negative
+    return f"Macaron {'worse' if worse else 'better'} in {what} in every seed"
+
+
+def translation_row(payload: dict[str, Any]) -> str:
+    """Test BLEU per arm and the verdicts on BLEU and on the paired validation nll."""
+    from benchmarks.reports.macaron_real_translation import final_nll, finished
+
+    r = payload["results"]
+    rows = [row for row in r["rows"] if finished(row)]
+    by = {(row["arm"], row["seed"]): row for row in rows}
+    seeds = sorted({seed for _, seed in by if ("macaron", seed) in by and ("transformer", seed) in by})
+    bleu = {arm: [by[(arm, s)]["test_bleu"] for s in seeds] for arm in ("macaron", "transformer")}
+    d_bleu = [by[("macaron", s)]["test_bleu"] - by[("transformer", s)]["test_bleu"] for s in seeds]
+    d_nll = [final_nll(by[("macaron", s)]) - final_nll(by[("transformer", s)]) for s in seeds]
+    return (
+        f"BLEU {mean_std(bleu['macaron'])} vs {mean_std(bleu['transformer'])} ({len(seeds)} seeds): "
+        f"{verdict(d_bleu, False, 'BLEU')}; {verdict(d_nll, True, 'validation nll')}"
+    )
+
+
+def quickstart_row(payload: dict[str, Any]) -> str:
+    """The latest default run (no option but the work dir) of the recorded quickstart runs."""
+    default = [run for run in payload["runs"] if "--threads" not in run["command"]
+               and "--cpu-kernels" not in run["command"]]  # fmt: skip
+    run = max(default, key=lambda r: r["date"])
+    return (
+        f"sacreBLEU {run['sacrebleu']:.2f} on {run['n_sentences']} test sentences, "
+        f"{run['exact_matches']} exact (copying the source: {run['copy_source_sacrebleu']:.2f}), "
+        f"{run['cpu_time_s']:.0f} CPU-s"
+    )
+
+
+def bert_row(payload: dict[str, Any]) -> str:
+    r = payload["results"]
+    rows = [row for row in r["rows"] if row.get("rc") == 0 and "error" not in row]
+    by = {(row["arm"], row["seed"]): row for row in rows}
+    seeds = sorted({seed for _, seed in by if ("macaron", seed) in by and ("vanilla", seed) in by})
+    # a validation point is [step, bits, perplexity, NSP accuracy]
+    ppl = {arm: [bert_final(by[(arm, s)])[2] for s in seeds] for arm in ("macaron", "vanilla")}
+    deltas = [m - v for m, v in zip(ppl["macaron"], ppl["vanilla"], strict=True)]
+    return (
+        f"validation MLM perplexity {mean_std(ppl['macaron'], 1)} vs BERT's layers "
+        f"{mean_std(ppl['vanilla'], 1)} ({len(seeds)} seeds): {verdict(deltas, True, 'perplexity')}"
+    )
+
+
+def depth_row(payload: dict[str, Any]) -> str:
+    """Test nll at the deepest depth, each scheme at its own selected rate."""
+    r = payload["results"]
+    rows, seeds = r["rows"], len(r["seeds"])
+    chosen, nll = best_lr(rows, seeds), cell_values(rows, "test_nll")
+    depth = max(row["depth"] for row in rows)
+    cells = []
+    for scheme, name in (("standard", "post-LN standard"), ("dt-fixup", "DT-Fixup"), ("t-fixup", "T-Fixup")):
+        lr = chosen.get((scheme, depth))
+        if lr is not None:
+            cells.append(f"{name} {statistics.mean(nll[(scheme, depth, lr)]):.2f}")
+    return f"{depth} layers, test nll in bits (each scheme at its own rate): " + ", ".join(cells)
+
+
+def speed_row(payload: dict[str, Any]) -> str:
+    """Macaron's (fused) training step and generation over the Transformer's, at the middle batch size."""
+    r = payload["results"]
+    size = r["sizes"][len(r["sizes"]) // 2]
+    train = size["train"]["macaron:fused"]["paired_ratio_median"]
+    generation = size.get("generation", {}).get("macaron:fused", {}).get("paired_ratio_median")
+    text = f"{r['macaron']} / {r['transformer']}, {size['tokens']} tokens, 1 thread: training step"
+    text += f" ×{train:.2f}"
+    return text + (f", generation ×{generation:.2f}" if generation else "")
+
+
+def eval_cost_row(payload: dict[str, Any]) -> str:
+    runs = payload["results"]["runs"]
+    one = next((run for run in runs if run.get("torch_threads") == 1), runs[0])
+    return (
+        "upgraded checkpoints give their logits within 1e-5 and the same beams (tests); evaluating their "
+        f"IWSLT14 model costs {one['wall_seconds'] / 60:.0f} min at one thread (a shared machine)"
+    )
+
+
+def render(results_dir: Path = RESULTS_DIR) -> str:
+    """The table (computed from the results files as they are)."""
+    rows = [
+        ("Does the quickstart learn? (generated En→De)", quickstart_row(load("quickstart.json", results_dir)),
+         "[quickstart](docs/quickstart.md)"),
+        ("Macaron vs Transformer, real En→De text (post-LN)",
+         translation_row(load("macaron_real_translation.json", results_dir)),
+         "[real text](docs/real_text.md)"),
+        ("… in the authors' configuration (pre-LN, their dropouts)",
+         translation_row(load("macaron_real_translation_authors.json", results_dir)),
+         "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)"),
+        ("Macaron vs BERT, pre-training on real text", bert_row(load("macaron_real_bert.json", results_dir)),
+         "[real text §2](docs/real_text.md#2-bert-pre-training-the-python-documentation)"),
+        ("The authors' released models, here", eval_cost_row(load("authors_eval_cost.json", results_dir)),
+         "[translation](docs/translation.md#the-authors-released-models)"),
+        ("DT-Fixup / T-Fixup for deep stacks (generated task)",
+         depth_row(load("dt_fixup_ablation.json", results_dir)), "[dt_fixup §4](docs/dt_fixup.md)"),
+        ("What Macaron's extra FFN costs (time, CPU)",
+         speed_row(load("speed_macaron_vs_transformer.json", results_dir)), "[speed](docs/macaron_speed.md)"),
+    ]  # fmt: skip
+    lines = ["| question | measured here | more |", "|---|---|---|"]
+    lines += [f"| {q} | {a} | {link} |" for q, a, link in rows]
+    return "\n".join(lines)
