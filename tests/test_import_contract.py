@@ -60,9 +60,16 @@ def package_dirs() -> dict[str, str]:
 FOLDER: dict[str, str] = package_dirs()
 IMPORT_NAME: dict[str, str] = {folder: name for name, folder in FOLDER.items()}
 
-#: inside the plugin: what fairseq loads with ``--user-dir`` (everything but these two subpackages) never
-#: imports the DeepSpeed trainer or the HuggingFace bridge
-PLUGIN_EDGES: tuple[str, ...] = ("macaron_fairseq.pretrain", "macaron_fairseq.hf")
+#: inside the plugin: what fairseq loads with ``--user-dir`` (everything but these) never imports the
+#: plugin's own commands beside it: the DeepSpeed trainer, the HuggingFace bridge, the upgrade of the authors'
+#: checkpoints, the parameter-count table and the model builder it uses (docs/architecture.md)
+PLUGIN_EDGES: tuple[str, ...] = (
+    "macaron_fairseq.pretrain",
+    "macaron_fairseq.hf",
+    "macaron_fairseq.upgrade",
+    "macaron_fairseq.param_parity",
+    "macaron_fairseq.build_without_data",
+)
 
 #: third-party packages that load only where they are used
 HEAVY: tuple[str, ...] = ("deepspeed", "spacy", "transformers", "matplotlib")
@@ -152,8 +159,8 @@ def violations(path: Path, source: str | None = None) -> list[str]:
         if in_core and (sub := _within(imp.module, PLUGIN_EDGES)) is not None:
             found.setdefault(
                 (imp.line, sub),
-                f"{imp.where()}: plugin core -> {sub} (import {imp.module}): the trainer and the HF bridge "
-                "are not loaded with --user-dir",
+                f"{imp.where()}: plugin core -> {sub} (import {imp.module}): the plugin's commands are not "
+                "loaded with --user-dir",
             )
     return list(found.values())
 
@@ -310,6 +317,8 @@ def test_benchmarks_write_results_files_and_only_the_renderer_renders_them() -> 
          "pipelines/glue/grid.py:1: macaron_pipelines -> benchmarks"),
         ("macaron_fairseq/models/bert.py", "from ..pretrain import trainer\n",
          "macaron_fairseq/models/bert.py:1: plugin core -> macaron_fairseq.pretrain"),
+        ("macaron_fairseq/models/authors.py", "def f():\n    from macaron_fairseq.upgrade import convert\n",
+         "macaron_fairseq/models/authors.py:2: plugin core -> macaron_fairseq.upgrade"),
     ],
 )
 def test_a_forbidden_edge_is_reported_with_file_and_line(file: str, source: str, edge: str) -> None:
