@@ -7,11 +7,19 @@ from typing import Any
 
 from benchmarks.results_file import provenance
 
+#: other jobs' 1-min load from which the times are those of a shared machine
+SHARED_LOAD = 0.5
 
-def _busy(machine: dict[str, Any], runs: list[dict[str, Any]]) -> float:
-    loads = [machine["load_average_1min_at_start"], machine["load_average_1min_at_end"]]
-    loads += [r[k] for r in runs for k in ("load_1min_before", "load_1min_after")]
-    return max(loads)
+
+def other_jobs_load(machine: dict[str, Any], runs: list[dict[str, Any]]) -> float:
+    """The largest 1-min load that other jobs put on the machine during the measurement: the load at the
+    start and before the first run, and after each run less the threads that run itself kept busy (the
+    load taken at a run's end counts its own threads; the load before a later run still holds the previous
+    one's)."""
+    loads = [machine["load_average_1min_at_start"]]
+    loads += [runs[0]["load_1min_before"]] if runs else []
+    loads += [r["load_1min_after"] - r["torch_threads"] for r in runs]
+    return round(max(loads), 2)
 
 
 def render(payload: dict[str, Any]) -> str:
@@ -76,14 +84,17 @@ def render(payload: dict[str, Any]) -> str:
         f"{test['en_bpe_tokens_per_sentence']:.2f} en BPE tokens per sentence); binarized by "
         f"`fairseq-preprocess --dataset-impl lazy` (the fairseq 0.6 format of their data).",
     ]
-    busy = _busy(machine, runs)
-    if busy >= 0.5:
+    busy = other_jobs_load(machine, runs)
+    if busy >= SHARED_LOAD:
         lines += [
             "",
-            f"**The machine was not idle**: the 1-min load reached {busy} on its {machine['usable_cores']} "
-            f"cores during these runs (other jobs), so the times are those of a shared machine and longer "
-            f"than on an idle one (the wall time includes the waits for a core).",
+            f"**The machine was not idle**: other jobs' 1-min load reached {busy} on its "
+            f"{machine['usable_cores']} cores during these runs (the load less the runs' own threads), so "
+            f"the times are those of a shared machine and longer than on an idle one (the wall time includes "
+            f"the waits for a core).",
         ]
+    else:
+        lines += ["", f"The machine was otherwise idle (other jobs' 1-min load at most {busy})."]
     started = r.get("commit_at_start")
     moved = f" (started at commit `{started}`)" if started and started != payload.get("commit") else ""
     lines += ["", f"Measured by {provenance(payload)}{moved}."]

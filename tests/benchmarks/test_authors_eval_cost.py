@@ -168,10 +168,10 @@ def test_render_shows_each_run_the_assumptions_and_the_load() -> None:
     assert "10,000 BPE types" in text and "Gamma(shape 2, mean 19.43 = their reflen" in text
     assert "1.182 (de) / 1.145 (en) BPE tokens per word" in text and "--dataset-impl lazy" in text
     assert "(drawn: 19.40 words, 23.00 de / 22.20 en BPE tokens per sentence)" in text
-    assert "not idle" not in text
+    assert "not idle" not in text and "otherwise idle (other jobs' 1-min load at most 0.2)" in text
     assert text.rstrip().endswith("1-min load 0.1 → 0.2.")
     busy = report.render(fake_payload(3.5, ["--encoder-layers", "2"]))
-    assert "**The machine was not idle**: the 1-min load reached 3.5 on its 2 cores" in busy
+    assert "**The machine was not idle**: other jobs' 1-min load reached 3.5 on its 2 cores" in busy
     assert "SCALED-DOWN size (--encoder-layers 2)" in busy
     scaled = report.render(fake_payload(0.2, [], sentences=675))
     assert "scaled to" not in text and "their syslen 127,659 words scaled to 675 sentences ×" in scaled
@@ -195,3 +195,14 @@ def test_a_tiny_end_to_end_run(tmp_path: Path) -> None:
         assert run["reflen"] == results["test_set"]["words"]  # --remove-bpe joined the pieces to words
         assert run["cpu_seconds"] > 0 and run["generation_seconds"] < run["wall_seconds"]
     assert "SCALED-DOWN" in report.render(payload)
+
+
+def test_the_runs_own_threads_do_not_count_as_other_jobs() -> None:
+    """A 2-thread run ends with a 1-min load near 2 on an idle 2-core machine; the next run starts with that
+    load still decaying: neither is another job. A load above the run's own threads is."""
+    machine = {"load_average_1min_at_start": 0.14}
+    runs = [{"torch_threads": 2, "load_1min_before": 0.27, "load_1min_after": 2.07},
+            {"torch_threads": 1, "load_1min_before": 2.07, "load_1min_after": 1.0}]  # fmt: skip
+    assert report.other_jobs_load(machine, runs) == 0.27  # the first run's start; 2.07 - 2, 1.0 - 1 are less
+    runs[1]["load_1min_after"] = 3.52
+    assert report.other_jobs_load(machine, runs) == 2.52
