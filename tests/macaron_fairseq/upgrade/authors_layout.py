@@ -175,7 +175,13 @@ class StopwatchMeter:
 
 @contextlib.contextmanager
 def fairseq_06_meters() -> Iterator[types.ModuleType]:
-    """``fairseq.meters`` as fairseq 0.6 had it, while pickling (no current fairseq has that module)."""
+    """``fairseq.meters`` as fairseq 0.6 had it, while pickling (no current fairseq has that module).
+
+    fairseq is imported first: its ``__init__`` registers ``fairseq.meters`` (an alias of its logging meters),
+    and pickling imports the package of a class it saves, so a first import of fairseq inside ``torch.save``
+    would put that alias back over this module."""
+    import fairseq  # noqa: F401
+
     module = types.ModuleType("fairseq.meters")
     for cls in (AverageMeter, TimeMeter, StopwatchMeter):
         cls.__module__ = "fairseq.meters"
