@@ -33,6 +33,11 @@ from macaron_workflow.errors import UserError, cannot_read
 BLOCK_BYTES = 1 << 20
 MAX_PAGE_BYTES = 256 << 20
 """A ``<page>`` without ``</page>`` after this many bytes means the input is not a dump."""
+WHAT_TO_GIVE = (
+    "give a complete Wikipedia pages-articles dump (enwiki-YYYYMMDD-pages-articles*.xml.bz2 from "
+    "dumps.wikimedia.org; download it again if its md5 differs from the dump's enwiki-YYYYMMDD-md5sums.txt)"
+)
+"""The fix every error saying the input is not a (complete) export ends with."""
 HEADER_SEARCH_BYTES = 1 << 20
 """The ``<mediawiki>`` root must start within this many bytes."""
 _BZ2_STREAM_START = re.compile(rb"BZh[1-9]1AY&SY")
@@ -189,7 +194,7 @@ class PageCutter:
                 if len(buffer) - start > MAX_PAGE_BYTES:
                     raise UserError(
                         f"{self.source}: a <page> element longer than {MAX_PAGE_BYTES >> 20} MB after "
-                        f"{self.pages:,} pages: not a MediaWiki export, or a corrupt one"
+                        f"{self.pages:,} pages: not a MediaWiki export, or a corrupt one; {WHAT_TO_GIVE}"
                     )
                 break
             if self.head is None:
@@ -212,7 +217,7 @@ class PageCutter:
 def not_an_export(path: Path, start: bytes) -> UserError:
     return UserError(
         f"{path} is not a MediaWiki XML export (no <mediawiki> root with <page> elements; it starts with "
-        f"{start[:80]!r})"
+        f"{start[:80]!r}); {WHAT_TO_GIVE}"
     )
 
 
@@ -270,12 +275,12 @@ def check_end(path: Path, cutter: PageCutter) -> None:
     if _PAGE_OPEN in tail:
         raise UserError(
             f"{path}: the XML ends inside a <page> element after {cutter.pages:,} complete pages "
-            "(truncated file?)"
+            f"(truncated file?); {WHAT_TO_GIVE}"
         )
     if b"</mediawiki>" not in tail:
         raise UserError(
             f"{path}: no closing </mediawiki> after {cutter.pages:,} pages: the file is truncated "
-            "(or not a MediaWiki export)"
+            f"(or not a MediaWiki export); {WHAT_TO_GIVE}"
         )
 
 
