@@ -8,23 +8,27 @@ difference has the same sign and their mean exceeds their standard deviation; ot
 
 from __future__ import annotations
 
-import json
 import statistics
 from pathlib import Path
 from typing import Any
 
+from benchmarks import macaron_real_bert, macaron_real_translation
 from benchmarks.dt_fixup_ablation import best_lr, cell_values
 from benchmarks.reports import authors_eval_cost as eval_cost
 from benchmarks.reports.macaron_real_bert import final as bert_final
-from benchmarks.results_file import RESULTS_DIR
+from benchmarks.reports.macaron_real_translation import final_nll
+from benchmarks.reports.real_text import mean_std
+from benchmarks.results_file import RESULTS_DIR, read_results
 
 
 def load(name: str, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
-    return json.loads((results_dir / name).read_text(encoding="utf-8"))
+    return read_results(results_dir / name)
 
 
-def mean_std(values: list[float], digits: int = 2) -> str:
-    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+def paired_runs(rows: list[dict], arm: str, baseline: str) -> tuple[dict[tuple[str, int], dict], list[int]]:
+    """The finished runs by (arm, seed), and the seeds where both arms finished."""
+    by = {(row["arm"], row["seed"]): row for row in rows}
+    return by, sorted({seed for _, seed in by if (arm, seed) in by and (baseline, seed) in by})
 
 
 def verdict(deltas: list[float], better_if_negative: bool, what: str) -> str:
@@ -39,12 +43,8 @@ def verdict(deltas: list[float], better_if_negative: bool, what: str) -> str:
 
 def translation_row(payload: dict[str, Any]) -> str:
     """Test BLEU per arm and the verdicts on BLEU and on the paired validation nll."""
-    from benchmarks.reports.macaron_real_translation import final_nll, finished
-
-    r = payload["results"]
-    rows = [row for row in r["rows"] if finished(row)]
-    by = {(row["arm"], row["seed"]): row for row in rows}
-    seeds = sorted({seed for _, seed in by if ("macaron", seed) in by and ("transformer", seed) in by})
+    rows = [row for row in payload["results"]["rows"] if macaron_real_translation.finished(row)]
+    by, seeds = paired_runs(rows, "macaron", "transformer")
     bleu = {arm: [by[(arm, s)]["test_bleu"] for s in seeds] for arm in ("macaron", "transformer")}
     d_bleu = [by[("macaron", s)]["test_bleu"] - by[("transformer", s)]["test_bleu"] for s in seeds]
     d_nll = [final_nll(by[("macaron", s)]) - final_nll(by[("transformer", s)]) for s in seeds]
@@ -67,10 +67,8 @@ def quickstart_row(payload: dict[str, Any]) -> str:
 
 
 def bert_row(payload: dict[str, Any]) -> str:
-    r = payload["results"]
-    rows = [row for row in r["rows"] if row.get("rc") == 0 and "error" not in row]
-    by = {(row["arm"], row["seed"]): row for row in rows}
-    seeds = sorted({seed for _, seed in by if ("macaron", seed) in by and ("vanilla", seed) in by})
+    rows = [row for row in payload["results"]["rows"] if macaron_real_bert.finished(row)]
+    by, seeds = paired_runs(rows, "macaron", "vanilla")
     # a validation point is [step, bits, perplexity, NSP accuracy]
     ppl = {arm: [bert_final(by[(arm, s)])[2] for s in seeds] for arm in ("macaron", "vanilla")}
     deltas = [m - v for m, v in zip(ppl["macaron"], ppl["vanilla"], strict=True)]

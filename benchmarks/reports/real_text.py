@@ -13,12 +13,12 @@ from benchmarks.results_file import provenance
 Row = dict[str, Any]
 
 
-def mean_std(values: list[float]) -> str:
+def mean_std(values: list[float], digits: int = 2) -> str:
     if not values:
         return "—"
     if len(values) == 1:
-        return f"{values[0]:.2f}"
-    return f"{statistics.mean(values):.2f} ± {statistics.stdev(values):.2f}"
+        return f"{values[0]:.{digits}f}"
+    return f"{statistics.mean(values):.{digits}f} ± {statistics.stdev(values):.{digits}f}"
 
 
 def status_line(r: dict[str, Any], arms: Sequence[str], finished: Callable[[Row], bool], image: str) -> str:
