@@ -13,14 +13,15 @@ Shared by the DeepSpeed trainer (``python -m macaron_fairseq.pretrain``) and ``f
   warning send SIGTERM too. It is caught as well: the tasks save.
 
 Each rank's handler only records the signal; after every optimizer step the ranks all-reduce the flags (two
-integers), so they agree on the step even when the signal reaches them at different moments, or reaches only
-some of them; then every rank saves (a DeepSpeed checkpoint is collective), rank 0 requeues the job
-(:meth:`Preemption.requeue`: always after the warning signal; after SIGTERM only when Slurm is preempting the
-job, i.e. ``scontrol show job`` has a ``PreemptTime`` and the job still runs, since a job that ends by itself
-during the grace time is not requeued by Slurm, while requeueing after ``scancel`` would undo the cancel),
-then a barrier, so that no rank exits (and ``srun --kill-on-bad-exit`` ends the step) before rank 0 has
-requeued; the process exits with :data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit
-message says to rerun the same command.
+integers, through :mod:`macaron_workflow.collectives`: on the GPU under NCCL), so they agree on the step even
+when the signal reaches them at different moments, or reaches only some of them; then every rank saves (a
+DeepSpeed checkpoint is collective), rank 0 requeues the job (:meth:`Preemption.requeue`: always after the
+warning signal; after SIGTERM only when Slurm is preempting the job, i.e. ``scontrol show job`` has a
+``PreemptTime`` and the job still runs, since a job that ends by itself during the grace time is not requeued
+by Slurm, while requeueing after ``scancel`` would undo the cancel), then a barrier, so that no rank exits
+(and ``srun --kill-on-bad-exit`` ends the step) before rank 0 has requeued; the process exits with
+:data:`PREEMPTED_EXIT`. Outside Slurm the checkpoint is saved and the exit message says to rerun the same
+command.
 
 The default signal is SIGHUP: NCCL's proxy thread caught SIGUSR1 (NVIDIA/nccl#704, NCCL 2.12-2.13; later
 behind ``NCCL_PROXY_DUMP_SIGNAL``) and RCCL was made to catch SIGUSR2 (ROCm/rccl#584), which hid Slurm's
@@ -36,6 +37,8 @@ import signal
 import subprocess
 from collections.abc import Callable
 from types import FrameType
+
+from macaron_workflow.collectives import all_reduce
 
 DEFAULT_SIGNAL = "HUP"
 PREEMPTED_EXIT = 3
@@ -80,15 +83,8 @@ class Preemption:
 
     def should_stop(self) -> bool:
         """Whether any rank received the signal or SIGTERM (the same answer on every rank)."""
-        import torch
-        import torch.distributed as dist
-
-        flags = torch.tensor([int(self.received), int(self.terminated)], dtype=torch.int32)
-        if dist.is_available() and dist.is_initialized():
-            if dist.get_backend() == "nccl":
-                flags = flags.cuda()
-            dist.all_reduce(flags, op=dist.ReduceOp.MAX)
-        self.any_received, self.any_terminated = (bool(v) for v in flags.tolist())
+        flags = all_reduce([int(self.received), int(self.terminated)], "max")
+        self.any_received, self.any_terminated = (bool(v) for v in flags)
         return self.any_received or self.any_terminated
 
     @property

@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import torch
-import torch.distributed as dist
 from torch import Tensor, nn
 
 from macaron_fairseq.init.errors import EmptyTrainingSplitError, NonFiniteInputError
+from macaron_workflow.collectives import all_reduce
 
 #: sample -> (vectors [..., d], keep mask [...] with True on real positions, or None for all)
 Probe = Callable[[dict], tuple[Tensor, Tensor | None]]
@@ -77,14 +77,11 @@ def batch_max_norm(x: Tensor, keep: Tensor | None, probe: str, batch_index: int,
 def all_reduce_max_and_counts(
     values: list[float], counts: list[int], group: object | None = None
 ) -> tuple[list[float], list[int]]:
-    """MAX over workers of ``values``, SUM of ``counts`` (no-op without an initialised process group)."""
-    if not (dist.is_available() and dist.is_initialized()):
-        return values, counts
-    maxes = torch.tensor(values, dtype=torch.float64)
-    sums = torch.tensor(counts, dtype=torch.float64)
-    dist.all_reduce(maxes, op=dist.ReduceOp.MAX, group=group)
-    dist.all_reduce(sums, op=dist.ReduceOp.SUM, group=group)
-    return maxes.tolist(), [int(c) for c in sums.tolist()]
+    """MAX over workers of ``values``, SUM of ``counts`` (no-op without an initialised process group), on the
+    backend's device (:mod:`macaron_workflow.collectives`: CUDA under NCCL)."""
+    maxes = all_reduce(values, "max", group)
+    sums = all_reduce(counts, "sum", group)
+    return maxes, [int(c) for c in sums]
 
 
 def estimate_max_norms(

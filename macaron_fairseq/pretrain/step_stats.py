@@ -11,10 +11,10 @@ from dataclasses import astuple, dataclass
 from typing import Any
 
 import torch
-import torch.distributed as dist
 
 from macaron_fairseq.pretrain.engine import grad_scaler
 from macaron_fairseq.pretrain.flops import device_peak_tflops
+from macaron_workflow.collectives import all_reduce
 
 
 @dataclass
@@ -42,10 +42,8 @@ class StepLog:
         self.tokens += float(logging_output["ntokens"])
 
     def all_reduced(self) -> StepLog:
-        values = torch.tensor(astuple(self), dtype=torch.float64)
-        if dist.is_available() and dist.is_initialized():
-            dist.all_reduce(values)
-        return StepLog(*values.tolist())
+        """The sums over all ranks (on the backend's device: CUDA under NCCL)."""
+        return StepLog(*all_reduce(astuple(self), "sum"))
 
     def record(self) -> dict[str, float]:
         """Per-token / per-pair figures in fairseq's units (losses in bits)."""
