@@ -3,7 +3,8 @@ pre-training checkpoint -> a fairseq checkpoint (``checkpoint_utils.load_model_e
 ``fairseq-train --restore-file``).
 
 The fp32 weights are gathered from the ZeRO partitions with DeepSpeed's own
-``get_fp32_state_dict_from_zero_checkpoint``. That function drops parameters that share storage with
+``get_fp32_state_dict_from_zero_checkpoint`` (ZeRO stages 1-2), or are the module's own at stage 0, which
+writes no partitions (:mod:`.weights`). DeepSpeed's function drops parameters that share storage with
 another one (DeepSpeed issue #1896) — here the MLM output projection, tied to the token embeddings — so the
 model is rebuilt from the run's fairseq configuration (kept in the checkpoint), the gathered weights are
 loaded, and only parameters that are tied to a loaded one may be missing: they are filled by the tie itself.
@@ -19,9 +20,9 @@ from typing import Any
 import torch
 
 from macaron_fairseq.bert_checkpoint import tied_names
-from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads
+from macaron_fairseq.checkpoint_reader import load_checkpoint
 from macaron_fairseq.pretrain import checkpoints
-from macaron_fairseq.repairs.checkpoint_safety import deepspeed_globals
+from macaron_fairseq.pretrain.weights import checkpoint_weights
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
@@ -67,8 +68,6 @@ def check_paths(save_dir: Path, out: Path) -> None:
 def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
     """Write ``out``, the fairseq checkpoint of ``save_dir``'s checkpoint ``tag`` (default: the newest
     complete one), atomically: a failure leaves no file behind, not even a temporary one."""
-    from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
-
     check_paths(save_dir, out)
     if tag is None:
         tag = checkpoints.choose(save_dir).tag
@@ -84,8 +83,7 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
         )
     cfg_dict = client["fairseq_cfg"]
     cfg, _, model = rebuild_model(cfg_dict)
-    with restricted_loads(deepspeed_globals()):  # DeepSpeed asks torch.load for weights_only=False
-        weights = get_fp32_state_dict_from_zero_checkpoint(str(save_dir), tag=tag)
+    weights = checkpoint_weights(save_dir, tag, checkpoints.read_manifest(save_dir / tag))
     missing, unexpected = model.load_state_dict(weights, strict=False)
     untied = sorted(set(missing) - tied_names(model))
     if untied or unexpected:

@@ -1,9 +1,8 @@
 """``--init-from SAVE_DIR_OR_EXPORT``: start a run from another run's weights (BERT's phase 2 from phase 1).
 
-Weights only: the optimizer, the learning-rate schedule and the data position start afresh, as BERT's
-phase 2 does (sequence length 512, its own warm-up). The source is either a pre-training ``--save-dir``
-(its newest complete checkpoint, :mod:`.checkpoints`; the fp32 master weights gathered from the ZeRO
-partitions with DeepSpeed's ``zero_to_fp32``, or the module's weights at ZeRO stage 0) or a fairseq
+Weights only: the optimizer, the learning-rate schedule and the data position start afresh, as BERT's phase 2
+does (sequence length 512, its own warm-up). The source is either a pre-training ``--save-dir`` (its newest
+complete checkpoint, :mod:`.checkpoints`; its weights at any ZeRO stage, :mod:`.weights`) or a fairseq
 checkpoint (``python -m macaron_fairseq.pretrain.export``'s ``model.pt``). Both are untrusted input: every
 file is read through :mod:`macaron_fairseq.checkpoint_reader`'s allow-list, nothing of it is executed.
 
@@ -48,23 +47,14 @@ def read_init_weights(path: Path) -> InitWeights:
 
 
 def _from_save_dir(save_dir: Path) -> InitWeights:
-    from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads
-    from macaron_fairseq.repairs.checkpoint_safety import deepspeed_globals
+    from macaron_fairseq.pretrain.weights import checkpoint_weights
 
     choice = checkpoints.choose(save_dir)
     if choice.tag is None:
         raise UserError(f"{FLAG} {save_dir}: no complete checkpoint of python -m macaron_fairseq.pretrain")
     manifest = choice.manifest or {}
-    tag_dir = save_dir / choice.tag
-    if int(manifest.get("zero_stage", 0)) == 0:
-        client = load_checkpoint(tag_dir / "mp_rank_00_model_states.pt", flag=FLAG)
-        state = {name: value.float() for name, value in client["module"].items()}
-    else:
-        from deepspeed.utils.zero_to_fp32 import get_fp32_state_dict_from_zero_checkpoint
-
-        with restricted_loads(deepspeed_globals()):  # DeepSpeed asks torch.load for weights_only=False
-            state = dict(get_fp32_state_dict_from_zero_checkpoint(str(save_dir), tag=choice.tag))
-    return InitWeights(str(tag_dir), manifest.get("arch"), state)
+    state = checkpoint_weights(save_dir, choice.tag, manifest, flag=FLAG)
+    return InitWeights(str(save_dir / choice.tag), manifest.get("arch"), state)
 
 
 def check_init_arch(weights: InitWeights, arch: str) -> None:
