@@ -27,7 +27,11 @@ Use::
     fairseq-train DATA --user-dir macaron_fairseq --arch macaron_base ...
 """
 
-from macaron_fairseq.repairs import lazy_deepspeed
+from macaron_workflow.torch_floor import check_torch
+
+check_torch()  # first: a torch older than requirements.txt's floor is one line, not an AttributeError later
+
+from macaron_fairseq.repairs import lazy_deepspeed  # noqa: E402
 
 lazy_deepspeed.import_fairseq()  # first: before any module below imports fairseq
 

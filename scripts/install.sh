@@ -8,9 +8,9 @@
 # The same as 'pip install -e ".[EXTRAS]"' after torch and the fairseq fork (docs/installation.md), but:
 # * Python: CPython 3.11 or 3.12 on x86-64 Linux only (the fork has wheels for nothing else): others are
 #   refused with one line (exit 2).
-# * torch: an importable torch >= 2.1 (e.g. your cluster's CUDA build) is kept as is. Otherwise the CPU
-#   build torch==${MACARON_TORCH_VERSION:-2.13.0+cpu} is installed (from the PyTorch CPU index if the
-#   configured ones lack it), never PyPI's default CUDA wheel. Every later pip call is constrained to the
+# * torch: an importable torch >= requirements.txt's floor (e.g. your cluster's CUDA build) is kept as is, an
+#   older one refused in one line. Without one, the CPU build torch==${MACARON_TORCH_VERSION:-2.13.0+cpu}
+#   is installed (from the PyTorch CPU index if the configured ones lack it), never PyPI's default CUDA wheel. Every later pip call is constrained to the
 #   torch that is installed, so no dependency can swap it for another build.
 # * fairseq: ve-fairseq==0.12.3 (upstream main + the Python 3.11 fix, prebuilt wheels) with --no-deps:
 #   PyPI's fairseq does not import on 3.11, and the fork's declared pins need torchaudio (another torch).
@@ -72,11 +72,17 @@ mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | awk '!seen[$0]++')  # each file
 # 1. the installer's own helper dependency (a bare virtualenv has no 'packaging')
 "$PY" -c 'import packaging.requirements, packaging.version' 2>/dev/null || { say "installing packaging"; pipi packaging; }
 
-# 2. torch
+# 2. torch; the floor is requirements.txt's "torch>=X" line, written only there (import macaron_fairseq checks it
+# too, macaron_workflow/torch_floor.py); release numbers compared, so 2.6.0a0+git... (NGC containers) is 2.6
+TORCH_FLOOR="$(sed -n 's/^torch[[:space:]]*>=[[:space:]]*\([0-9][0-9.]*\).*/\1/p' "$here/requirements.txt" | head -n 1)"
 torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
-if [ -n "$torch_version" ] && "$PY" -c "
+if [ -n "$torch_version" ]; then
+  if ! "$PY" -c "
 import sys; from packaging.version import Version
-sys.exit(0 if Version('$torch_version'.split('+')[0]) >= Version('2.1') else 1)" 2>/dev/null; then
+sys.exit(0 if Version('$torch_version'.split('+')[0]).release >= Version('${TORCH_FLOOR:-0}').release else 1)"; then
+    echo "[install] torch $torch_version is older than requirements.txt's torch>=$TORCH_FLOOR: install a torch >= $TORCH_FLOOR (e.g. your cluster's CUDA build) first; the installer does not replace a torch" >&2
+    exit 2
+  fi
   say "torch $torch_version present: kept"
 else
   say "installing torch==$TORCH_VERSION"

@@ -121,9 +121,9 @@ def test_rerun_on_a_provisioned_machine_installs_nothing(tmp_path: Path) -> None
 
 
 def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) -> None:
-    """A torch >= 2.1 (here a stand-in CUDA build) is kept, and every pip call that resolves dependencies
-    is constrained to exactly that torch; the others are --no-deps. The missing requirement (and only it)
-    goes to pip."""
+    """An installed torch (here a stand-in CUDA build; this requirements.txt sets no floor) is kept, and every
+    pip call that resolves dependencies is constrained to exactly that torch; the others are --no-deps. The
+    missing requirement (and only it) goes to pip."""
     checkout = checkout_with(tmp_path, "packaging  # present\nmacaron-test-surely-missing-package==1.0\n")
     proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
                                    pythonpath=fake_torch(tmp_path, "2.5.1+cu121"))  # fmt: skip
@@ -141,17 +141,35 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
 
 
-@pytest.mark.parametrize("found", ["2.0.1", None], ids=["old-torch", "no-torch"])
-def test_a_missing_or_old_torch_is_installed_at_the_pinned_version(tmp_path: Path, found: str | None) -> None:
-    """Without an importable torch >= 2.1, the first pip call installs torch==$MACARON_TORCH_VERSION; a
-    failing pip stops the installer (non-zero exit)."""
-    checkout = checkout_with(tmp_path, "")
+def test_a_missing_torch_is_installed_at_the_pinned_version(tmp_path: Path) -> None:
+    """Without an importable torch, the first pip call installs torch==$MACARON_TORCH_VERSION; a failing pip
+    stops the installer (non-zero exit)."""
+    checkout = checkout_with(tmp_path, "torch>=2.6\n")
     proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
-                                   pythonpath=fake_torch(tmp_path, found),
+                                   pythonpath=fake_torch(tmp_path, None),
                                    env={"MACARON_TORCH_VERSION": "2.99.0"})  # fmt: skip
     assert proc.returncode != 0
     assert "[install] installing torch==2.99.0" in proc.stdout
     assert calls == ["pip install --disable-pip-version-check -q torch==2.99.0"]
+
+
+@pytest.mark.parametrize(("found", "kept"), [("2.5.1+cu121", False), ("2.6.0a0+ecf3bae40a", True),
+                                             ("2.6.0", True), ("2.0.1", False)])  # fmt: skip
+def test_the_torch_floor_is_read_from_requirements_txt(tmp_path: Path, found: str, kept: bool) -> None:
+    """requirements.txt's torch>=X line is the floor: an older torch is refused in one line (and not
+    replaced), a pre-release build of the floor itself (NVIDIA's containers) counts as that release."""
+    checkout = checkout_with(tmp_path, "torch>=2.6  # the floor\npackaging\n")
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, found))  # fmt: skip
+    if kept:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"[install] torch {found} present: kept" in proc.stdout
+        return
+    assert proc.returncode == 2 and pip_installs(calls) == []
+    assert proc.stderr.strip() == (
+        f"[install] torch {found} is older than requirements.txt's torch>=2.6: install a torch >= 2.6 (e.g. "
+        "your cluster's CUDA build) first; the installer does not replace a torch"
+    )
 
 
 def test_an_unparsable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
