@@ -10,6 +10,7 @@ ZeRO stage and batch sizes come from the DeepSpeed config (``configs/deepspeed/`
 from __future__ import annotations
 
 import argparse
+import datetime
 import logging
 import sys
 import warnings
@@ -31,6 +32,7 @@ from macaron_fairseq.pretrain.ds_config import (
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weights
+from macaron_fairseq.pretrain.ops import check_buildable, complete_optimizer, prebuilt_ops
 from macaron_workflow.cli import program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
     from macaron_fairseq.pretrain.trainer import Pretrainer
 
 T = TypeVar("T")
+#: the process group's timeout (minutes): rank 0 builds the pair cache (about 6 minutes per NSP pairing of
+#: the full corpus, docs/pretraining_data.md) while the other ranks wait at a barrier
+PROCESS_GROUP_TIMEOUT_MINUTES = 60
 PROG = ("macaron_fairseq.pretrain", "macaron-pretrain")
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}
 
@@ -75,6 +80,16 @@ def add_pretrain_args(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--keep-last-checkpoints", type=int, default=3, help="checkpoints kept in --save-dir (default: 3)"
+    )
+    group.add_argument(
+        "--process-group-timeout",
+        type=float,
+        default=PROCESS_GROUP_TIMEOUT_MINUTES,
+        metavar="MINUTES",
+        help="how long a rank waits for the others at a collective before the run fails (default: "
+        f"{PROCESS_GROUP_TIMEOUT_MINUTES}; DeepSpeed's own is 10, shorter than rank 0's work while the "
+        "others wait: building the sentence-pair cache, ~6 min per --nsp-pairings at full scale, and the "
+        "DT-Fixup μ pass)",
     )
 
 
@@ -160,14 +175,20 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
         signal_number(args.preemption_signal)
     except ValueError as err:
         raise UserError(str(err)) from err
+    if not args.process_group_timeout > 0:
+        raise UserError(f"--process-group-timeout {args.process_group_timeout}: give a number of minutes > 0")
     where = placement()
     update_freq = args.update_freq[0] if any(a.split("=")[0] == "--update-freq" for a in argv) else None
     config_path = Path(args.deepspeed_config)
     ds_config = reconcile_batch(
         read_config(config_path), config_path, where.world_size, args.batch_size, update_freq
     )
-    check_supported(ds_config, config_path, cuda=torch.cuda.is_available())
+    cuda = torch.cuda.is_available()
+    check_supported(ds_config, config_path, cuda=cuda)
     ds_config, notes = complete_precision(ds_config, config_path)
+    ds_config, optimizer_notes = complete_optimizer(ds_config, config_path, cuda, prebuilt_ops())
+    notes += optimizer_notes
+    check_buildable(ds_config, config_path, cuda)  # a compiled op it needs can be loaded: one line otherwise
     max_update = args.max_update if given(argv, "--max-update") else None
     cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
     check_data_bin(Path(args.data))
@@ -191,7 +212,8 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     backend = "nccl" if torch.cuda.is_available() else "gloo"
     if torch.cuda.is_available():
         torch.cuda.set_device(where.local_rank)
-    deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
+    timeout = datetime.timedelta(minutes=args.process_group_timeout)
+    deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False, timeout=timeout)
     torch.manual_seed(cfg.common.seed)
     return Pretrainer(cfg, args, ds_config, where, init)
 

@@ -1,6 +1,7 @@
 """The batches a run reads: this rank's shard of the training data, epoch after epoch, from a position a
 checkpoint restores; the filler batch of a rank whose shard ran out; this rank's shard of the validation set;
-each moved to this rank's GPU when there is one."""
+each moved to this rank's GPU when there is one. fairseq's ``--num-workers`` processes collate the batches
+(masking is seeded by seed, epoch and index, so the batches do not depend on how many)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,11 @@ from macaron_fairseq.pretrain.distributed import Placement
 class Batches:
     """Micro-batches of ``micro_batch`` pairs from the task's datasets, sharded among the ranks."""
 
-    def __init__(self, task: Any, seed: int, micro_batch: int, where: Placement) -> None:
+    def __init__(
+        self, task: Any, seed: int, micro_batch: int, where: Placement, num_workers: int = 0
+    ) -> None:
         self.task, self.seed, self.micro_batch, self.where = task, seed, micro_batch, where
+        self.num_workers = num_workers
         self.epoch_itr = self._epoch_iterator(epoch=1)
 
     def _iterator(self, split: str, epoch: int) -> Any:
@@ -29,6 +33,7 @@ class Batches:
             num_shards=self.where.world_size,
             shard_id=self.where.rank,
             epoch=epoch,
+            num_workers=self.num_workers,
         )
 
     def _epoch_iterator(self, epoch: int) -> Any:
@@ -44,12 +49,17 @@ class Batches:
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         self.epoch_itr = self._epoch_iterator(state["epoch"])
-        self.epoch_itr.load_state_dict(state)
+        with torch.random.fork_rng(devices=[]):  # it may start the epoch's DataLoader: see __iter__
+            self.epoch_itr.load_state_dict(state)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         """Training micro-batches forever, epoch after epoch, resuming inside an epoch after a restore."""
         while True:
-            yield from self.epoch_itr.next_epoch_itr(shuffle=True)
+            # starting a DataLoader draws its workers' base seed from torch's generator: not from the stream
+            # the model's dropout reads, so that a resumed run (which starts it elsewhere) stays exact
+            with torch.random.fork_rng(devices=[]):
+                epoch = self.epoch_itr.next_epoch_itr(shuffle=True)
+            yield from epoch
             self.epoch_itr = self._epoch_iterator(self.epoch_itr.next_epoch_idx)
 
     def filler(self) -> dict[str, Any]:

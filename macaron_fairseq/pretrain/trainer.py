@@ -41,7 +41,7 @@ class Pretrainer:
         self.parts = build(cfg, args, ds_config, where, init, self.log.message)
         self.engine, self.criterion = self.parts.engine, self.parts.criterion
         micro_batch = ds_config["train_micro_batch_size_per_gpu"]
-        self.batches = Batches(self.parts.task, cfg.common.seed, micro_batch, where)
+        self.batches = Batches(self.parts.task, cfg.common.seed, micro_batch, where, cfg.dataset.num_workers)
         self.state = RunState(cfg, self.engine, self.batches, where, self.log)
         self.preemption = Preemption(args.preemption_signal)
 
