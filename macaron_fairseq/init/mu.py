@@ -35,12 +35,13 @@ class MaxNormEstimate:
     seconds: float
     split: str = "train"
     per_worker_max: dict[str, float] = field(default_factory=dict)
+    device: str = "cpu"  # where this worker's forward passes ran
 
     def describe(self) -> str:
         mus = ", ".join(f"μ[{k}]={v:.6g}" for k, v in self.max_norms.items())
         return (
             f"{mus} over {self.sentences} sentences / {self.tokens} tokens of '{self.split}' "
-            f"({self.batches} batches) in {self.seconds:.2f}s"
+            f"({self.batches} batches, on {self.device}) in {self.seconds:.2f}s"
         )
 
 
@@ -104,6 +105,7 @@ def estimate_max_norms(
     names = list(probes)
     best = dict.fromkeys(names, 0.0)
     sentences = tokens = n_batches = 0
+    device = str(next(module.parameters(), torch.empty(0)).device)
     with eval_mode(module):
         for index, sample in enumerate(batches):
             if not sample or "net_input" not in sample:
@@ -131,4 +133,5 @@ def estimate_max_norms(
         seconds=time.perf_counter() - start,
         split=split,
         per_worker_max=local,
+        device=device,
     )

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 import torch.distributed as dist
 
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
@@ -50,11 +51,17 @@ def build(cfg: Any, args: Any, ds_config: dict[str, Any], where: Placement, init
         load_into(model, init, cfg.model._name)
         log(f"initialised from {init.source} (weights only: fresh optimizer, schedule and data position)")
     elif choice.tag is None:
+        model.to(training_device(where))  # the μ pass runs where training will (DeepSpeed keeps it there)
         apply_init_scheme(model, task, ds_config["train_micro_batch_size_per_gpu"])
     flops = BertFlops.of(model)
     groups = parameter_groups(model, configured_weight_decay(ds_config))
     engine, *_ = deepspeed.initialize(model=model, model_parameters=groups, config=ds_config)
     return Parts(task, criterion, engine, flops, choice)
+
+
+def training_device(where: Placement) -> torch.device:
+    """This rank's GPU (``cuda:LOCAL_RANK``, where DeepSpeed puts the model), else the CPU."""
+    return torch.device("cuda", where.local_rank) if torch.cuda.is_available() else torch.device("cpu")
 
 
 def choose_checkpoint(save_dir: Path, rank: int) -> checkpoints.Choice:
@@ -68,7 +75,9 @@ def choose_checkpoint(save_dir: Path, rank: int) -> checkpoints.Choice:
 def apply_init_scheme(model: Any, task: Any, micro_batch: int) -> None:
     """DT-Fixup / T-Fixup (``--init-scheme``) rescale the new layers now, before the engine exists, so that
     its fp32 master weights and bf16/fp16 copies are made from the rescaled weights (a resumed run loads them
-    from its checkpoint instead). DT-Fixup's μ pass reads the training data in the engine's micro-batches."""
+    from its checkpoint instead). DT-Fixup's μ pass reads this rank's shard of the training data in the
+    engine's micro-batches, on the model's device (the training GPU: :func:`training_device`), and
+    all-reduces the maxima on the backend's device (:mod:`macaron_workflow.collectives`)."""
     init_args = getattr(model, "init_args", None)
     if init_args is None:
         return
