@@ -5,8 +5,10 @@
 
 On a machine with one or more CUDA GPUs it runs (default sizes: well under 10 minutes on one A100/H100):
 
-1. ``tests``: ``pytest -m gpu`` (the tests that need a GPU), result counts (skipped, saying so, when the
-   package is installed without a checkout: the tests are the checkout's);
+1. ``tests``: ``pytest -m gpu`` (the tests that need a GPU), one row per entry of
+   :data:`.suite.GPU_TESTS` (listed by ``--help``); nothing collected, or an entry none of whose tests ran,
+   is a failure (skipped, saying so, when the package is installed without a checkout: the tests are the
+   checkout's);
 2. ``pretrain``: ``--steps`` (200) steps of ``vanilla_bert_base`` and ``macaron_bert_base`` through the real
    trainer (``torchrun --nproc_per_node <GPUs> -m macaron_fairseq.pretrain``) on a generated corpus, covering
    bf16 and fp16 each with ZeRO-1 and ZeRO-2 (AdamW, ``configs/deepspeed/bert_phase1.json`` with fp32
@@ -15,7 +17,8 @@ On a machine with one or more CUDA GPUs it runs (default sizes: well under 10 mi
    trainer logs them) against the GPU's dense bf16/fp16 peak (``macaron_fairseq.pretrain.flops.PEAK_TFLOPS``,
    or ``--peak-tflops``; an unknown device → MFU "n/a" with the reason);
 3. ``resume``: a run saved at step ``--resume-at`` and resumed to ``2 × --resume-at`` must log the losses and
-   learning rates of the uninterrupted run (same config; within a relative 1e-6, "exact" when bitwise equal);
+   learning rates of the uninterrupted run as closely as a rerun of it does (the run-to-run baseline: at
+   most 10 × the rerun's largest relative difference, at least 1e-6; "exact" when bitwise equal);
 4. ``speed``: the Macaron vs Transformer training step and beam-4 search on the GPU for each
    ``--macaron-ffn-impl`` (timed with CUDA synchronisation).
 

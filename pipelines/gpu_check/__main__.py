@@ -34,8 +34,30 @@ SIZES: dict[str, dict[str, Any]] = {
 }  # fmt: skip
 
 
+def what_it_runs() -> str:
+    """The rows the check will produce (``--help``'s epilog): the gpu tests, the pre-training runs and their
+    resume checks, the speed cases."""
+    from macaron_pipelines.gpu_check.device import Device
+    from macaron_pipelines.gpu_check.runs import plan
+    from macaron_pipelines.gpu_check.suite import GPU_TESTS
+
+    gpu = Device("cuda", "GPU", 1, bf16=True)
+    lines = ["what it runs (one row each; --parts chooses among tests, pretrain, speed):", "  tests:"]
+    lines += [f"    {what}  [{node}]" for node, what in GPU_TESTS.items()]
+    lines.append("  pretrain (--arch base: vanilla_bert_base / macaron_bert_base, --steps each):")
+    for run in plan(gpu, "base", 200, 20):
+        resume = (
+            "; resume: saved at --resume-at, resumed to 2x, vs a rerun's differences" if run.resume_at else ""
+        )
+        lines.append(f"    {run.name}: {run.arch}, {run.precision}, ZeRO-{run.zero}, {run.optimizer}{resume}")
+    lines.append("  speed: Macaron vs Transformer training step and beam-4 search, --macaron-ffn-impl "
+                 "plain, fused, compile")  # fmt: skip
+    return "\n".join(lines)
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ArgumentParser(prog=program_name(*PROG), description=macaron_pipelines.gpu_check.__doc__,
+                       epilog=what_it_runs(),
                        formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
     p.add_argument(
         "--parts", nargs="+", default=["tests", "pretrain", "speed"], choices=["tests", "pretrain", "speed"]
@@ -109,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         work = args.work_dir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         if "tests" in args.parts:
-            rows.append(part_tests(device, args.threads))
+            rows += part_tests(device, args.threads)
         if "pretrain" in args.parts:
             corpus = build_corpus(work / "corpus", args.corpus_mb, args.vocab)[0]
             for run in runs:

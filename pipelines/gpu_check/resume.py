@@ -1,5 +1,13 @@
 """The GPU check's ``resume`` rows: a run saved at step ``--resume-at`` and resumed to twice that must log the
-losses and learning rates of the uninterrupted run (within a relative 1e-6; "exact" when bitwise equal)."""
+losses and learning rates of the uninterrupted run, as closely as a rerun of the uninterrupted run does.
+
+CUDA kernels are not bitwise deterministic (atomic adds in embedding and attention backward, cuBLAS's
+split-K reductions), so two identical runs on a GPU may differ after a few steps; demanding 1e-6 of the
+resumed run would fail a correct resume. The row therefore also reruns the uninterrupted run to the same
+step (the run-to-run baseline) and accepts the resumed run when its largest relative difference is at most
+:data:`BASELINE_FACTOR` times the baseline's, and never demands less than :data:`REL_FLOOR` ("exact" when
+bitwise equal). A wrong restore (optimizer moments, schedule, RNG, data position) shifts the losses by
+orders of magnitude more than kernel non-determinism."""
 
 from __future__ import annotations
 
@@ -12,6 +20,16 @@ from typing import Any
 from macaron_pipelines.gpu_check.device import Device
 from macaron_pipelines.gpu_check.report import Row
 from macaron_pipelines.gpu_check.runs import Run, train
+
+#: the resumed run may differ from the uninterrupted one by this many times what a rerun differs
+BASELINE_FACTOR = 10.0
+#: the tolerance when the rerun is exact (or nearly): CPU runs and deterministic kernels
+REL_FLOOR = 1e-6
+
+
+def tolerance(baseline: float) -> float:
+    """The largest relative difference a resumed run may show, given a rerun's (:data:`BASELINE_FACTOR`)."""
+    return max(REL_FLOOR, BASELINE_FACTOR * baseline)
 
 
 def compare_resume(
@@ -48,15 +66,20 @@ def resume_row(run: Run, whole: list[dict[str, Any]], corpus: Path, work: Path, 
     try:
         train(run, corpus, work, "split", run.resume_at, args, device, peak)
         resumed, _ = train(run, corpus, work, "split", end, args, device, peak)
+        again, _ = train(run, corpus, work, "rerun", end, args, device, peak)
     except RuntimeError as error:
         return Row("resume", run.label(), "FAIL", str(error), seconds=time.monotonic() - start)
+    baseline = compare_resume(whole, [r for r in again if r["step"] <= end], rel=float("inf"))["max_rel_diff"]
     after = [r for r in resumed if r["step"] > run.resume_at]
     steps = [r["step"] for r in after]
-    result = compare_resume(whole, after)
+    allowed = tolerance(baseline)
+    result = compare_resume(whole, after, rel=allowed)
+    result.update(baseline_max_rel_diff=baseline, tolerance=allowed)
     ok = result["ok"] and steps == list(range(run.resume_at + 1, end + 1))
-    how = "exact" if result["exact"] else f"max rel diff {result['max_rel_diff']:.1e}"
+    how = "exact" if result["exact"] else f"max rel diff {result['max_rel_diff']:.1e} (allowed {allowed:.1e})"
     problem = result["mismatch"] or f"logged steps {steps}"
-    detail = f"saved at {run.resume_at}, resumed to {end}: {how if ok else problem}"
+    detail = (f"saved at {run.resume_at}, resumed to {end}: {how if ok else problem}; a rerun differs by "
+              f"{baseline:.1e}")  # fmt: skip
     return Row(
         "resume", run.label(), "ok" if ok else "FAIL", detail, seconds=time.monotonic() - start, data=result
     )

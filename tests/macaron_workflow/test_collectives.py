@@ -208,3 +208,30 @@ def test_each_path_asks_the_helper_for_the_backends_device(
     with pytest.raises(AskedForTheDevice):
         path()  # type: ignore[operator]
     assert asked == [torch.device("cuda", 0)]
+
+
+@pytest.mark.gpu
+def test_under_nccl_every_path_reduces_on_the_gpu() -> None:
+    """On a GPU, NCCL (world of one): the helper puts the tensors on the current CUDA device, and the step
+    statistics, the μ pass and the preemption flags all-reduce through it without an error."""
+    from macaron_fairseq.init.mu import estimate_max_norms
+    from macaron_fairseq.pretrain.step_stats import StepLog
+    from macaron_workflow.preemption import Preemption
+
+    torch.cuda.set_device(0)
+    dist.init_process_group("nccl", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        assert collectives.backend_device() == torch.device("cuda", 0)
+        assert collectives.all_reduce([1.5, 2], "sum") == [1.5, 2.0]
+        assert StepLog(loss=3.0, tokens=4.0).all_reduced().tokens == 4.0
+        sample = {"net_input": {}, "x": torch.ones(2, 3, 4, device="cuda"), "nsentences": 2, "ntokens": 6}
+        module = torch.nn.Linear(4, 4).cuda()
+        estimate = estimate_max_norms([sample], {"x": lambda s: (s["x"], None)}, module)
+        assert estimate.max_norms["x"] == pytest.approx(2.0) and estimate.device == "cuda:0"
+        preemption = Preemption("HUP")
+        try:
+            assert preemption.should_stop() is False
+        finally:
+            preemption.restore()
+    finally:
+        dist.destroy_process_group()

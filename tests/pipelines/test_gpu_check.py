@@ -18,7 +18,7 @@ import pytest
 from helpers import REPO
 
 from macaron_pipelines.gpu_check import __main__ as check
-from macaron_pipelines.gpu_check import device, report, resume, smoke, suite
+from macaron_pipelines.gpu_check import device, report, resume, runs, smoke, suite
 from macaron_pipelines.gpu_check import runs as gpu_runs
 from macaron_pipelines.gpu_check import wheels as gpu_wheels
 
@@ -161,28 +161,109 @@ def test_pytest_summary_counts() -> None:
     assert suite.pytest_counts("") == {}
 
 
-def test_the_gpu_tests_row_reads_pytests_outcome(monkeypatch) -> None:
+def test_no_test_collected_is_a_failure(monkeypatch) -> None:
     seen = []
 
     def fake_run(command, **kwargs):
         seen.append(command)
-        return subprocess.CompletedProcess(command, fake_run.rc, fake_run.out, "")
+        return subprocess.CompletedProcess(command, 5, "\n812 deselected in 3.0s\n", "")
 
     monkeypatch.setattr(suite.subprocess, "run", fake_run)
-    fake_run.rc, fake_run.out = 5, "\n812 deselected in 3.0s\n"
-    row = suite.part_tests(CUDA, 1)
-    assert row.status == "ok" and row.detail == "no test is marked gpu (812 deselected)"
+    (row,) = suite.part_tests(CUDA, 1)
+    assert row.status == "FAIL" and row.detail.startswith("no test collected (pytest exit 5)")
     assert seen[0][1:6] == ["-m", "pytest", "-m", "gpu", "-q"] and seen[0][-1] == "tests"
-    fake_run.rc, fake_run.out = 1, "F.\n1 failed, 1 passed, 810 deselected in 9.9s\n"
-    row = suite.part_tests(CUDA, 1)
-    assert row.status == "FAIL" and row.data["counts"] == {"failed": 1, "passed": 1, "deselected": 810}
+
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest">
+<testcase classname="tests.macaron_workflow.test_collectives"
+ name="test_under_nccl_every_path_reduces_on_the_gpu"/>
+<testcase classname="tests.macaron_fairseq.modules.test_fused_half_step_gpu"
+ name="test_fused_half_step_equals_the_plain_one_on_the_gpu[encoder-bf16]"/>
+<testcase classname="tests.macaron_fairseq.modules.test_fused_half_step_gpu"
+ name="test_fused_half_step_equals_the_plain_one_on_the_gpu[decoder-fp16]">
+<failure message="AssertionError: 0.1"/></testcase>
+<testcase classname="tests.macaron_fairseq.test_fairseq_train_gpu"
+ name="test_fairseq_train_in_half_precision_with_dt_fixup[--fp16]">
+<skipped message="needs a CUDA GPU"/></testcase>
+<testcase classname="tests.macaron_fairseq.test_other_gpu" name="test_new"/>
+</testsuite></testsuites>"""
+
+
+def test_one_row_per_gpu_test_and_a_failure_for_each_that_did_not_run(monkeypatch) -> None:
+    def fake_run(command, **kwargs):
+        junit = next(arg for arg in command if arg.startswith("--junitxml=")).split("=", 1)[1]
+        Path(junit).write_text(JUNIT)
+        return subprocess.CompletedProcess(command, 1, "1 failed, 2 passed, 1 skipped in 9.9s\n", "")
+
+    monkeypatch.setattr(suite.subprocess, "run", fake_run)
+    rows = {row.case: row for row in suite.part_tests(CUDA, 1)}
+    what = list(suite.GPU_TESTS.values())
+    assert rows[what[0]].status == "ok" and rows[what[0]].detail == "1 passed"
+    assert rows[what[1]].status == "FAIL"
+    failed = "test_fused_half_step_equals_the_plain_one_on_the_gpu[decoder-fp16]: AssertionError: 0.1"
+    assert rows[what[1]].detail == f"1/2 failed; {failed}"
+    assert rows[what[2]].status == "skip" and rows[what[2]].detail == "skipped: needs a CUDA GPU"
+    for missing in what[3:]:
+        assert rows[missing].status == "FAIL" and rows[missing].detail.startswith("not collected")
+    assert rows["tests/macaron_fairseq/test_other_gpu.py::test_new"].status == "ok"  # unlisted: its own row
+
+
+@pytest.mark.slow  # collects the whole suite
+def test_on_a_cpu_every_listed_gpu_test_is_collected_and_skipped_saying_why() -> None:
+    """The real ``pytest -m gpu`` here: each entry of suite.GPU_TESTS has tests, all skipped for want of a
+    GPU (the reason in the row), and no gpu test is left out of the table."""
+    rows = suite.part_tests(CPU, 1)
+    assert [row.case for row in rows] == list(suite.GPU_TESTS.values())
+    assert all(row.status == "skip" and row.detail == "skipped: needs a CUDA GPU" for row in rows), rows
+
+
+def test_the_help_lists_what_the_check_runs() -> None:
+    proc = subprocess.run(["macaron-gpu-check", "--help"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    for what in suite.GPU_TESTS.values():
+        assert what in proc.stdout
+    for run in runs.plan(CUDA, "base", 200, 20):
+        assert f"{run.name}: {run.arch}, {run.precision}, ZeRO-{run.zero}" in proc.stdout
+    assert proc.stdout.count("vs a rerun's differences") == 2
+    assert "speed: Macaron vs Transformer" in proc.stdout
+
+
+def test_the_resume_tolerance_is_measured_against_a_rerun(monkeypatch, tmp_path: Path) -> None:
+    """On a GPU two identical runs differ (non-deterministic kernels): the resumed run is held to what a rerun
+    of the uninterrupted run differs by (×10), never looser than needed (1e-6 when the rerun is exact)."""
+    whole = [
+        {"step": s, "mlm_loss": 5.0 - s / 10, "nsp_loss": 0.7, "lr": 1e-4, "tokens": 100.0}
+        for s in (1, 2, 3, 4)
+    ]
+
+    def shifted(records, rel):
+        return [{**r, "mlm_loss": r["mlm_loss"] * (1 + rel)} if r["step"] > 2 else dict(r) for r in records]
+
+    def fake_train(run, corpus, work, tag, max_update, *rest):
+        return {"split": shifted(whole, fake_train.resumed), "rerun": shifted(whole, fake_train.rerun)}[tag][
+            :max_update
+        ], tmp_path
+
+    monkeypatch.setattr(resume, "train", fake_train)
+    run = runs.Run("x", "macaron_bert_base", "bf16", 1, "adamw", 4, resume_at=2)
+    for rerun, resumed, status in (
+        (0.0, 0.0, "ok"),
+        (0.0, 1e-5, "FAIL"),
+        (1e-4, 5e-4, "ok"),
+        (1e-4, 1e-2, "FAIL"),
+    ):
+        fake_train.rerun, fake_train.resumed = rerun, resumed
+        row = resume.resume_row(run, whole, tmp_path, tmp_path, None, CUDA, None)
+        assert row.status == status, (rerun, resumed, row.detail)
+        assert row.data["tolerance"] == pytest.approx(resume.tolerance(rerun))
+    assert resume.tolerance(0.0) == 1e-6 and resume.tolerance(1e-4) == pytest.approx(1e-3)
 
 
 def test_without_a_checkout_the_tests_row_is_skipped_saying_why(monkeypatch, tmp_path: Path) -> None:
     """An installed wheel has no tests: the row says so instead of running pytest."""
     monkeypatch.setattr(suite, "REPO", tmp_path / "site-packages")
     monkeypatch.setattr(suite.subprocess, "run", lambda *a, **k: pytest.fail("pytest ran without tests"))
-    row = suite.part_tests(CUDA, 1)
+    (row,) = suite.part_tests(CUDA, 1)
     assert row.status == "skip" and "is not a checkout of the project: installed from a wheel" in row.detail
 
 
@@ -242,7 +323,7 @@ def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp
     assert "2 steps" in run["detail"] and "saved step2" in run["detail"]
     resume = by[("resume", "vanilla_bert_tiny bf16 ZeRO-1 AdamW")]
     assert resume["status"] == "ok" and resume["data"]["steps"] == [2] and resume["data"]["ok"]
-    assert resume["detail"].endswith("saved at 1, resumed to 2: exact")
+    assert resume["detail"].endswith("saved at 1, resumed to 2: exact; a rerun differs by 0.0e+00")
     speed = [r for r in rows if r["part"] == "speed"]
     assert [r["case"].split(": ")[1] for r in speed] == ["transformer", "macaron:plain", "macaron:fused"] * 2
     assert all(r["status"] == "ok" and r["data"]["median_s"] > 0 for r in speed)
