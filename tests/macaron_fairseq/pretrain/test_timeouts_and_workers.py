@@ -92,3 +92,32 @@ def test_data_loading_workers_give_the_losses_of_the_main_process(corpus: Path, 
     for a, b in zip(main, workers, strict=True):
         for key in ("mlm_loss", "nsp_loss", "tokens"):
             assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)
+
+
+def test_the_batches_are_loaded_by_fairseqs_num_workers() -> None:
+    """``--num-workers`` reaches fairseq's batch iterator for training and validation (it was not passed:
+    every rank collated its batches in the main process)."""
+    from macaron_fairseq.pretrain.batches import Batches
+    from macaron_fairseq.pretrain.distributed import Placement
+
+    class Task:
+        def __init__(self) -> None:
+            self.datasets = {"valid": object()}
+            self.calls: list[dict] = []
+
+        def load_dataset(self, split: str, epoch: int) -> None: ...
+
+        def dataset(self, split: str) -> object:
+            return object()
+
+        def max_positions(self) -> int:
+            return 128
+
+        def get_batch_iterator(self, **kwargs: object) -> object:
+            self.calls.append(kwargs)
+            return type("Itr", (), {"next_epoch_itr": lambda self, shuffle: iter(())})()
+
+    task = Task()
+    batches = Batches(task, seed=1, micro_batch=4, where=Placement(0, 1, 0, "h", 1, "x"), num_workers=3)
+    list(batches.validation())
+    assert [call["num_workers"] for call in task.calls] == [3, 3]  # the training epoch, the validation
