@@ -13,10 +13,9 @@ from typing import NoReturn
 
 from macaron_workflow.errors import (
     INTERRUPTED_EXIT,
-    OUTPUT_SIDE_ADVICE,
     USAGE_EXIT,
     ReportedError,
-    cannot_write,
+    storage_failure,
 )
 
 
@@ -106,11 +105,14 @@ def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
     except ReportedError as exc:
         report(prog, exc.label, exc)
         sys.exit(exc.exit_status)
-    except OSError as exc:
-        if exc.errno not in OUTPUT_SIDE_ADVICE:
+    except (OSError, RuntimeError) as exc:
+        # errors only writing can cause, wherever they happen: an OSError of a full disk (...), or torch's
+        # zip writer failing on one (a RuntimeError, DESIGN.md section 8)
+        where = getattr(exc, "filename", None) or "an output file"
+        error = storage_failure(where, exc)
+        if error is None:
             raise
-        where = exc.filename or "an output file"
-        report(prog, "error", f"{cannot_write(where, exc)} (completed stages are kept)")
+        report(prog, "error", f"{error} (completed stages are kept)")
         sys.exit(USAGE_EXIT)
     except KeyboardInterrupt:
         print(file=sys.stderr)
