@@ -73,13 +73,14 @@ def atomic_output(final: Path) -> Iterator[Path]:
         _remove(tmp)
 
 
-def save_torch(obj: object, final: Path) -> Path:
+def save_torch(obj: object, final: Path, shown: Path | None = None) -> Path:
     """``torch.save(obj, final)`` atomically and durably: into a temporary file in the same directory,
     fsync'ed, renamed over ``final``. A storage failure — an ``OSError`` of a full disk, a file-size limit,
     a read-only file system, or the ``RuntimeError`` torch's zip writer raises for them (DESIGN.md section
     8) — is one line (:class:`~macaron_workflow.errors.OutputError`, exit 2) naming ``final``, after what
     this call started is removed: the temporary file and the directories it created. ``final`` is then as
-    before (absent, or the old file)."""
+    before (absent, or the old file). ``shown``: the path the message names, when ``final`` is itself a
+    temporary one (a file of a directory that is renamed into place later)."""
     import torch
 
     from macaron_workflow.errors import storage_failure
@@ -92,7 +93,7 @@ def save_torch(obj: object, final: Path) -> Path:
                 handle.flush()
                 os.fsync(handle.fileno())
     except (OSError, RuntimeError) as exc:
-        error = storage_failure(final, exc)
+        error = storage_failure(final if shown is None else shown, exc)
         if error is None:
             raise
         raise error from None

@@ -63,7 +63,11 @@ def leftovers(root: Path, before: set[str] = frozenset()) -> list[str]:
 
 #: the log lines of the work done before the failure (fairseq's INFO lines; the pre-trainer's job log is its
 #: stderr)
-TRAINING_LOG = (re.compile(r"^INFO:[\w.]+:"), re.compile(r"^\[pretrain\] "))
+TRAINING_LOG = (
+    re.compile(r"^INFO:[\w.]+:"),
+    re.compile(r"^\[pretrain\] "),
+    re.compile(r"^[\w ]+: +\d+%\|"),  # a progress bar (DeepSpeed's "Loading checkpoint shards")
+)
 
 
 def other_stderr_lines(stderr: str, prog: str, allowed: tuple[re.Pattern[str], ...] = ()) -> list[str]:

@@ -79,3 +79,33 @@ def test_the_old_spelling_output_still_works_with_a_one_line_note(
     assert torch.equal(averaged, torch.full((2, 3), 1.5))
     notes = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(notes) == 1 and "--output is deprecated, use --out" in notes[0], notes
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full file system (a small tmpfs): torch.save raises RuntimeError there, which was a traceback
+    (exit 1); the console script, in a process of its own, from outside the checkout."""
+    import os
+    import subprocess
+    import sys
+
+    from full_disk import fill, leftovers, other_stderr_lines, small_filesystem
+    from helpers import REPO
+
+    for epoch in (1, 2):
+        big = {"w": torch.full((64, 256), float(epoch)), "step": torch.tensor([epoch])}
+        torch.save({"model": big, "cfg": {}, "extra_state": {"epoch": epoch}}, tmp_path / f"c{epoch}.pt")
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 16384)
+        before = set(leftovers(disk))
+        out = disk / "new" / "avg.pt"
+        proc = subprocess.run(
+            [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", str(tmp_path / "c1.pt"),
+             str(tmp_path / "c2.pt"), "--out", str(out)],
+            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert line.startswith("average_checkpoints: error: ") and f"cannot write {out}: No space" in line
+        assert other_stderr_lines(proc.stderr, "average_checkpoints") == []
+        assert leftovers(disk, before) == []

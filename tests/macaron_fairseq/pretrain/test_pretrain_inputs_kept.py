@@ -144,3 +144,62 @@ def test_a_full_disk_while_saving_is_one_line_and_leaves_no_checkpoint(tmp_path:
         assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
         left = [p for p in leftovers(disk, before) if "step" in p or p.endswith(".pt")]
         assert left == [], (left, line)
+
+
+# ---------------------------------------------------------------------------------------- the export
+EXPORT = "python -m macaron_fairseq.pretrain.export"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny run saved at step 1."""
+    root = tmp_path_factory.mktemp("export")
+    write_data_bin(root / "data-bin", documents=12, sentences=6)
+    proc = pretrain(root / "data-bin", root / "run", "--max-update", "1", cwd=root)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return root / "run"
+
+
+def export(save_dir: Path, out: Path, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+    command = [sys.executable, "-m", "macaron_fairseq.pretrain.export", str(save_dir), "--out", str(out)]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.parametrize("name", ["train_log.jsonl", "zero_to_fp32.py", "run.json", "step1", "step1/x.pt"])
+def test_the_export_never_writes_over_the_runs_own_files(run_dir: Path, tmp_path: Path, name: str) -> None:
+    """``--out RUN/train_log.jsonl`` replaced the run's log with a zip (so did ``RUN/zero_to_fp32.py``)."""
+    assert (run_dir / name).exists() or name == "step1/x.pt", sorted(p.name for p in run_dir.iterdir())
+    before = tree(run_dir)
+    proc = export(run_dir, run_dir / name, tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert line.startswith(f"{EXPORT}: error: --out {run_dir / name}"), line
+    assert "an input" in line or "is a directory" in line, line
+    assert tree(run_dir) == before
+
+
+def test_the_export_may_write_a_new_name_in_the_run_and_replace_its_own_export(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    out = run_dir / "model.pt"  # slurm/pretrain.sbatch's --out "$SAVE_DIR/model.pt"
+    try:
+        for _ in range(2):  # a rerun replaces the export it wrote
+            proc = export(run_dir, out, tmp_path)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+        (tmp_path / "other.pt").write_bytes(out.read_bytes())
+    finally:
+        out.unlink(missing_ok=True)
+
+
+def test_a_full_disk_while_exporting_is_one_line_and_leaves_nothing(run_dir: Path, tmp_path: Path) -> None:
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 8192)
+        before = set(leftovers(disk))
+        out = disk / "new" / "model.pt"
+        proc = export(run_dir, out, tmp_path)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if line.startswith(f"{EXPORT}: error: ")]
+        assert f"cannot write {out}: No space left on device (ENOSPC)" in line
+        assert other_stderr_lines(proc.stderr, EXPORT, TRAINING_LOG) == [], proc.stderr
+        assert leftovers(disk, before) == []
