@@ -45,7 +45,7 @@ from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.options import add_run_options
-from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
 from macaron_workflow.stages import StageReport, StageRunner
 
 PROG = ("macaron_preprocess.glue", "macaron-preprocess-glue")
@@ -262,6 +262,7 @@ def check_apart(args: argparse.Namespace, vocab: Vocabulary | None = None) -> No
     """``--dest`` apart from the inputs, before anything is written: not the GLUE directory or the data-bin,
     not inside them, not containing them (``--glue-dir X --dest X`` replaced ``X/RTE/``, the raw files, by
     the output's ``RTE/``); and no input file inside a task directory this run replaces."""
+    refuse_file_as_directory("--dest", args.dest)
     refuse_overlap({"--dest": args.dest}, {"--glue-dir": args.glue_dir, "--data-bin": args.data_bin})
     replaced = {f"--dest's {task}/": args.dest / TASKS[task].name for task in args.tasks}
     files = {"--checkpoint": args.checkpoint, "--sentencepiece-model": args.sentencepiece_model,
