@@ -17,6 +17,7 @@ from macaron_workflow.errors import (
     ReportedError,
     storage_failure,
 )
+from macaron_workflow.files import CREATED_DIRS, remove_empty_created
 
 
 def available_cores() -> int:
@@ -100,9 +101,11 @@ def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
     are errors only writing can cause (disk full, file-size limit, read-only file system: exit 2) wherever
     they happen; Ctrl-C exits 130 with a resume hint. Any other exception is a bug and keeps its traceback
     (exit 1). ``main`` returning an int exits with it (0 or None: success)."""
+    CREATED_DIRS.clear()  # this command's own
     try:
         status = main()
     except ReportedError as exc:
+        remove_empty_created()  # an output directory this run created and wrote nothing into
         report(prog, exc.label, exc)
         sys.exit(exc.exit_status)
     except (OSError, RuntimeError) as exc:
@@ -112,6 +115,7 @@ def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
         error = storage_failure(where, exc)
         if error is None:
             raise
+        remove_empty_created()
         report(prog, "error", f"{error} (completed stages are kept)")
         sys.exit(USAGE_EXIT)
     except KeyboardInterrupt:

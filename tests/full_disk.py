@@ -67,6 +67,7 @@ TRAINING_LOG = (
     re.compile(r"^INFO:[\w.]+:"),
     re.compile(r"^\[pretrain\] "),
     re.compile(r"^[\w ]+: +\d+%\|"),  # a progress bar (DeepSpeed's "Loading checkpoint shards")
+    re.compile(r"^\[[\w.\-]+\] "),  # a stage's progress line ("[extract-de-en.tgz] running", "[RTE] ...")
 )
 
 

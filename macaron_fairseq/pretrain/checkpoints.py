@@ -65,11 +65,11 @@ def staging_dir(save_dir: Path, tag: str) -> Path:
 
 
 def is_own(tag_dir: Path) -> bool:
-    """Whether ``tag_dir`` is a checkpoint directory of this trainer (complete or not): files only, each one
-    DeepSpeed or the trainer writes (:data:`OWN_FILE`). Anything else — a data-bin, a user's folder that
-    happens to be named ``step7`` — is never deleted or replaced."""
+    """Whether ``tag_dir`` is a checkpoint directory of this trainer (complete or not, damaged or not): every
+    entry is named as DeepSpeed or the trainer names its files (:data:`OWN_FILE`). Anything else — a data-bin,
+    a user's folder that happens to be named ``step7`` — is never deleted or replaced."""
     try:
-        return tag_dir.is_dir() and all(p.is_file() and OWN_FILE.match(p.name) for p in tag_dir.iterdir())
+        return tag_dir.is_dir() and all(OWN_FILE.match(p.name) for p in tag_dir.iterdir())
     except OSError:
         return False
 
