@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from macaron_workflow.atomic import atomic_output
+from macaron_workflow.atomic import save_torch
 from macaron_workflow.checkpoint_safety import load_checkpoint
 from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, run_cli
 from macaron_workflow.errors import UserError
@@ -143,10 +143,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             )
     check_out(args.out, paths)
     state = average(paths)
-    import torch
-
-    with atomic_output(args.out) as tmp:
-        torch.save(state, tmp)
+    save_torch(state, args.out)
     print(f"averaged {len(paths)} checkpoints ({', '.join(p.name for p in paths)}) -> {args.out}")
 
 

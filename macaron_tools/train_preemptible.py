@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from macaron_workflow.atomic import atomic_output
+from macaron_workflow.atomic import atomic_output, remove_created
 from macaron_workflow.cli import run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
@@ -171,14 +171,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     import fairseq_cli.train as fairseq_train
 
     sys.argv = ["fairseq-train", *fairseq_args]
-    with training.installed():
-        fairseq_train.cli_main()
+    save_dir = Path(option_value(fairseq_args, "--save-dir") or "checkpoints")
+    created = make_parents_later(save_dir)
+    try:
+        with training.installed():
+            fairseq_train.cli_main()
+    except BaseException:
+        remove_created(created)  # a refused --restore-file leaves no empty --save-dir behind
+        raise
     if training.preempted:
         if is_rank_zero() and not os.environ.get("SLURM_JOB_ID"):
             print("train_preemptible: stopped by the signal after saving checkpoint_last.pt; rerun the same "
                   "command to resume", file=sys.stderr)  # fmt: skip
         return PREEMPTED_EXIT
     return 0
+
+
+def option_value(argv: Sequence[str], flag: str) -> str | None:
+    """The last value of ``flag`` in ``argv`` (``--flag VALUE`` or ``--flag=VALUE``), or None."""
+    value = None
+    for index, token in enumerate(argv):
+        if token == flag and index + 1 < len(argv):
+            value = argv[index + 1]
+        elif token.startswith(f"{flag}="):
+            value = token.split("=", 1)[1]
+    return value
+
+
+def make_parents_later(directory: Path) -> list[Path]:
+    """The directories fairseq will create for ``directory`` (those missing now), deepest first."""
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    return missing
 
 
 def cli() -> None:

@@ -27,6 +27,27 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
+def make_parents(folder: Path) -> list[Path]:
+    """``mkdir -p folder``; the directories it created, deepest first (what :func:`remove_created` undoes)."""
+    folder = Path(folder)
+    missing = []
+    while not folder.exists() and folder != folder.parent:
+        missing.append(folder)
+        folder = folder.parent
+    for directory in reversed(missing):
+        directory.mkdir(exist_ok=True)
+    return missing
+
+
+def remove_created(directories: Sequence[Path]) -> None:
+    """Remove the directories :func:`make_parents` created that are still empty (deepest first)."""
+    for directory in directories:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def atomic_output(final: Path) -> Iterator[Path]:
     """Yield the temporary path of ``final``; rename it to ``final`` when the block succeeds, delete it
@@ -36,7 +57,7 @@ def atomic_output(final: Path) -> Iterator[Path]:
     by two renames (the old one aside under a temporary name, then the new one in; the old one is deleted
     after): a reader sees the old directory, none, or the complete new one."""
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
+    created = make_parents(final.parent)
     tmp = temporary_path(final)
     _remove(tmp)
     try:
@@ -44,8 +65,39 @@ def atomic_output(final: Path) -> Iterator[Path]:
         if not tmp.exists():
             raise FileNotFoundError(f"nothing was written to {tmp} (the temporary file of {final})")
         replace(tmp, final)
+    except BaseException:
+        _remove(tmp)
+        remove_created(created)  # a failed write leaves no empty directory behind
+        raise
     finally:
         _remove(tmp)
+
+
+def save_torch(obj: object, final: Path, shown: Path | None = None) -> Path:
+    """``torch.save(obj, final)`` atomically and durably: into a temporary file in the same directory,
+    fsync'ed, renamed over ``final``. A storage failure — an ``OSError`` of a full disk, a file-size limit,
+    a read-only file system, or the ``RuntimeError`` torch's zip writer raises for them (DESIGN.md section
+    8) — is one line (:class:`~macaron_workflow.errors.OutputError`, exit 2) naming ``final``, after what
+    this call started is removed: the temporary file and the directories it created. ``final`` is then as
+    before (absent, or the old file). ``shown``: the path the message names, when ``final`` is itself a
+    temporary one (a file of a directory that is renamed into place later)."""
+    import torch
+
+    from macaron_workflow.errors import storage_failure
+
+    final = Path(final)
+    try:
+        with atomic_output(final) as tmp:
+            with open(tmp, "wb") as handle:
+                torch.save(obj, handle)
+                handle.flush()
+                os.fsync(handle.fileno())
+    except (OSError, RuntimeError) as exc:
+        error = storage_failure(final if shown is None else shown, exc)
+        if error is None:
+            raise
+        raise error from None
+    return final
 
 
 def replace(tmp: Path, final: Path) -> None:

@@ -218,6 +218,23 @@ NOT_A_CHECKPOINT = "not a PyTorch checkpoint"
 DAMAGED_HINT = "it is truncated (a copy or save cut short) or not a checkpoint at all: give the complete file"
 
 
+#: torch refuses every load when both are set ("Only one of ... should be set"): not the file's fault
+FORCE_VARIABLES = ("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD")
+
+
+def _is_set(name: str) -> bool:
+    return os.environ.get(name, "0").strip().lower() in ("1", "y", "yes", "true")
+
+
+def check_environment() -> None:
+    """One line (exit 2) when the environment makes torch refuse every load, before a file is blamed."""
+    if all(_is_set(name) for name in FORCE_VARIABLES):
+        raise UserError(
+            f"{FORCE_VARIABLES[0]} and {FORCE_VARIABLES[1]} are both set, and torch refuses to load any "
+            f"checkpoint then: unset one (checkpoints are read through the allow-list whatever they say)"
+        )
+
+
 def empty_checkpoint(label: str, hint: str | None = None) -> CheckpointError:
     """A file of 0 bytes given as a checkpoint, as one line naming it and the fix."""
     return CheckpointError(f"{label}: {NOT_A_CHECKPOINT} (an empty file, 0 bytes); {hint or DAMAGED_HINT}")
@@ -256,6 +273,7 @@ def load_checkpoint(
 
     path = Path(path)
     label = f"{flag} {path}" if flag else str(path)
+    check_environment()
     if not path.exists():
         raise CheckpointError(f"{label}: no such file")
     if path.is_dir():
@@ -306,6 +324,7 @@ def restricted_loads(extra_globals: Sequence[Any] = ()) -> Iterator[None]:
     def load(f: Any, *args: Any, **kwargs: Any) -> Any:
         kwargs["weights_only"] = True
         where = f if isinstance(f, (str, os.PathLike)) else getattr(f, "name", f)
+        check_environment()
         if _is_empty(f):
             raise empty_checkpoint(str(where))
         try:

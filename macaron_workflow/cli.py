@@ -13,11 +13,11 @@ from typing import NoReturn
 
 from macaron_workflow.errors import (
     INTERRUPTED_EXIT,
-    OUTPUT_SIDE_ADVICE,
     USAGE_EXIT,
     ReportedError,
-    cannot_write,
+    storage_failure,
 )
+from macaron_workflow.files import CREATED_DIRS, remove_empty_created
 
 
 def available_cores() -> int:
@@ -101,16 +101,22 @@ def run_cli(main: Callable[[], object], prog: str | None = None) -> None:
     are errors only writing can cause (disk full, file-size limit, read-only file system: exit 2) wherever
     they happen; Ctrl-C exits 130 with a resume hint. Any other exception is a bug and keeps its traceback
     (exit 1). ``main`` returning an int exits with it (0 or None: success)."""
+    CREATED_DIRS.clear()  # this command's own
     try:
         status = main()
     except ReportedError as exc:
+        remove_empty_created()  # an output directory this run created and wrote nothing into
         report(prog, exc.label, exc)
         sys.exit(exc.exit_status)
-    except OSError as exc:
-        if exc.errno not in OUTPUT_SIDE_ADVICE:
+    except (OSError, RuntimeError) as exc:
+        # errors only writing can cause, wherever they happen: an OSError of a full disk (...), or torch's
+        # zip writer failing on one (a RuntimeError, DESIGN.md section 8)
+        where = getattr(exc, "filename", None) or "an output file"
+        error = storage_failure(where, exc)
+        if error is None:
             raise
-        where = exc.filename or "an output file"
-        report(prog, "error", f"{cannot_write(where, exc)} (completed stages are kept)")
+        remove_empty_created()
+        report(prog, "error", f"{error} (completed stages are kept)")
         sys.exit(USAGE_EXIT)
     except KeyboardInterrupt:
         print(file=sys.stderr)

@@ -17,6 +17,7 @@ and the exit status says whose it is —
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 #: errors only writing can cause (never a sign of a bad input), with what to do about them
@@ -72,6 +73,34 @@ def os_error_reason(exc: OSError) -> str:
 def cannot_read(path: Path | str, exc: OSError) -> UserError:
     """An input that exists but cannot be read (permission, a directory, an I/O error)."""
     return UserError(f"cannot read {path}: {os_error_reason(exc)}")
+
+
+#: how torch's zip writer (``PyTorchStreamWriter``, inline_container.cc) reports a failed write: a full file
+#: system makes ``torch.save(obj, PATH)`` raise ``RuntimeError``, not ``OSError`` (DESIGN.md section 8)
+TORCH_WRITE_FAILURES = ("inline_container.cc", "PytorchStreamWriter", "file write failed")
+
+
+def storage_failure(path: Path | str, exc: BaseException) -> OutputError | None:
+    """The one-line :class:`OutputError` of a failed write of ``path`` — an ``OSError`` that only writing
+    can cause (:data:`OUTPUT_SIDE_ADVICE`) or torch's zip writer failing (:data:`TORCH_WRITE_FAILURES`) —
+    else None (not a storage failure: let it through)."""
+    if isinstance(exc, OSError):
+        return cannot_write(path, exc) if exc.errno in OUTPUT_SIDE_ADVICE else None
+    if not isinstance(exc, RuntimeError) or not any(mark in str(exc) for mark in TORCH_WRITE_FAILURES):
+        return None
+    folder = Path(path).parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        stats = os.statvfs(folder)
+        full = stats.f_bavail * stats.f_frsize < (1 << 20) or (stats.f_files and not stats.f_favail)
+    except OSError:
+        full = False
+    if full:
+        return cannot_write(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return OutputError(f"cannot write {path}: torch could not write the file ({first}); check the space and "
+                       "the health of its file system, and rerun")  # fmt: skip
 
 
 def cannot_write(path: Path | str, exc: OSError) -> OutputError:

@@ -154,10 +154,29 @@ def iter_lines(path: Path) -> Iterator[bytes]:
             raise cannot_read(path, exc) from exc
 
 
+#: the directories :func:`ensure_writable_dir` created in this process, deepest first: a command that fails
+#: removes those that still hold no file (:func:`remove_empty_created`, called by
+#: :func:`macaron_workflow.cli.run_cli`), so that a refused input leaves no empty output directory behind
+CREATED_DIRS: list[Path] = []
+
+
+def remove_empty_created() -> None:
+    """Remove the directories :func:`ensure_writable_dir` created that hold no file (only empty directories,
+    such as a resumable command's state directory before its first stage completed)."""
+    while CREATED_DIRS:
+        directory = CREATED_DIRS.pop(0)
+        if directory.is_dir() and not any(p.is_file() or p.is_symlink() for p in directory.rglob("*")):
+            for sub in sorted(directory.rglob("*"), key=lambda p: len(p.parts), reverse=True):
+                sub.rmdir()
+            directory.rmdir()
+
+
 def ensure_writable_dir(path: Path) -> Path:
     """Create ``path`` if needed and prove it is writable by creating and deleting a probe file."""
     try:
+        missing = [d for d in (path, *path.parents) if not d.exists()]
         path.mkdir(parents=True, exist_ok=True)
+        CREATED_DIRS[:0] = missing
         fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=path)
         os.close(fd)
         os.unlink(probe)

@@ -1,6 +1,11 @@
-"""Outputs apart from inputs: a command refuses, before it writes anything, an output path that is an input,
-lies inside an input directory, or contains an input (``python -m macaron_preprocess.glue --glue-dir X --dest
-X`` replaced ``X/RTE/`` — the raw GLUE files — by its own ``RTE/``).
+"""Outputs apart from inputs, the one rule of every command: each declares its inputs and outputs once and
+:func:`refuse_overlap` refuses, before anything is written, an output path that is an input (would overwrite
+it), lies inside an input directory, or contains an input — directories included, whatever the name
+(``python -m macaron_preprocess.glue --glue-dir X --dest X`` replaced ``X/RTE/`` — the raw GLUE files — by its
+own ``RTE/``; ``macaron-pretrain SD/step7 --save-dir SD`` pruned its own data-bin). A command whose output may
+sit in a directory it reads (``macaron-export SAVE_DIR --out SAVE_DIR/model.pt``) declares the directory's
+entries as inputs (:func:`entries`), so that a new name is allowed and an existing one is refused. An output
+that is an existing file where a directory is expected is refused too (:func:`refuse_file_as_directory`).
 
 Paths are compared resolved (symbolic links followed, ``..`` removed), so a link to the input directory
 is the input directory. The refusal is a :class:`~macaron_workflow.errors.UserError` (exit 2) naming both
@@ -9,7 +14,7 @@ paths and the option to change.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from macaron_workflow.errors import UserError
@@ -60,6 +65,20 @@ def refuse_overlap(outputs: Mapping[str, Path | None], inputs: Mapping[str, Path
                 f"read (writing there would replace or mix with it); choose {option.rstrip('=')} apart "
                 "from it"
             )
+
+
+def entries(label: str, directory: Path, own: Callable[[Path], bool] = lambda _: False) -> dict[str, Path]:
+    """Every existing entry of ``directory`` (files and directories) as an input, labelled ``LABEL's NAME``;
+    ``own(path)``: an entry the command itself wrote before (its earlier output, which it may replace)."""
+    if not Path(directory).is_dir():
+        return {}
+    return {f"{label}'s {entry.name}": entry for entry in sorted(Path(directory).iterdir()) if not own(entry)}
+
+
+def refuse_file_as_directory(label: str, path: Path | None) -> None:
+    """``label path`` names a directory to write: one line (exit 2) when it is an existing file."""
+    if path is not None and Path(path).exists() and not Path(path).is_dir():
+        raise UserError(f"{label} {path}: an existing file, not a directory; give a directory to write")
 
 
 def _label(label: str, path: Path) -> str:

@@ -44,8 +44,9 @@ from macaron_preprocess.text.wordpiece_encode import wordpiece_tokenizer
 from macaron_workflow.atomic import atomic_output
 from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.files import ensure_writable_dir
 from macaron_workflow.options import add_run_options
-from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
 from macaron_workflow.stages import StageReport, StageRunner
 
 PROG = ("macaron_preprocess.glue", "macaron-preprocess-glue")
@@ -262,6 +263,7 @@ def check_apart(args: argparse.Namespace, vocab: Vocabulary | None = None) -> No
     """``--dest`` apart from the inputs, before anything is written: not the GLUE directory or the data-bin,
     not inside them, not containing them (``--glue-dir X --dest X`` replaced ``X/RTE/``, the raw files, by
     the output's ``RTE/``); and no input file inside a task directory this run replaces."""
+    refuse_file_as_directory("--dest", args.dest)
     refuse_overlap({"--dest": args.dest}, {"--glue-dir": args.glue_dir, "--data-bin": args.data_bin})
     replaced = {f"--dest's {task}/": args.dest / TASKS[task].name for task in args.tasks}
     files = {"--checkpoint": args.checkpoint, "--sentencepiece-model": args.sentencepiece_model,
@@ -290,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     check_glue_dir(args, wanted)
     if args.download:
         download_glue(args.glue_dir, [t for t in wanted if not (args.glue_dir / TASKS[t].directory).is_dir()])
-    args.dest.mkdir(parents=True, exist_ok=True)
+    ensure_writable_dir(args.dest)
     runner = StageRunner(args.dest / ".stages", force=args.force)
     for task in args.tasks:
         preprocess_task(runner, TASKS[task], args, vocab)

@@ -246,6 +246,10 @@ def _cancel(ids: dict[str, str]) -> str:
 
 
 def _substitute(arg: str, ids: dict[str, str]) -> str:
+    """The job ids of the chain in its own ``--dependency=afterok:$NAME`` arguments only: a user's string
+    (``--env 'WORKDIR=/w/wk$PREP'``, a pipeline flag) reaches every job as it was given."""
+    if not arg.startswith("--dependency="):
+        return arg
     for name, job_id in ids.items():
         arg = arg.replace(f"${name}", job_id)
     return arg

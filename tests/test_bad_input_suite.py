@@ -43,6 +43,7 @@ import pytest
 import sentencepiece as spm
 import torch
 from bert_data_bin import write_data_bin
+from full_disk import TRAINING_LOG, other_stderr_lines
 from helpers import (
     REPO,
     TINY,
@@ -107,6 +108,12 @@ class World:
     hf_dir: Path  # a tiny HuggingFace BERT directory (save_pretrained)
     bert_bin: Path  # a BERT pre-training data-bin
     save_dir: Path | None = None  # a tiny pre-training run's --save-dir (built on first use)
+    initial: dict[str, str] = field(default_factory=dict)  # the inputs' digest, taken as they were written
+
+    def inputs(self) -> list[Path]:
+        """What the cases and the shared run only read."""
+        return [self.glue, self.spm_bin, self.bert, self.translation_bin, self.translation, self.hf_dir,
+                self.bert_bin]  # fmt: skip
 
 
 def write_translation_bin(dest: Path) -> Path:
@@ -160,7 +167,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     translation_bin = write_translation_bin(root / "translation-bin")
     bert_bin = root / "bert-bin"
     write_data_bin(bert_bin, documents=12, sentences=6)
-    return World(
+    built = World(
         root=root,
         glue=glue,
         spm_bin=spm_bin,
@@ -170,6 +177,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
         hf_dir=write_hf_bert(root / "hf"),
         bert_bin=bert_bin,
     )
+    built.initial = digest(built.inputs())  # before any fixture or case runs on them
+    return built
 
 
 def free_port() -> int:
@@ -275,13 +284,19 @@ class Case:
 
 
 def digest(paths: list[Path]) -> dict[str, str]:
-    """sha256 of every file under ``paths`` (directories walked)."""
+    """sha256 of every file under ``paths`` (directories walked), and every directory as ``"dir"``: a file or
+    an empty directory added inside an input changes it too."""
     found: dict[str, str] = {}
     for path in paths:
-        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-        for file in files:
-            found[str(file)] = hashlib.sha256(file.read_bytes()).hexdigest()
+        entries = [path] if path.is_file() else [path, *sorted(path.rglob("*"))] if path.exists() else []
+        for entry in entries:
+            found[str(entry)] = "dir" if entry.is_dir() else hashlib.sha256(entry.read_bytes()).hexdigest()
     return found
+
+
+def snapshot(root: Path) -> set[str]:
+    """Every path under ``root``, directories included."""
+    return {str(p) for p in root.rglob("*")}
 
 
 def in_process(prog: str, main: Callable[[], object]) -> Callable[[], None]:
@@ -1364,11 +1379,17 @@ def test_a_bad_input_is_one_line_and_harms_nothing(case: Case, world: World, tmp
                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     run = case.build(world, tmp_path)
     before = digest(run.inputs)
+    existing = snapshot(tmp_path)
     code, stderr = execute(run, capsys)
     lines = error_lines(stderr)
     assert "Traceback" not in stderr and len(lines) == 1, stderr[-3000:]
     prog = case.prog or PROGS[case.command]
     assert lines[0].startswith(f"{prog}: error: "), lines[0]
+    assert other_stderr_lines(stderr, prog, TRAINING_LOG) == [], stderr[-3000:]  # a documented line at most
+    created = sorted(p for p in snapshot(tmp_path) - existing if ".stages" not in Path(p).parts)
+    if case.command == "fairseq-train":  # upstream's script makes --save-dir before it reads a checkpoint
+        created = [p for p in created if not (Path(p).is_dir() and not any(Path(p).iterdir()))]
+    assert created == [], created  # nothing left, not even an empty directory
     assert re.search(case.message, lines[0]), lines[0]
     for name in run.names:
         assert str(name) in lines[0], (name, lines[0])
@@ -1590,3 +1611,11 @@ def test_every_error_names_its_program(
     assert code == 2 and "Traceback" not in stderr, stderr
     assert error_lines(stderr) == [stderr.strip().splitlines()[-1]], stderr
     assert stderr.strip().splitlines()[-1].startswith(f"{prog}: error: "), stderr
+
+
+def test_the_shared_inputs_were_never_written(world: World) -> None:
+    """#41: the data-bin was hashed after the shared pre-training run had written its pair cache into it.
+    The inputs are hashed as they are written (:func:`world`); the shared run, and every case before this
+    test (the file's last), left them as they were — no file, no directory added."""
+    save_dir_of(world)
+    assert digest(world.inputs()) == world.initial

@@ -36,10 +36,10 @@ per 10 M sentences (block 128): for the full corpus (≈ 150 M sentences) ≈ 24
 every rank, at every start and every resume. :mod:`.pair_index` gives the same pairs (same ``sent_pairs``
 blocks, the same draws from the generator; tested against ``BlockPairDataset`` on hundreds of layouts)
 as one packed array of 33 bytes a pair, 4-6× faster (6 minutes for 150 M sentences at block 128, 2 at
-512) and with memory O(arrays) (≈ 3 GB at the peak, 1.7 GB of pairs); :mod:`.pair_cache` writes it next
-to the data once (``--pair-cache``), and every later start and every other rank loads it mmap'd, checked,
-in about 2 seconds. :class:`~.sentence_pairs.SentencePairDataset` returns the same ``(a, b, is_next)``
-tensors as ``BlockPairDataset.__getitem__``.
+512) and with memory O(arrays) (≈ 3 GB at the peak, 1.7 GB of pairs); :mod:`.pair_cache` writes it beside
+the run's output once (``--pair-cache``; never into the data-bin), and every later start and every other
+rank loads it mmap'd, checked, in about 2 seconds. :class:`~.sentence_pairs.SentencePairDataset` returns
+the same ``(a, b, is_next)`` tensors as ``BlockPairDataset.__getitem__``.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ import torch
 from fairseq.data import BaseWrapperDataset, Dictionary, FairseqDataset, LRUCacheDataset, data_utils
 from fairseq.data.mask_tokens_dataset import MaskTokensDataset
 
-from macaron_fairseq.data.pair_cache import PairIndexKey, load_or_build
+from macaron_fairseq.data.pair_cache import PairIndexKey, load_cached, load_or_build
 from macaron_fairseq.data.pair_index import PairIndex, build_pair_index
 from macaron_fairseq.data.sentence_pairs import SentencePairDataset
 from macaron_workflow.errors import UserError
@@ -192,16 +192,24 @@ def pairing_seed(seed: int, pairing: int) -> int:
 
 
 def sentence_pair_index(
-    sizes: np.ndarray, block_size: int, short_seq_prob: float, seed: int, cache: Path | None
+    sizes: np.ndarray,
+    block_size: int,
+    short_seq_prob: float,
+    seed: int,
+    cache: Path | None,
+    read_only: Path | None = None,
 ) -> PairIndex:
     """The pairs of ``BlockPairDataset(break_mode="doc", doc_break_size=0)`` under ``numpy_seed(seed)``,
-    from the cache at ``cache`` (a split prefix such as ``DATA_BIN/train``; ``None``: no cache) or built."""
+    from the cache at ``cache`` (a split prefix such as ``SAVE_DIR/train``; ``None``: no cache), else from
+    an entry at ``read_only`` (never written: ``DATA_BIN/train``, where older versions cached), or built."""
     key = PairIndexKey.of(sizes, block_size, short_seq_prob, seed)
 
     def build() -> PairIndex:
         with data_utils.numpy_seed(seed):
             return build_pair_index(sizes, block_size, short_seq_prob, doc_break_size=0)
 
+    if cache is not None and read_only is not None and (old := load_cached(Path(read_only), key)) is not None:
+        return old
     return load_or_build(build, None if cache is None else Path(cache), key)
 
 
@@ -236,6 +244,7 @@ class BertPretrainingDataset(FairseqDataset):
         random_token_prob: float = 0.1,
         pair_cache: Path | None = None,
         pairing: int = 0,
+        pair_cache_read_only: Path | None = None,
     ) -> None:
         """``seed`` seeds the masks and the order (per epoch); the pairs are those of
         :func:`pairing_seed` ``(seed, pairing)``."""
@@ -251,7 +260,9 @@ class BertPretrainingDataset(FairseqDataset):
         text = SentencesWithoutEos(sentences, dictionary.eos(), name)
         self.pairing = pairing
         self.pair_seed = pairing_seed(seed, pairing)
-        self.index = sentence_pair_index(text.sizes, block_size, short_seq_prob, self.pair_seed, pair_cache)
+        self.index = sentence_pair_index(
+            text.sizes, block_size, short_seq_prob, self.pair_seed, pair_cache, pair_cache_read_only
+        )
         self.pairs = SentencePairDataset(text, self.index)
         self.sizes = self.index.sizes
         self.len_a = self.index.pairs["a_length"]

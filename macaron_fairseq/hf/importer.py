@@ -37,7 +37,8 @@ from macaron_fairseq.hf.mapping import (
 from macaron_fairseq.hf.vocab import WordPieceVocabulary
 from macaron_fairseq.hf.weights import read_weights
 from macaron_workflow import atomic
-from macaron_workflow.errors import UserError
+from macaron_workflow.atomic import save_torch
+from macaron_workflow.errors import UserError, storage_failure
 from macaron_workflow.overlap import refuse_overlap
 
 logger = logging.getLogger(__name__)
@@ -179,6 +180,7 @@ def build_fairseq_model(data_dir: Path, arch: str, flags: list[str]) -> tuple[An
     args = options.parse_args_and_arch(parser, input_args=argv)
     task = tasks.setup_task(args)
     model = task.build_model(args)
+    logging.getLogger("hydra").setLevel(logging.WARNING)  # its DEBUG lines on composing fairseq's config
     cfg = convert_namespace_to_omegaconf(args)
     return model, task, OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
 
@@ -241,11 +243,11 @@ def save_tokenizer(hf_dir: Path, dest: Path, vocab: WordPieceVocabulary) -> dict
     return {"do_lower_case": config.get("do_lower_case")}
 
 
-def save_checkpoint(path: Path, cfg: dict[str, Any], model_state: dict[str, torch.Tensor]) -> Path:
+def save_checkpoint(
+    path: Path, cfg: dict[str, Any], model_state: dict[str, torch.Tensor], shown: Path | None = None
+) -> Path:
     """A fairseq checkpoint of a pre-training BERT without optimizer state (what the pre-trainer's export
-    writes)."""
-    from fairseq import checkpoint_utils
-
+    writes); a storage failure is one line (:func:`macaron_workflow.atomic.save_torch`)."""
     checkpoint = {
         "args": None, "cfg": cfg, "model": model_state,
         "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "none",
@@ -253,8 +255,8 @@ def save_checkpoint(path: Path, cfg: dict[str, Any], model_state: dict[str, torc
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
     }  # fmt: skip
-    checkpoint_utils.torch_persistent_save(checkpoint, str(path))
-    return path
+    # not fairseq's torch_persistent_save: it logs a traceback for each of its three attempts
+    return save_torch(checkpoint, path, shown)
 
 
 def check_out(hf_dir: Path, out: Path) -> None:
@@ -284,7 +286,23 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
     if rows.shape[0] != len(vocab):
         raise UserError(f"{hf_dir}: {rows.shape[0]} token embeddings but vocab.txt holds {len(vocab)} tokens")
     data_dir = data_dir_for(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
+    created = atomic.make_parents(out.parent)
+    try:
+        return _write(hf_dir, out, data_dir, config, vocab, hf)
+    except (OSError, RuntimeError) as exc:  # a full disk while writing the data directory: name --out
+        atomic.remove_created(created)
+        if (error := storage_failure(out, exc)) is None:
+            raise
+        raise error from None
+    except BaseException:
+        atomic.remove_created(created)  # nothing of a failed import is left, not even its directory
+        raise
+
+
+def _write(hf_dir: Path, out: Path, data_dir: Path, config: dict[str, Any], vocab: WordPieceVocabulary,
+           hf: dict[str, torch.Tensor]) -> Path:  # fmt: skip
+    """The data directory and the checkpoint, built in a temporary directory beside ``out``, moved
+    together."""
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "data"
         staging.mkdir()
@@ -300,7 +318,7 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
                   "hf_config": config, "fresh_parameters": fresh}  # fmt: skip
         (staging / VOCABULARY_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
         cfg["task"]["data"] = str(data_dir.resolve())
-        temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict())
+        temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict(), shown=out)
         # both or neither: a data dir without its checkpoint (or the reverse) is never left behind
         atomic.replace_together([(staging, data_dir), (temp_checkpoint, out)])
     return out

@@ -35,7 +35,7 @@ from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weight
 from macaron_fairseq.pretrain.ops import check_buildable, complete_optimizer, prebuilt_ops
 from macaron_workflow.cli import program_name, run_cli
 from macaron_workflow.errors import UserError
-from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 
 if TYPE_CHECKING:
@@ -149,6 +149,20 @@ def check_data_bin(data: Path) -> None:
             raise UserError(f"{data}: not a data-bin of python -m macaron_preprocess.bert_corpus (no {name})")
 
 
+def check_paths(args: argparse.Namespace, save_dir: Path, config: Path) -> None:
+    """The run's outputs (``--save-dir``, a ``--pair-cache`` directory) apart from its inputs (the data-bin,
+    the DeepSpeed config, ``--init-from``), and ``--save-dir`` not an existing file: one line each, before
+    anything is built or written (pruning and caches never touch an input)."""
+    refuse_file_as_directory("--save-dir", save_dir)
+    outputs = {"--save-dir": save_dir}
+    if args.pair_cache not in ("", "off"):
+        refuse_file_as_directory("--pair-cache", Path(args.pair_cache))
+        outputs["--pair-cache"] = Path(args.pair_cache)
+    inputs = {"DATA": Path(args.data), "--deepspeed-config": config,
+              "--init-from": Path(args.init_from) if args.init_from else None}  # fmt: skip
+    refuse_overlap(outputs, inputs)
+
+
 def require_deepspeed() -> Any:
     """The ``deepspeed`` module, or a one-line error saying how to install it (the ``pretrain`` extra)."""
     try:
@@ -193,7 +207,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     cfg.optimization.max_update = args.max_update = run_length(ds_config, config_path, max_update)
     check_data_bin(Path(args.data))
     save_dir = Path(cfg.checkpoint.save_dir)
-    refuse_overlap({"--save-dir": save_dir}, {"DATA": Path(args.data)}, forbid=("is", "is inside"))
+    check_paths(args, save_dir, config_path)
     choice = checkpoints.choose(save_dir)
     init = None
     if choice.tag is not None:  # read through the allow-list before DeepSpeed (weights_only=False) sees it

@@ -6,11 +6,17 @@ killed during a save left a ``latest`` that named a checkpoint missing files, or
 and every restart crashed on it. The trainer therefore saves with ``save_latest=False`` and commits a
 checkpoint itself, in this order:
 
-1. every rank writes its part (DeepSpeed's model and optimizer states, ``rng_rank{R}.pt``);
+1. every rank writes its part (DeepSpeed's model and optimizer states, ``rng_rank{R}.pt``) into
+   ``SAVE_DIR/.TAG.tmp-save`` (:func:`staging_dir`; a storage failure there is one line, and the directory
+   is removed);
 2. a barrier: every rank has finished writing;
-3. rank 0 writes ``TAG/complete.json`` atomically: the step, the architecture, the world size and ZeRO stage,
-   and the size of every file of the checkpoint (the **commit**);
+3. rank 0 writes ``complete.json`` into it atomically: the step, the architecture, the world size and ZeRO
+   stage, and the size of every file of the checkpoint, then renames the directory to ``SAVE_DIR/TAG`` (the
+   **commit**: a ``stepN`` directory appears only complete);
 4. rank 0 replaces ``SAVE_DIR/latest`` atomically (a pointer for tools; restore does not trust it).
+
+Only directories that are this trainer's (:func:`is_own`: named ``stepN`` and holding nothing but its
+checkpoint files) are ever skipped-and-pruned or replaced: anything else in the save directory is left alone.
 
 A checkpoint is *complete* when its ``complete.json`` exists and every file it lists exists with the listed
 size (:func:`incomplete_reason`). A restart loads the complete checkpoint with the highest step and says
@@ -37,6 +43,9 @@ from macaron_workflow.atomic import write_text_atomically
 MANIFEST = "complete.json"
 LATEST = "latest"
 TAG = re.compile(r"^step(\d+)$")
+#: the files of a checkpoint directory of this trainer: DeepSpeed's model and optimizer states (every ZeRO
+#: stage and precision), the trainer's RNG states, the manifest, and hidden temporaries of an atomic write
+OWN_FILE = re.compile(r"^(.*_(model|optim)_states\.pt|rng_rank\d+\.pt|complete\.json|\..*\.tmp-\w+)$")
 
 
 def tag_of(step: int) -> str:
@@ -47,6 +56,22 @@ def tags(save_dir: Path) -> list[str]:
     """The checkpoint directories of ``save_dir``, newest (highest step) first."""
     found = [p.name for p in save_dir.glob("step*") if p.is_dir() and TAG.match(p.name)]
     return sorted(found, key=lambda name: int(TAG.match(name)[1]), reverse=True)  # type: ignore[index]
+
+
+def staging_dir(save_dir: Path, tag: str) -> Path:
+    """Where the checkpoint ``tag`` is written before its commit renames it to ``save_dir / tag`` (the same
+    name on every rank: DeepSpeed checks that the ranks save the same tag)."""
+    return save_dir / f".{tag}.tmp-save"
+
+
+def is_own(tag_dir: Path) -> bool:
+    """Whether ``tag_dir`` is a checkpoint directory of this trainer (complete or not, damaged or not): every
+    entry is named as DeepSpeed or the trainer names its files (:data:`OWN_FILE`). Anything else — a data-bin,
+    a user's folder that happens to be named ``step7`` — is never deleted or replaced."""
+    try:
+        return tag_dir.is_dir() and all(OWN_FILE.match(p.name) for p in tag_dir.iterdir())
+    except OSError:
+        return False
 
 
 def checkpoint_files(tag_dir: Path) -> dict[str, int]:
@@ -81,6 +106,8 @@ def incomplete_reason(tag_dir: Path) -> str | None:
     """None if the checkpoint in ``tag_dir`` is complete, else what is wrong with it."""
     if not tag_dir.is_dir():
         return "no such directory"
+    if not is_own(tag_dir):
+        return "not a checkpoint directory of this trainer (it holds other files): left alone"
     manifest = read_manifest(tag_dir)
     if manifest is None:
         if not any(tag_dir.iterdir()):
@@ -134,10 +161,13 @@ def choose(save_dir: Path) -> Choice:
 
 def prune(save_dir: Path, keep: int) -> list[str]:
     """Keep the ``keep`` newest complete checkpoints (``keep`` <= 0: all); remove older ones and every
-    incomplete one (called after a commit, so none is being written). The removed tags."""
+    incomplete one of this trainer (:func:`is_own`; called after a commit, so none is being written). The
+    removed tags."""
     removed = []
     complete = 0
     for tag in tags(save_dir):
+        if not is_own(save_dir / tag):
+            continue
         if incomplete_reason(save_dir / tag) is None:
             complete += 1
             if keep <= 0 or complete <= keep:

@@ -13,20 +13,19 @@ loaded, and only parameters that are tied to a loaded one may be missing: they a
 from __future__ import annotations
 
 import argparse
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-
-import torch
 
 from macaron_fairseq.bert_checkpoint import tied_names
 from macaron_fairseq.checkpoint_reader import load_checkpoint
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.weights import checkpoint_weights
-from macaron_workflow.atomic import atomic_output
+from macaron_workflow.atomic import save_torch
 from macaron_workflow.cli import ArgumentParser, program_name, run_cli
 from macaron_workflow.errors import UserError
-from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.overlap import entries, refuse_overlap
 
 PROG = ("macaron_fairseq.pretrain.export", "macaron-export")
 
@@ -61,8 +60,19 @@ def check_paths(save_dir: Path, out: Path) -> None:
                         "macaron_fairseq.pretrain run")  # fmt: skip
     if out.is_dir():
         raise UserError(f"--out {out}: is a directory; give the file to write (e.g. {out / 'model.pt'})")
-    refuse_overlap({"--out": out}, {"SAVE_DIR": save_dir / checkpoints.LATEST, **{
-        f"checkpoint {tag} of SAVE_DIR": save_dir / tag for tag in checkpoints.tags(save_dir)}})  # fmt: skip
+    # SAVE_DIR is the run's, all of it an input (its log, DeepSpeed's zero_to_fp32.py, the checkpoints): --out
+    # may be a new name in it, or an earlier export, never one of its other entries
+    refuse_overlap({"--out": out}, entries("SAVE_DIR", save_dir, own=is_export))
+
+
+def is_export(path: Path) -> bool:
+    """Whether ``path`` is a file this command wrote (a torch zip whose pickle records ``deepspeed_tag``)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            pickles = [name for name in archive.namelist() if name.endswith("/data.pkl")]
+            return len(pickles) == 1 and b"deepspeed_tag" in archive.read(pickles[0])
+    except (OSError, zipfile.BadZipFile, KeyError):
+        return False
 
 
 def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
@@ -106,8 +116,7 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
         "last_optimizer_state": None,
     }
     # not fairseq's torch_persistent_save: it renames OUT.tmp, which a failed rename left behind
-    with atomic_output(out) as tmp:
-        torch.save(state, tmp)
+    save_torch(state, out)
     return out
 
 

@@ -22,8 +22,8 @@ from macaron_fairseq.pretrain.batches import Batches
 from macaron_fairseq.pretrain.distributed import Placement
 from macaron_fairseq.pretrain.engine import grad_scaler
 from macaron_fairseq.pretrain.run_log import RunLog
-from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.errors import UserError
+from macaron_workflow.atomic import save_torch, write_text_atomically
+from macaron_workflow.errors import UserError, storage_failure
 
 CLIENT_STATE_VERSION = 1
 RUN_RECORD = "run.json"
@@ -141,12 +141,17 @@ class RunState:
         return {**state, "torch": generator.clone()}  # a copy in memory, not a view of the file
 
     def save(self, step: int, keep: int) -> None:
-        """Save and commit the checkpoint of ``step`` (:mod:`.checkpoints`: the manifest, written after every
-        rank has written its files, is the commit; ``latest`` follows it), keep the newest ``keep``."""
+        """Save and commit the checkpoint of ``step`` (:mod:`.checkpoints`: every rank writes into the
+        staging directory, rank 0 writes the manifest after the barrier and renames the directory to
+        ``stepN``, the commit; ``latest`` follows it), keep the newest ``keep``. A storage failure (a full
+        disk) is one line, and the staging directory is removed: no ``stepN`` appears."""
         tag = checkpoints.tag_of(step)
-        tag_dir = self.save_dir / tag
-        if self.where.rank == 0 and tag_dir.exists():  # left by a save that was cut short
-            shutil.rmtree(tag_dir)
+        tag_dir, staging = self.save_dir / tag, checkpoints.staging_dir(self.save_dir, tag)
+        if self.where.rank == 0:
+            if tag_dir.exists() and not checkpoints.is_own(tag_dir):
+                raise UserError(f"{tag_dir} is in the way of the checkpoint of step {step} and is not one of "
+                                f"this trainer's: move it out of {self.save_dir}")  # fmt: skip
+            shutil.rmtree(staging, ignore_errors=True)  # left by a save that was cut short
         if dist.is_initialized():
             dist.barrier()
         client = {
@@ -160,14 +165,29 @@ class RunState:
         scaler = grad_scaler(self.engine)
         if scaler is not None:
             client["grad_scaler"] = scaler.state_dict()
-        self.engine.save_checkpoint(str(self.save_dir), tag=tag, client_state=client, save_latest=False)
-        torch.save(rng_state(), tag_dir / f"rng_rank{self.where.rank}.pt")
+        try:
+            self.engine.save_checkpoint(str(self.save_dir), tag=staging.name, client_state=client,
+                                        save_latest=False)  # fmt: skip
+        except (OSError, RuntimeError) as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            error = storage_failure(staging, exc)
+            if error is None:
+                raise
+            raise UserError(f"checkpoint of step {step} not saved (nothing of it is kept): {error}") from None
+        try:
+            save_torch(rng_state(), staging / f"rng_rank{self.where.rank}.pt")
+        except UserError as error:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise UserError(f"checkpoint of step {step} not saved (nothing of it is kept): {error}") from None
         if dist.is_initialized():
             dist.barrier()
         if self.where.rank == 0:
             record = {"step": step, "arch": self.arch, "world_size": self.where.world_size,
                       "zero_stage": self.engine.zero_optimization_stage()}  # fmt: skip
-            checkpoints.write_manifest(tag_dir, record)
+            checkpoints.write_manifest(staging, record)
+            if tag_dir.exists():  # an incomplete one of this trainer, left by a save that was cut short
+                shutil.rmtree(tag_dir)
+            os.replace(staging, tag_dir)
             write_text_atomically(self.save_dir / RUN_RECORD, json.dumps({"arch": self.arch}))
             checkpoints.commit_latest(self.save_dir, tag)
             checkpoints.prune(self.save_dir, keep=keep)

@@ -66,10 +66,12 @@ class BertPretrainingConfig(FairseqDataclass):
         default="",
         metadata={
             "help": "where the sentence-pair index of a split is cached (built once, then loaded by every "
-            "rank and every later run): empty = next to the split's .bin/.idx (not cached if that directory "
-            "cannot be written), a directory, or 'off'"
+            "rank and every later run): empty = in the run's --save-dir (an entry an older version wrote "
+            "next to the split's .bin/.idx is still read; nothing is written into the data-bin), a "
+            "directory, or 'off'"
         },
     )
+    save_dir: str = II("checkpoint.save_dir")
     nsp_pairings: int = field(
         default=10,
         metadata={
@@ -153,6 +155,7 @@ class BertPretrainingTask(FairseqTask):
             leave_unmasked_prob=self.cfg.leave_unmasked_prob,
             random_token_prob=self.cfg.random_token_prob,
             pair_cache=self.pair_cache_prefix(split),
+            pair_cache_read_only=self.legacy_pair_cache_prefix(split),
             pairing=pairing,
         )
         logger.info(
@@ -171,12 +174,17 @@ class BertPretrainingTask(FairseqTask):
         self.datasets[split] = dataset
 
     def pair_cache_prefix(self, split: str) -> Path | None:
-        """The prefix of the split's pair-index cache files (``None``: no cache), from ``--pair-cache``."""
+        """The prefix of the split's pair-index cache files (``None``: no cache), from ``--pair-cache``:
+        the run's output directory by default, never the data-bin (an input)."""
         where = self.cfg.pair_cache
         if where == "off":
             return None
-        directory = Path(where) if where else Path(self.data_path(self.cfg))
+        directory = Path(where) if where else Path(self.cfg.save_dir)
         return directory / split
+
+    def legacy_pair_cache_prefix(self, split: str) -> Path | None:
+        """Where versions before 0.x cached the pairs of ``split``: next to it in the data-bin (read only)."""
+        return None if self.cfg.pair_cache == "off" else Path(self.data_path(self.cfg)) / split
 
     @property
     def source_dictionary(self) -> Dictionary:

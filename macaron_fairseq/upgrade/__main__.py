@@ -14,6 +14,7 @@ from pathlib import Path
 
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
+from macaron_workflow.overlap import refuse_overlap
 
 PROG = "macaron-upgrade"
 
@@ -47,12 +48,10 @@ def check_paths(args: argparse.Namespace) -> None:
         raise UserError(
             f"--out {out} is a directory: give the checkpoint file to write, e.g. {out / 'model.pt'}"
         )
-    if source.exists() and out.exists() and out.resolve() == source.resolve():
-        raise UserError(f"--out {out} is the input checkpoint: write the upgrade to another file")
     if args.data is not None and not args.data.is_dir():
         raise UserError(f"--data {args.data}: no such directory")
-    if args.data is not None and out.resolve().is_relative_to(args.data.resolve()) and out.suffix != ".pt":
-        raise UserError(f"--out {out}: inside --data and not a .pt file; choose another name")
+    # the data-bin is an input: nothing is written into it, whatever the name
+    refuse_overlap({"--out": out}, {"CHECKPOINT": source, "--data": args.data})
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -10,6 +10,7 @@ one and records it in the checkpoint instead).
 
 from __future__ import annotations
 
+import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ import torch
 
 from macaron_fairseq.upgrade.layout import AuthorsModel
 from macaron_fairseq.upgrade.weights import plugin_state
-from macaron_workflow.atomic import atomic_output
+from macaron_workflow.atomic import save_torch
 from macaron_workflow.errors import UserError
 
 #: fallback architectures for an authors' checkpoint whose arch name is not registered here (settings come
@@ -161,6 +162,7 @@ def build(model: AuthorsModel, weights: dict[str, torch.Tensor], source: Path, d
     if model.decoder.normalize_before != (plugin.decoder.layer_norm is not None):
         raise RuntimeError("the decoder's final LayerNorm was not kept")  # the decoder.version trap
     args.data = str(data.resolve()) if data is not None else model.data
+    logging.getLogger("hydra").setLevel(logging.WARNING)  # its DEBUG lines on composing fairseq's config
     cfg = OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True)
     return Upgraded(plugin.eval(), cfg, arch, model_name)
 
@@ -191,5 +193,4 @@ def save(upgraded: Upgraded, model: AuthorsModel, source: Path, out: Path) -> No
         },
         "last_optimizer_state": None,
     }
-    with atomic_output(out) as tmp:
-        torch.save(checkpoint, tmp)
+    save_torch(checkpoint, out)

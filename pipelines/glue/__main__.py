@@ -78,7 +78,7 @@ from macaron_workflow.errors import USAGE_EXIT
 from macaron_workflow.grid import Slot, slots
 from macaron_workflow.grid import run_grid as run_keys
 from macaron_workflow.options import SKIP_INSTALL, Option, add_options
-from macaron_workflow.overlap import refuse_overlap
+from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption, requeue
 
 STEPS = ("all", "prepare", "count", "cell", "collect")
@@ -513,6 +513,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     console = Console("glue")
     if args.step in ("all", "prepare"):
         check_inputs(args)
+    refuse_file_as_directory("--workdir", args.workdir)
     args.workdir.mkdir(parents=True, exist_ok=True)
     data_root = args.workdir / "glue" / "data"
     if args.step in ("all", "prepare"):

@@ -35,7 +35,7 @@ from macaron_pipelines.glue.grid import RunSpec, train_command
 from macaron_pipelines.glue.metrics import dev_metrics, task_score
 from macaron_workflow import processes
 from macaron_workflow.cli import run_cli
-from macaron_workflow.errors import UserError
+from macaron_workflow.errors import USAGE_EXIT, ReportedError, UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from macaron_workflow.stages import StageReport, StageRunner
 
@@ -128,8 +128,10 @@ def train(spec: RunSpec, runner: StageRunner, save_dir: Path, signal_name: str =
         status = processes.run(command, forward=[signal_number(signal_name)]).status
         if status == PREEMPTED_EXIT:
             raise SystemExit(PREEMPTED_EXIT)
-        if status != 0:
-            raise UserError(f"{spec.name}: fairseq-train failed with exit status {status}")
+        if status == USAGE_EXIT:  # the trainer's one-line error about its input: the user's to fix
+            raise UserError(f"{spec.name}: fairseq-train refused its input (exit status {status})")
+        if status != 0:  # a crash or a killed trainer is not the user's mistake
+            raise ReportedError(f"{spec.name}: fairseq-train failed with exit status {status}")
         return {}
 
     runner.run_in_place(TRAIN_STAGE, [], [save_dir / "checkpoint_last.pt"], params, build, workspace=save_dir)
@@ -151,7 +153,8 @@ def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT
             temps[out / f"{split}.txt"].write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
         dev = {
             meta["splits"][split]["glue_split"]: (
-                predictions[split], read_gold(spec.data_dir / f"{split}.gold", meta["regression"])
+                predictions[split],
+                read_gold(spec.data_dir / f"{split}.gold", meta["regression"]),
             )
             for split in predictions
             if split.startswith("valid") and meta["splits"][split]["labeled"]

@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if missing:
             raise CheckError(missing_message(missing))
     except CheckError as error:
-        print(error, file=sys.stderr)
+        print(f"{program_name(*PROG)}: error: {str(error).removeprefix('gpu_check: ')}", file=sys.stderr)
         return 2
     # the parts import fairseq and the plugin: only now that they are known to be here
     from macaron_pipelines.gpu_check.runs import build_corpus, plan

@@ -32,7 +32,9 @@ from macaron_workflow.errors import UserError, cannot_read
 
 BLOCK_BYTES = 1 << 20
 MAX_PAGE_BYTES = 256 << 20
-"""A ``<page>`` without ``</page>`` after this many bytes means the input is not a dump."""
+"""A ``<page>`` without ``</page>`` after this many bytes means the input is not a dump; so do this many bytes
+outside any ``<page>`` (before the first, between two, after the last): the cut-out bytes held in memory
+never exceed it (a 645-byte bz2 of blanks after the last ``</page>`` used to grow the buffer to gigabytes)."""
 WHAT_TO_GIVE = (
     "give a complete Wikipedia pages-articles dump (enwiki-YYYYMMDD-pages-articles*.xml.bz2 from "
     "dumps.wikimedia.org; download it again if its md5 differs from the dump's enwiki-YYYYMMDD-md5sums.txt)"
@@ -42,6 +44,8 @@ HEADER_SEARCH_BYTES = 1 << 20
 """The ``<mediawiki>`` root must start within this many bytes."""
 _BZ2_STREAM_START = re.compile(rb"BZh[1-9]1AY&SY")
 _PAGE_OPEN, _PAGE_CLOSE = b"<page>", b"</page>"
+_END = b"</mediawiki>"
+_KEPT_END = 64  # bytes kept of a run outside pages: a tag cut between two blocks is found whole
 
 
 @dataclass(frozen=True)
@@ -127,12 +131,12 @@ def decompress_bz2(stream_range: StreamRange, block_bytes: int = BLOCK_BYTES) ->
                 break
             if remaining is not None:
                 remaining -= len(data)
-            while data:
+            while True:  # at most block_bytes out per call: a few bytes of bz2 can hold gigabytes of blanks
                 try:
-                    out = decompressor.decompress(data)
+                    out = decompressor.decompress(data, max_length=block_bytes)
                 except (OSError, EOFError) as exc:
                     raise _corrupt(path, offset, produced, f"invalid bz2 data ({exc})") from exc
-                fed = True
+                data, fed = b"", True
                 produced += len(out)
                 if out:
                     yield out
@@ -144,8 +148,10 @@ def decompress_bz2(stream_range: StreamRange, block_bytes: int = BLOCK_BYTES) ->
                         if data.strip(b"\0"):
                             raise _corrupt(path, offset, produced, "bytes that are not a bz2 stream")
                         data = b""
-                else:
-                    data = b""
+                    if not data:
+                        break
+                elif decompressor.needs_input:
+                    break
             offset = handle.tell()
         if fed and not decompressor.eof:
             raise _corrupt(path, offset, produced, "the compressed data ends inside a bz2 stream")
@@ -183,6 +189,8 @@ class PageCutter:
         self.buffer = bytearray()
         self.head: bytes | None = None
         self.pages = 0
+        self.outside = 0  # bytes after the last page dropped from the buffer (only a short end is kept)
+        self.closed = False  # a dropped part held </mediawiki>
 
     def feed(self, block: bytes) -> list[bytes]:
         buffer = self.buffer
@@ -203,15 +211,27 @@ class PageCutter:
             position = end + len(_PAGE_CLOSE)
         if position:
             del buffer[:position]
+            self.outside, self.closed = 0, False
         elif self.head is None and len(buffer) > HEADER_SEARCH_BYTES and b"<mediawiki" not in buffer:
             raise not_an_export(self.source, bytes(buffer[:80]))
         self.pages += len(pages)
+        if _PAGE_OPEN not in buffer:  # all of it outside any <page>: bounded like a page
+            if self.outside + len(buffer) > MAX_PAGE_BYTES:
+                raise UserError(
+                    f"{self.source}: more than {MAX_PAGE_BYTES >> 20} MB outside any <page> element after "
+                    f"{self.pages:,} pages: not a MediaWiki export, or a corrupt one; {WHAT_TO_GIVE}"
+                )
+            if self.head is not None and len(buffer) > 2 * _KEPT_END:  # after a page: keep a short end only
+                self.closed = self.closed or _END in buffer
+                self.outside += len(buffer) - _KEPT_END
+                del buffer[:-_KEPT_END]
         return pages
 
     @property
     def tail(self) -> bytes:
-        """What follows the last complete page (all of the input if there was none)."""
-        return bytes(self.buffer)
+        """What follows the last complete page (all of the input if there was none); of a long run after a
+        page, its end (and ``</mediawiki>`` if the dropped part held it)."""
+        return (_END if self.closed else b"") + bytes(self.buffer)
 
 
 def not_an_export(path: Path, start: bytes) -> UserError:

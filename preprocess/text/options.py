@@ -73,8 +73,8 @@ class CorpusCli:
     ) -> tuple[argparse.Namespace, OutputLayout, StageRunner]:
         """Parse ``argv``; the arguments, the output layout (data-bin = ``--dest``) and the stage runner."""
         args = self.parser().parse_args(argv)
-        # before --dest is created; only named members of --raw-dir are read: --dest may lie inside it
-        refuse_overlap({"--dest": args.dest}, {"--raw-dir": args.raw_dir}, forbid=("is", "contains"))
+        # before --dest is created: nothing is written into an input, whatever the name
+        refuse_overlap({"--dest": args.dest}, {"--raw-dir": args.raw_dir})
         return (args, *start_run(args.dest, src, tgt, args.force))
 
 

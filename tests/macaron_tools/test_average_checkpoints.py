@@ -79,3 +79,69 @@ def test_the_old_spelling_output_still_works_with_a_one_line_note(
     assert torch.equal(averaged, torch.full((2, 3), 1.5))
     notes = [line for line in capsys.readouterr().err.splitlines() if line]
     assert len(notes) == 1 and "--output is deprecated, use --out" in notes[0], notes
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full file system (a small tmpfs): torch.save raises RuntimeError there, which was a traceback
+    (exit 1); the console script, in a process of its own, from outside the checkout."""
+    import os
+    import subprocess
+    import sys
+
+    from full_disk import fill, leftovers, other_stderr_lines, small_filesystem
+    from helpers import REPO
+
+    for epoch in (1, 2):
+        big = {"w": torch.full((64, 256), float(epoch)), "step": torch.tensor([epoch])}
+        torch.save({"model": big, "cfg": {}, "extra_state": {"epoch": epoch}}, tmp_path / f"c{epoch}.pt")
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 16384)
+        before = set(leftovers(disk))
+        out = disk / "new" / "avg.pt"
+        proc = subprocess.run(
+            [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", str(tmp_path / "c1.pt"),
+             str(tmp_path / "c2.pt"), "--out", str(out)],
+            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+        assert line.startswith("average_checkpoints: error: ") and f"cannot write {out}: No space" in line
+        assert other_stderr_lines(proc.stderr, "average_checkpoints") == []
+        assert leftovers(disk, before) == []
+
+
+def test_both_torch_force_variables_are_named_not_the_file(tmp_path: Path) -> None:
+    """#41: with TORCH_FORCE_WEIGHTS_ONLY_LOAD and TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD both set torch refuses
+    every load; the checkpoint was called truncated. Now one line names the two variables (exit 2), through
+    the tool's own load and through the restricted load code we do not own goes through."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    from macaron_workflow.checkpoint_safety import restricted_loads
+    from macaron_workflow.errors import UserError
+
+    for epoch in (1, 2):
+        fake_checkpoint(tmp_path / f"c{epoch}.pt", float(epoch), epoch)
+    both = {"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", str(tmp_path / "c1.pt"),
+         str(tmp_path / "c2.pt"), "--out", str(tmp_path / "avg.pt")],
+        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), **both}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and "are both set" in line and "truncated" not in line, proc.stderr
+    assert not (tmp_path / "avg.pt").exists()
+    for name, value in both.items():
+        os.environ[name] = value
+    try:
+        with restricted_loads(), pytest.raises(UserError, match="are both set") as caught:
+            torch.load(tmp_path / "c1.pt")
+        assert "truncated" not in str(caught.value)
+    finally:
+        for name in both:
+            del os.environ[name]

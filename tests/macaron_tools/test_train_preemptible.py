@@ -128,3 +128,19 @@ def test_fairseq_copies_a_checkpoint_to_its_other_names_atomically(
         assert PathManager.copy(str(src), str(dst), overwrite=True)
         assert dst.read_bytes() == src.read_bytes()
     assert PathManager.copy is original
+
+
+def test_a_refused_restore_file_leaves_no_empty_save_dir(tiny_data_bin: Path, tmp_path: Path) -> None:
+    """#41: ``--restore-file PAYLOAD`` was refused in one line but left the ``--save-dir`` fairseq had
+    created, empty. The payload never runs; nothing is left."""
+    from helpers import write_malicious_checkpoint
+
+    marker = tmp_path / "PWNED"
+    payload = write_malicious_checkpoint(tmp_path / "payload.pt", marker)
+    save_dir = tmp_path / "new" / "run"
+    argv = [*command(tiny_data_bin, save_dir), "--restore-file", str(payload)]
+    proc = subprocess.run(argv, cwd=tmp_path, env=env(), capture_output=True, text=True, timeout=600)
+    errors = [line for line in proc.stderr.splitlines() if ": error: " in line]
+    assert proc.returncode == 2 and len(errors) == 1 and "posix.system" in errors[0], proc.stderr[-3000:]
+    assert not marker.exists()
+    assert not (tmp_path / "new").exists()

@@ -275,7 +275,7 @@ def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, cap
     )
     assert check.main(["--allow-cpu", "--json", ""]) == 2
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("gpu_check: missing packages: fairseq, deepspeed; ")
+    assert err.count("\n") == 1 and ": error: missing packages: fairseq, deepspeed; " in err.splitlines()[0]
     assert (
         "pip install --no-deps --no-index --find-links wheels/gpu ve-fairseq==0.12.3 deepspeed==0.19.8" in err
     )
@@ -302,7 +302,8 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == "" and proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith("gpu_check: no CUDA GPU here") and "--allow-cpu" in proc.stderr
+    prog = "python -m macaron_pipelines.gpu_check"  # the PROG: error: form of every command (#41)
+    assert proc.stderr.startswith(f"{prog}: error: no CUDA GPU here") and "--allow-cpu" in proc.stderr
 
 
 @pytest.mark.slow

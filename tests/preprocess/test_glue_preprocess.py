@@ -122,7 +122,32 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
                          str(translation),
                          check=False)  # fmt: skip
     assert foreign.returncode == 2 and "not a BERT checkpoint of this plugin" in foreign.stderr
-    missing = run_module("macaron_preprocess.glue", "--glue-dir", str(setup["root"] / "nowhere"), "--dest",
-                         str(dest), "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)
+    missing = run_module(
+        "macaron_preprocess.glue",
+        "--glue-dir",
+        str(setup["root"] / "nowhere"),
+        "--dest",
+        str(dest),
+        "--checkpoint",
+        str(setup["checkpoint"]),
+        "--tasks",
+        "RTE",
+        check=False,
+    )
     assert missing.returncode == 2 and "nowhere: no such directory" in missing.stderr
     assert "--download" in missing.stderr and not (setup["root"] / "nowhere").exists()  # read, never written
+
+
+def test_an_existing_file_as_dest_is_one_line(setup: dict[str, Path]) -> None:
+    """#41: ``--dest FILE`` was a FileExistsError traceback, exit 1."""
+    dest = setup["root"] / "a-file"
+    dest.write_text("the user's\n")
+    proc = run_module("macaron_preprocess.glue", "--glue-dir", str(setup["glue"]), "--dest", str(dest),
+                      "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
+    assert (
+        lines[0].startswith("python -m macaron_preprocess.glue: error: --dest ")
+        and "not a directory" in lines[0]
+    )
+    assert dest.read_text() == "the user's\n"

@@ -216,14 +216,14 @@ def test_missing_members_are_all_listed(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     with pytest.raises(UserError, match=r"lacks expected files:\n  de-en/train\.tags\.de-en\.de$"):
         extract_members(archive, wanted)
-    result = run_iwslt("--dest", str(tmp_path / "o"), "--raw-dir", str(tmp_path))
+    result = run_iwslt("--dest", str(tmp_path.parent / f"{tmp_path.name}-o"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2
     assert "de-en/IWSLT14.TED.tst2011.de-en.en.xml" in result.stderr
     assert "de-en/train.tags.de-en.de" in result.stderr
 
 
 def test_raw_dir_without_the_archive(tmp_path: Path) -> None:
-    result = run_iwslt("--dest", str(tmp_path / "o"), "--raw-dir", str(tmp_path))
+    result = run_iwslt("--dest", str(tmp_path.parent / f"{tmp_path.name}-o"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2 and "holds neither de-en.tgz nor its extracted files" in result.stderr
 
 
@@ -231,7 +231,7 @@ def test_train_tags_with_different_line_counts(tmp_path: Path) -> None:
     members = iwslt_members(make_talks(3, seed=1), make_tests(3))
     members["de-en/train.tags.de-en.en"] += b"one extra line\n"
     write_tgz(tmp_path / "de-en.tgz", members)
-    result = run_iwslt("--dest", str(tmp_path / "o"), "--raw-dir", str(tmp_path))
+    result = run_iwslt("--dest", str(tmp_path.parent / f"{tmp_path.name}-o"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2
     assert "train.tags.de-en.de has" in result.stderr and "train.tags.de-en.en has" in result.stderr
     n_de = members["de-en/train.tags.de-en.de"].count(b"\n")

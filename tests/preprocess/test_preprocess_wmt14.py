@@ -43,8 +43,9 @@ def wmt_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     raw = tmp_path_factory.mktemp("wmt_raw")
     wmt_archives(raw, corpora(), sentence_pairs(30, seed=24), newstest_pairs())
     out = tmp_path_factory.mktemp("wmt_out")
-    run_module("macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw),
-               "--bpe-vocab-size", "200")
+    run_module(
+        "macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw), "--bpe-vocab-size", "200"
+    )
     return raw, out
 
 
@@ -88,7 +89,7 @@ def test_missing_archives_are_all_listed(tmp_path: Path) -> None:
     archives = wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     archives["dev.tgz"].unlink()
     archives["training-parallel-nc-v9.tgz"].unlink()
-    result = run_wmt("--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path))
+    result = run_wmt("--dest", str(tmp_path.parent / f"{tmp_path.name}-out"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2, result.stderr
     assert "neither dev.tgz" in result.stderr and "neither training-parallel-nc-v9.tgz" in result.stderr
     assert str(tmp_path / "dev" / "newstest2013.en") in result.stderr
@@ -99,7 +100,7 @@ def test_member_missing_from_archive(tmp_path: Path) -> None:
     write_tgz(
         tmp_path / "test-full.tgz", {"test-full/newstest2014-deen-src.en.sgm": b'<seg id="1">x</seg>\n'}
     )
-    result = run_wmt("--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path))
+    result = run_wmt("--dest", str(tmp_path.parent / f"{tmp_path.name}-out"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2
     assert "lacks expected files: test-full/newstest2014-deen-ref.de.sgm" in result.stderr
 
@@ -115,11 +116,18 @@ def test_corpus_sides_of_different_length(tmp_path: Path) -> None:
             "commoncrawl.de-en.de": "".join(de + "\n" for _, de in pairs[:-2]).encode(),
         },
     )
-    result = run_wmt("--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path), "--bpe-vocab-size", "200")
+    result = run_wmt(
+        "--dest",
+        str(tmp_path.parent / f"{tmp_path.name}-out"),
+        "--raw-dir",
+        str(tmp_path),
+        "--bpe-vocab-size",
+        "200",
+    )
     assert result.returncode == 2
     assert "commoncrawl.de-en.en has 300 lines but" in result.stderr
     assert "commoncrawl.de-en.de has 298 lines" in result.stderr
-    assert not (tmp_path / "out" / "tok" / "train.en").exists()
+    assert not (tmp_path.parent / f"{tmp_path.name}-out" / "tok" / "train.en").exists()
 
 
 def test_sgm_segment_counts_must_match(tmp_path: Path) -> None:
@@ -131,7 +139,7 @@ def test_sgm_segment_counts_must_match(tmp_path: Path) -> None:
             "test-full/newstest2014-deen-ref.de.sgm": b'<seg id="1">a</seg>\n',
         },
     )
-    result = run_wmt("--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path))
+    result = run_wmt("--dest", str(tmp_path.parent / f"{tmp_path.name}-out"), "--raw-dir", str(tmp_path))
     assert result.returncode == 2
     assert "newstest2014-deen-src.en.sgm has 2 <seg> lines but" in result.stderr
     assert "newstest2014-deen-ref.de.sgm has 1" in result.stderr
@@ -143,7 +151,11 @@ def test_an_unreadable_archive_is_named_and_not_called_corrupt(
     archives = wmt_archives(tmp_path, corpora(), sentence_pairs(5, seed=1), sentence_pairs(5, seed=2))
     deny_reading(archives["dev.tgz"])  # in-process: chmod 000 does not stop root, who runs the tests
     with pytest.raises(SystemExit) as caught:
-        run_cli(lambda: wmt_main(["--dest", str(tmp_path / "out"), "--raw-dir", str(tmp_path)]))
+        run_cli(
+            lambda: wmt_main(
+                ["--dest", str(tmp_path.parent / f"{tmp_path.name}-out"), "--raw-dir", str(tmp_path)]
+            )
+        )
     assert caught.value.code == 2
     error = capsys.readouterr().err.splitlines()[-1]
     assert error == f"error: cannot read {archives['dev.tgz']}: Permission denied (EACCES)"

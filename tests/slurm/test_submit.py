@@ -3,6 +3,7 @@ prints."""
 
 from __future__ import annotations
 
+import os
 import shlex
 
 import pytest
@@ -180,3 +181,23 @@ def test_a_chain_whose_later_sbatch_fails_cancels_the_jobs_already_submitted(
         submit.main(["bert_corpus", "--env", "DEST=d", "--", str(part)])
     lines = calls.read_text().splitlines()
     assert len(lines) == 3 and "--dependency=afterok:101" in lines[1] and lines[2] == "scancel 101"
+
+
+def test_a_users_dollar_strings_reach_every_job_unchanged(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """#41: ``--env 'WORKDIR=/w/wk$PREP'``: the prepare job got ``wk$PREP``, the cell and collect jobs
+    ``wk1001`` (the chain's job ids were put into every argument). A stand-in ``sbatch`` records what it is
+    given; only the chain's own ``--dependency`` arguments get the ids."""
+    calls = tmp_path / "calls"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> {calls}\n'
+                      f'echo ---- >> {calls}\necho $((1000 + $(grep -c -- ---- {calls})))\n')  # fmt: skip
+    sbatch.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    submit.main(["glue", "--env", "WORKDIR=/w/wk$PREP", "--env", "NOTE=$ARRAY", "--", "--tasks", "RTE",
+                 "--seeds", "1"])  # fmt: skip
+    jobs = [job.strip().splitlines() for job in calls.read_text().split("----") if job.strip()]
+    assert len(jobs) == 3
+    for job in jobs:
+        (export,) = [arg for arg in job if arg.startswith("--export=")]
+        assert "WORKDIR=/w/wk$PREP" in export and "NOTE=$ARRAY" in export, export
+    assert "--dependency=afterok:1001" in jobs[1] and "--dependency=afterok:1002" in jobs[2]

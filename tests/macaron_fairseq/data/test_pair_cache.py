@@ -198,13 +198,34 @@ def test_the_tasks_pair_cache_option(tmp_path: Path, where: str) -> None:
     data = tmp_path / "data-bin"
     write_sentence_bin(data)
     argv = [str(data), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny"]
-    argv += ["--tokens-per-sample", "16"]
+    argv += ["--tokens-per-sample", "16", "--save-dir", str(tmp_path / "run")]
     if where:
         argv += ["--pair-cache", where if where == "off" else str(tmp_path / where)]
+    before = sorted(path.name for path in data.iterdir())
     task = tasks.setup_task(options.parse_args_and_arch(options.get_training_parser(), argv))
     task.load_dataset("train")
-    in_data = sorted(path.suffix for path in data.glob("train.pairs-block16-seed1-*"))
+    in_run = sorted(path.suffix for path in tmp_path.glob("run/train.pairs-block16-seed1-*"))
     elsewhere = sorted(path.suffix for path in tmp_path.glob("elsewhere/train.pairs-block16-seed1-*"))
     expected = {"": ([".json", ".npy"], []), "elsewhere": ([], [".json", ".npy"]), "off": ([], [])}[where]
-    assert (in_data, elsewhere) == expected
+    assert (in_run, elsewhere) == expected
+    assert sorted(path.name for path in data.iterdir()) == before  # the data-bin, an input, is never written
     assert len(task.dataset("train")) > 0
+
+
+def test_an_entry_an_older_version_cached_in_the_data_bin_is_read_not_rewritten(tmp_path: Path) -> None:
+    from fairseq import options, tasks
+
+    data = tmp_path / "data-bin"
+    write_sentence_bin(data)
+    argv = [str(data), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny"]
+    argv += ["--tokens-per-sample", "16"]
+    parse = options.get_training_parser
+    old = tasks.setup_task(options.parse_args_and_arch(parse(), [*argv, "--pair-cache", str(data)]))
+    old.load_dataset("train")  # what older versions wrote next to the split
+    written = {path.name: path.stat().st_mtime_ns for path in data.iterdir()}
+    run = ["--save-dir", str(tmp_path / "run")]
+    task = tasks.setup_task(options.parse_args_and_arch(parse(), [*argv, *run]))
+    task.load_dataset("train")
+    assert {path.name: path.stat().st_mtime_ns for path in data.iterdir()} == written
+    assert not (tmp_path / "run").exists()  # loaded from the old entry, not built again
+    assert np.array_equal(task.dataset("train").index.pairs, old.dataset("train").index.pairs)

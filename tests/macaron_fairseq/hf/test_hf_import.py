@@ -209,3 +209,24 @@ def test_a_reimport_whose_last_rename_fails_keeps_the_previous_import(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bert", "bert.data", "bert.pt"]
     monkeypatch.undo()
     assert import_hf(hf_dir, out) == out and (data / "dict.txt").is_file()
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line_without_fairseqs_tracebacks_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full file system (a small tmpfs): fairseq's torch_persistent_save logged a traceback for each
+    of its attempts before the one error line; nothing of the import stays, not its directory."""
+    from full_disk import TRAINING_LOG, fill, leftovers, other_stderr_lines, small_filesystem
+
+    prog = "python -m macaron_fairseq.hf"
+    hf_dir = save_hf_bert(tmp_path / "bert")
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 64 * 1024)
+        before = set(leftovers(disk))
+        out = disk / "new" / "bert.pt"
+        proc = cli("import", str(hf_dir), "--out", str(out))
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+        assert line.startswith(f"{prog}: error: cannot write {out}: No space left on device"), line
+        assert other_stderr_lines(proc.stderr, prog, TRAINING_LOG) == [], proc.stderr
+        assert leftovers(disk, before) == []

@@ -34,6 +34,8 @@ BLOCK = 32
 def make_task(data: Path, *extra: str) -> BertPretrainingTask:
     parser = options.get_training_parser()
     argv = [str(data), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny"]
+    if "--save-dir" not in extra:  # the pair cache goes there (fairseq's default: ./checkpoints)
+        argv += ["--save-dir", str(data.parent / f"{data.name}-run")]
     args = options.parse_args_and_arch(parser, [*argv, "--tokens-per-sample", str(BLOCK), *extra])
     return tasks.setup_task(args)
 

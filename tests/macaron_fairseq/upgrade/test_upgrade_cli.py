@@ -119,7 +119,7 @@ def test_bad_paths_are_refused_before_anything_is_read(
     )
     assert_one_line_refusal(
         upgrade_here(str(source), "--out", str(source), cwd=tmp_path, capsys=capsys),
-        "is the input checkpoint",
+        f"--out {source} the same path as CHECKPOINT {source}",
     )
     (tmp_path / "empty.pt").write_bytes(b"")
     assert_one_line_refusal(
@@ -150,6 +150,44 @@ def test_a_data_dir_with_other_dictionaries_is_refused(
     )
     assert_one_line_refusal(proc, "dict.de.txt has 39 entries", "40 rows")
     assert not (tmp_path / "model.pt").exists()
+
+
+@pytest.mark.parametrize("name", ["old.pt", "new.pt", "notes.txt"])
+def test_nothing_is_written_into_the_data_bin_whatever_the_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """``--data D --out D/old.pt`` replaced ``D/old.pt`` (only non-``.pt`` names were refused)."""
+    source = tmp_path / "authors.pt"
+    write_authors_checkpoint(source, authors_args(), VOCAB)
+    data = tmp_path / "data"
+    data.mkdir()
+    for lang in ("de", "en"):
+        (data / f"dict.{lang}.txt").write_text("".join(f"w{i} 1\n" for i in range(VOCAB - 4)))
+    (data / "old.pt").write_bytes(b"the user's other model")
+    before = {p.name: digest(p) for p in data.iterdir()}
+    out = data / name
+    proc = upgrade_here(str(source), "--out", str(out), "--data", str(data), cwd=tmp_path, capsys=capsys)
+    assert_one_line_refusal(proc, f"--out {out}", f"--data {data}", "an input")
+    assert {p.name: digest(p) for p in data.iterdir()} == before
+
+
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full file system (a small tmpfs): torch.save's own RuntimeError used to be a traceback, exit 1,
+    and the directory the upgrade created was left behind."""
+    from full_disk import TRAINING_LOG, fill, leftovers, other_stderr_lines, small_filesystem
+
+    source = tmp_path / "authors.pt"
+    write_authors_checkpoint(source, authors_args(), VOCAB)
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 8192)
+        before = set(leftovers(disk))
+        out = disk / "new" / "model.pt"
+        proc = upgrade(str(source), "--out", str(out), cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if line.startswith("macaron-upgrade: error: ")]
+        assert f"cannot write {out}: No space left on device (ENOSPC)" in line
+        assert other_stderr_lines(proc.stderr, "macaron-upgrade", TRAINING_LOG) == [], proc.stderr
+        assert leftovers(disk, before) == []  # no temporary file, no empty directory
 
 
 # ------------------------------------------------------------------------------ the upgraded model, used

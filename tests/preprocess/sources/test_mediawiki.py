@@ -185,3 +185,76 @@ def test_a_wrong_index_is_an_error(tmp_path: Path) -> None:
     index.write_bytes(bz2.compress(b"99999999:1:Page 1\n"))
     with pytest.raises(UserError, match=r"index\.txt\.bz2:1: not a multistream index line"):
         mediawiki.stream_ranges(dump, unit_bytes=100)
+
+
+@pytest.mark.parametrize("where", ["after the last page", "between two pages", "before the first page"])
+def test_the_cap_holds_outside_pages_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """#41: a 645-byte bz2 with blanks after the last ``</page>`` drove the corpus tool from 0.30 to 1.54 GB:
+    the cap applied only inside ``<page>``. With the cap lowered to 64 KB, a crafted dump of 4 MB of blanks
+    is refused in one line, and the bytes held never pass the cap by more than one decompressed block (which
+    a few bytes of bz2 used to make gigabytes: the decompressor's output is bounded now)."""
+    monkeypatch.setattr(mediawiki, "MAX_PAGE_BYTES", 1 << 16)
+    blanks = " " * (4 << 20)
+    xml = {
+        "after the last page": HEADER + "".join(PAGES) + blanks + FOOTER,
+        "between two pages": HEADER + PAGES[0] + blanks + PAGES[1] + FOOTER,
+        "before the first page": HEADER + blanks + "".join(PAGES) + FOOTER,
+    }[where]
+    dump = tmp_path / "blanks.xml.bz2"
+    dump.write_bytes(bz2.compress(xml.encode()))
+    assert dump.stat().st_size < 2048
+    held = []
+    feed = mediawiki.PageCutter.feed
+
+    def watched(self: mediawiki.PageCutter, block: bytes) -> list[bytes]:
+        try:
+            return feed(self, block)
+        finally:
+            held.append(len(self.buffer))
+
+    monkeypatch.setattr(mediawiki.PageCutter, "feed", watched)
+    with pytest.raises(UserError, match=r"blanks\.xml\.bz2: more than 0 MB outside any <page> element after"):
+        list(mediawiki.iter_page_chunks(dump))
+    assert max(held) <= (1 << 16) + mediawiki.BLOCK_BYTES
+
+
+def test_blanks_within_the_cap_are_still_an_export(tmp_path: Path) -> None:
+    dump = tmp_path / "d.xml.bz2"
+    dump.write_bytes(bz2.compress((HEADER + "".join(PAGES) + " " * 100_000 + FOOTER).encode()))
+    assert len(list(mediawiki.iter_page_chunks(dump))) == len(PAGES)
+
+
+@pytest.mark.slow
+def test_the_corpus_tools_peak_memory_on_blanks_after_the_last_page(tmp_path: Path) -> None:
+    """#41, through the real process: 320 MB of blanks after the last ``</page>`` (a 1.5 KB bz2) took the
+    corpus tool from 0.30 to 1.5 GB; it now stops at the 256 MB cap in one line, its peak resident memory
+    that of a normal start (measured by a parent process of its own: 0.31 GB here)."""
+    import os
+    import subprocess
+    import sys
+
+    from helpers import REPO
+
+    compressor = bz2.BZ2Compressor(9)
+    dump = tmp_path / "enwiki-20261101-pages-articles.xml.bz2"
+    with open(dump, "wb") as out:
+        out.write(compressor.compress((HEADER + "".join(many_pages(30))).encode()))
+        for _ in range(20):
+            out.write(compressor.compress(b" " * (16 << 20)))
+        out.write(compressor.compress(FOOTER.encode()) + compressor.flush())
+    assert dump.stat().st_size < 4096
+    command = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(tmp_path / "out"),
+               "--wikipedia", str(dump), "--workers", "1", "--bpe-vocab-size", "100"]  # fmt: skip
+    measure = (
+        "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+        "sys.stderr.write(p.stderr); "
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-c", measure, *command], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=600, env=env)  # fmt: skip
+    status, peak_kb = map(int, proc.stdout.split())
+    lines = [line for line in proc.stderr.splitlines() if ": error: " in line]
+    assert status == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert "more than 256 MB outside any <page> element after 30 pages" in lines[0]
+    assert peak_kb < 700 * 1024, f"peak {peak_kb / 1024:.0f} MB"
