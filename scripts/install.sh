@@ -15,6 +15,8 @@
 # * fairseq: ve-fairseq==0.12.3 (upstream main + the Python 3.11 fix, prebuilt wheels) with --no-deps:
 #   PyPI's fairseq does not import on 3.11, and the fork's declared pins need torchaudio (another torch).
 #   Its real runtime dependencies are in requirements.txt.
+# * --user-dir macaron_fairseq resolves from any directory: fairseq looks for it next to its own package,
+#   where the editable install gets a link (scripts/user_dir_link.py; pip uninstall removes it).
 # * Dependencies: requirements.txt and requirements-X.txt per extra X (what pyproject.toml declares);
 #   only the unsatisfied ones go to pip, so a provisioned machine never calls pip's resolver.
 set -euo pipefail
@@ -34,7 +36,7 @@ while [ "$#" -gt 0 ]; do
     --extras) [ "$#" -ge 2 ] || usage_error "--extras needs a list, e.g. --extras pretrain,glue"
               add_extras "$2"; shift ;;
     --extras=*) add_extras "${1#--extras=}" ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) usage_error "unknown option '$1'" ;;
   esac
   shift
@@ -166,4 +168,9 @@ sys.exit(0 if Version(version('setuptools')) >= Version('77') else 1)" 2>/dev/nu
   say "installing macaron_fairseq (editable) from $here"
   pipi --no-deps --no-build-isolation -e "$here"
 fi
+
+# 6. '--user-dir macaron_fairseq' from any directory: fairseq looks for it next to its own package, where an
+# editable install leaves nothing (a link, recorded so that pip uninstall removes it; scripts/user_dir_link.py)
+# (when it cannot be made, the one line on stderr says so and gives the path to type; the install stands)
+(cd / && "$PY" "$here/scripts/user_dir_link.py" | sed 's/^/[install] /') || true
 say "done (torch $torch_version)"
