@@ -45,6 +45,7 @@ from pathlib import Path
 from macaron_pipelines import fairseq_steps
 from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
 from macaron_pipelines.commands import (
+    INIT_SCHEMES,
     REPO,
     USER_DIR,
     Console,
@@ -237,7 +238,8 @@ OPTIONS = (
            "transformer_wmt_en_de_macaron_v2 / transformer_wmt_en_de_big_t2t_macaron); their baselines are "
            "the same names without _macaron (transformer_iwslt_de_en_v2 ...); the post-LN "
            "macaron_small/base/big also work", env="ARCH"),
-    Option("--init-scheme", "passed to fairseq-train (default, dt-fixup, t-fixup)", env="INIT_SCHEME"),
+    Option("--init-scheme", f"passed to fairseq-train ({', '.join(INIT_SCHEMES)}; not given: fairseq-train's "
+           "default)", env="INIT_SCHEME", choices=INIT_SCHEMES),
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
     Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
            env="MAX_TOKENS", type=positive_int),

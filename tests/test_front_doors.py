@@ -115,3 +115,10 @@ def test_fairseq_hydra_train_runs_a_shipped_config_from_the_users_directory(
                  f"checkpoint.save_dir={save_dir}", f"hydra.run.dir={away / 'hydra-outputs'}"],
                 cwd=away)  # fmt: skip
     assert (save_dir / "checkpoint_last.pt").is_file()
+
+
+def test_the_help_of_a_plugin_arch_lists_the_plugins_options(install: Install, away: Path) -> None:
+    proc = install.run(["fairseq-train", "--user-dir", "macaron_fairseq", "--arch", "macaron_base", "--help"],
+                       cwd=away)  # fmt: skip
+    assert "Model-specific configuration (--arch macaron_base):" in proc.stdout
+    assert "\n  --init-scheme {default,dt-fixup,t-fixup,auto}\n" in proc.stdout

@@ -18,7 +18,9 @@ def option_help(text: str, flag: str) -> str:
     return " ".join(match.group(0).split())
 
 
-@pytest.mark.parametrize(("arch", "layers"), [("macaron_base", "6"), ("transformer_iwslt_de_en_macaron_v2", "6")])
+@pytest.mark.parametrize(
+    ("arch", "layers"), [("macaron_base", "6"), ("transformer_iwslt_de_en_macaron_v2", "6")]
+)
 def test_the_help_of_a_plugin_arch_lists_its_options_with_the_archs_defaults(
     arch: str, layers: str, tmp_path: Path
 ) -> None:
