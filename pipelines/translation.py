@@ -50,6 +50,7 @@ from macaron_pipelines.commands import (
     USER_DIR,
     Console,
     PipelineError,
+    PipelineUsageError,
     add_from_env,
     parse_with_passthrough,
     report_errors,
@@ -205,7 +206,24 @@ def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save
         command += ["--distributed-world-size", str(args.gpus)]
     if args.init_scheme:
         command += ["--init-scheme", args.init_scheme]
+    if args.cpu:
+        command += ["--cpu"]
     return command + list(args.train_flags)
+
+
+def require_cuda(args: argparse.Namespace) -> None:
+    """A full-size recipe is meant for GPUs: without CUDA it stops in one line, unless ``--cpu`` (or
+    ``--small``) asks for the CPU."""
+    if args.small or args.cpu:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise PipelineUsageError(
+            f"no CUDA device here (torch {torch.__version__}): the {args.recipe} recipe trains "
+            f"{args.max_update} updates, which takes days on a CPU; add --cpu to train on the CPU anyway, or "
+            "--small for the CPU smoke run"
+        )
 
 
 def write_results(
@@ -259,6 +277,8 @@ OPTIONS = (
     Option("--seed", "default: the authors', 1", type=int),
     Option("--log-interval", "default: the authors', 50", type=positive_int),
     Option("--small", "tiny model and schedule (CPU smoke scale)", env="SMALL", kind="switch"),
+    Option("--cpu", "train the full-size recipe on the CPU (days); without it, a machine without CUDA stops "
+           "before anything runs", env="TRAIN_ON_CPU", kind="switch"),
     Option("--slurm", "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
            "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
            "process", kind="switch"),
@@ -312,6 +332,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run_pipeline(args: argparse.Namespace) -> None:
+    require_cuda(args)
     recipe = RECIPES[args.recipe]
     console = Console("pipeline")
     args.workdir.mkdir(parents=True, exist_ok=True)
