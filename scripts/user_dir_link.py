@@ -11,8 +11,10 @@ writing into or deleting from the checkout through it.
 
     python scripts/user_dir_link.py           # create (or check) the link; scripts/install.sh runs it
 
-Nothing is imported (fairseq is located, not imported). One line on stdout says what was done; a link that
-cannot be made is one line on stderr naming the path and the workaround, exit 2.
+Nothing is imported (fairseq is located, not imported). The link is made only inside this interpreter's own
+environment (a virtualenv that sees a shared fairseq through ``--system-site-packages`` gets none: other
+environments would see it too); ``MACARON_NO_USER_DIR_LINK=1`` makes none. One line on stdout says what was
+done; a link that cannot be made is one line on stderr naming the path and the workaround, exit 2.
 """
 
 from __future__ import annotations
@@ -66,9 +68,24 @@ def record_link(link: Path) -> None:
         csv.writer(f, lineterminator="\n").writerow([entry, "", ""])
 
 
+def inside_this_environment(path: Path) -> bool:
+    """Whether ``path`` lies in this interpreter's own environment (``sys.prefix``), not in a base
+    installation a virtualenv merely sees (``--system-site-packages``), which other environments share."""
+    prefix = Path(os.path.realpath(sys.prefix))
+    return prefix == path or prefix in path.parents
+
+
 def ensure_link() -> str:
     """Create or check the link; the returned line says which."""
     link, target = fairseq_lookup_path(), checkout_package()
+    if os.environ.get("MACARON_NO_USER_DIR_LINK"):
+        return f"MACARON_NO_USER_DIR_LINK is set: no link; use --user-dir {target}"
+    if not inside_this_environment(link.parent):
+        raise LinkError(
+            f"fairseq is installed outside this environment ({link.parent}, shared with others): no link is "
+            f"made there; give fairseq the path, --user-dir {target}, or install fairseq into this "
+            "environment (scripts/install.sh does)"
+        )
     if link.is_symlink() and not link.exists():
         link.unlink()  # a link to a checkout that has moved
     if link.exists():
