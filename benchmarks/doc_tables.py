@@ -118,6 +118,12 @@ def _bert_parity() -> str:
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
+def _plugin_options() -> str:
+    from macaron_fairseq.plugin_options import markdown_table
+
+    return markdown_table()
+
+
 ABLATION = dt_fixup_ablation
 PREPROCESS = preprocess_throughput.render
 BLOCKS = (
@@ -156,6 +162,7 @@ BLOCKS = (
     DocBlock("authors-recipes", _authors_recipes),
     DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
+    DocBlock("plugin-options", _plugin_options),
 )
 
 

@@ -2,7 +2,7 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies seven repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies eight repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
 
 * :mod:`macaron_fairseq.repairs.lazy_deepspeed` — importing fairseq does not import DeepSpeed (fairseq's
@@ -20,7 +20,9 @@ the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies seven repairs t
 * :mod:`macaron_fairseq.repairs.prefetch_thread_exit` — a run that stops mid-epoch exits with its own exit
   code, not with SIGABRT from fairseq's batch-prefetch thread dying inside torch at interpreter exit;
 * :mod:`macaron_fairseq.repairs.cached_dataset_reads` — ``fairseq-train`` runs on data-bins in fairseq's
-  original indexed format (the Macaron authors' released data), whose cached reader failed on the dummy batch.
+  original indexed format (the Macaron authors' released data), whose cached reader failed on the dummy batch;
+* :mod:`macaron_fairseq.repairs.arch_help` — ``fairseq-train --arch ARCH --help`` lists the architecture's
+  options with their defaults (fairseq adds them only after the parse in which ``--help`` acts).
 
 Use::
 
@@ -52,5 +54,29 @@ prefetch_thread_exit.install()
 cached_dataset_reads.install()
 
 from macaron_fairseq import criterions, models, optim, tasks  # noqa: E402,F401  (registers everything)
+
+
+def _answer_to_fairseqs_user_dir_lookup() -> None:
+    """``--user-dir macaron_fairseq`` after the package is already imported (``import macaron_fairseq`` then
+    ``from_pretrained(..., user_dir="macaron_fairseq")``, or a launcher that imports it first): fairseq's
+    ``import_user_module`` accepts an imported module only when the path it resolved, the unnormalised
+    ``<fairseq package>/../macaron_fairseq``, is in the package's ``__path__``, and otherwise stops with
+    "not globally unique". When that path is this very folder (a wheel, or the link of
+    ``scripts/user_dir_link.py``) it is added as a second spelling of the same folder: submodules are still
+    found in the first entry, under the one name ``macaron_fairseq``."""
+    import os
+
+    import fairseq
+
+    alias = os.path.join(os.path.dirname(fairseq.__file__), "..", __name__)
+    if alias not in __path__ and os.path.isdir(alias) and os.path.samefile(alias, __path__[0]):
+        __path__.append(alias)
+
+
+_answer_to_fairseqs_user_dir_lookup()
+
+from macaron_fairseq.repairs import arch_help  # noqa: E402  (after the models: it reads their options)
+
+arch_help.install()
 
 __version__ = "0.1.0"

@@ -26,6 +26,10 @@ REPO = Path(__file__).resolve().parents[1]
 USER_DIR = REPO / "macaron_fairseq"
 """The plugin, passed to every fairseq command as ``--user-dir``."""
 
+INIT_SCHEMES = ("default", "dt-fixup", "t-fixup", "auto")
+"""The choices of the pipelines' ``--init-scheme``: fairseq-train's (``macaron_fairseq.init.config.SCHEMES``,
+checked by a test; not imported here, that would import fairseq with every pipeline's ``--help``)."""
+
 FAILURE_TAIL_LINES = 30
 """How many lines of a failed command's log are shown."""
 

@@ -45,10 +45,12 @@ from pathlib import Path
 from macaron_pipelines import fairseq_steps
 from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
 from macaron_pipelines.commands import (
+    INIT_SCHEMES,
     REPO,
     USER_DIR,
     Console,
     PipelineError,
+    PipelineUsageError,
     add_from_env,
     parse_with_passthrough,
     report_errors,
@@ -204,7 +206,24 @@ def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save
         command += ["--distributed-world-size", str(args.gpus)]
     if args.init_scheme:
         command += ["--init-scheme", args.init_scheme]
+    if args.cpu:
+        command += ["--cpu"]
     return command + list(args.train_flags)
+
+
+def require_cuda(args: argparse.Namespace) -> None:
+    """A full-size recipe is meant for GPUs: without CUDA it stops in one line, unless ``--cpu`` (or
+    ``--small``) asks for the CPU."""
+    if args.small or args.cpu:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        raise PipelineUsageError(
+            f"no CUDA device here (torch {torch.__version__}): the {args.recipe} recipe trains "
+            f"{args.max_update} updates, which takes days on a CPU; add --cpu to train on the CPU anyway, or "
+            "--small for the CPU smoke run"
+        )
 
 
 def write_results(
@@ -237,7 +256,8 @@ OPTIONS = (
            "transformer_wmt_en_de_macaron_v2 / transformer_wmt_en_de_big_t2t_macaron); their baselines are "
            "the same names without _macaron (transformer_iwslt_de_en_v2 ...); the post-LN "
            "macaron_small/base/big also work", env="ARCH"),
-    Option("--init-scheme", "passed to fairseq-train (default, dt-fixup, t-fixup)", env="INIT_SCHEME"),
+    Option("--init-scheme", f"passed to fairseq-train ({', '.join(INIT_SCHEMES)}; not given: fairseq-train's "
+           "default)", env="INIT_SCHEME", choices=INIT_SCHEMES),
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
     Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
            env="MAX_TOKENS", type=positive_int),
@@ -257,6 +277,8 @@ OPTIONS = (
     Option("--seed", "default: the authors', 1", type=int),
     Option("--log-interval", "default: the authors', 50", type=positive_int),
     Option("--small", "tiny model and schedule (CPU smoke scale)", env="SMALL", kind="switch"),
+    Option("--cpu", "train the full-size recipe on the CPU (days); without it, a machine without CUDA stops "
+           "before anything runs", env="TRAIN_ON_CPU", kind="switch"),
     Option("--slurm", "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
            "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
            "process", kind="switch"),
@@ -310,6 +332,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def run_pipeline(args: argparse.Namespace) -> None:
+    require_cuda(args)
     recipe = RECIPES[args.recipe]
     console = Console("pipeline")
     args.workdir.mkdir(parents=True, exist_ok=True)

@@ -8,13 +8,18 @@
 # The same as 'pip install -e ".[EXTRAS]"' after torch and the fairseq fork (docs/installation.md), but:
 # * Python: CPython 3.11 or 3.12 on x86-64 Linux only (the fork has wheels for nothing else): others are
 #   refused with one line (exit 2).
-# * torch: an importable torch >= requirements.txt's floor (e.g. your cluster's CUDA build) is kept as is, an
-#   older one refused in one line. Without one, the CPU build torch==${MACARON_TORCH_VERSION:-2.13.0+cpu}
-#   is installed (from the PyTorch CPU index if the configured ones lack it), never PyPI's default CUDA wheel. Every later pip call is constrained to the
-#   torch that is installed, so no dependency can swap it for another build.
+# * torch: never replaced. An importable torch at or above requirements.txt's floor (e.g. your cluster's
+#   CUDA build) is kept as is; an older one stops the installer with one line. Without torch: where
+#   nvidia-smi sees NVIDIA GPUs, the CUDA build torch==2.13.0 (PyPI's Linux wheel, or the index in
+#   MACARON_TORCH_CUDA_INDEX), or one line naming the command if that fails — never the CPU build in its
+#   place; elsewhere the CPU build torch==${MACARON_TORCH_VERSION:-2.13.0+cpu} (from the PyTorch CPU index
+#   if the configured ones lack it). Every later pip call is constrained to the torch that is installed, so
+#   no dependency can swap it for another build.
 # * fairseq: ve-fairseq==0.12.3 (upstream main + the Python 3.11 fix, prebuilt wheels) with --no-deps:
 #   PyPI's fairseq does not import on 3.11, and the fork's declared pins need torchaudio (another torch).
 #   Its real runtime dependencies are in requirements.txt.
+# * --user-dir macaron_fairseq resolves from any directory: fairseq looks for it next to its own package,
+#   where the editable install gets a link (scripts/user_dir_link.py; pip uninstall removes it).
 # * Dependencies: requirements.txt and requirements-X.txt per extra X (what pyproject.toml declares);
 #   only the unsatisfied ones go to pip, so a provisioned machine never calls pip's resolver.
 set -euo pipefail
@@ -34,7 +39,7 @@ while [ "$#" -gt 0 ]; do
     --extras) [ "$#" -ge 2 ] || usage_error "--extras needs a list, e.g. --extras pretrain,glue"
               add_extras "$2"; shift ;;
     --extras=*) add_extras "${1#--extras=}" ;;
-    -h|--help) sed -n '2,20p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) usage_error "unknown option '$1'" ;;
   esac
   shift
@@ -72,25 +77,49 @@ mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | awk '!seen[$0]++')  # each file
 # 1. the installer's own helper dependency (a bare virtualenv has no 'packaging')
 "$PY" -c 'import packaging.requirements, packaging.version' 2>/dev/null || { say "installing packaging"; pipi packaging; }
 
-# 2. torch; the floor is requirements.txt's "torch>=X" line, written only there (import macaron_fairseq checks it
-# too, macaron_workflow/torch_floor.py); release numbers compared, so 2.6.0a0+git... (NGC containers) is 2.6
-TORCH_FLOOR="$(sed -n 's/^torch[[:space:]]*>=[[:space:]]*\([0-9][0-9.]*\).*/\1/p' "$here/requirements.txt" | head -n 1)"
+# 2. torch: never replaced; without one, the build for this machine's hardware
+# the floor is requirements.txt's 'torch>=X' line (the one place it is written)
+torch_floor="$(sed -n 's/^torch[[:space:]]*>=[[:space:]]*\([0-9][0-9.]*\).*/\1/p' "$here/requirements.txt" | head -n 1)"
+torch_floor="${torch_floor:-0}"
 torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
 if [ -n "$torch_version" ]; then
   if ! "$PY" -c "
 import sys; from packaging.version import Version
-sys.exit(0 if Version('$torch_version'.split('+')[0]).release >= Version('${TORCH_FLOOR:-0}').release else 1)"; then
-    echo "[install] torch $torch_version is older than requirements.txt's torch>=$TORCH_FLOOR: install a torch >= $TORCH_FLOOR (e.g. your cluster's CUDA build) first; the installer does not replace a torch" >&2
+sys.exit(0 if Version('$torch_version'.split('+')[0]).release >= Version('$torch_floor').release else 1)" 2>/dev/null; then
+    echo "[install] torch $torch_version is older than this project's floor torch>=$torch_floor" \
+      "(requirements.txt); the installer never replaces a torch: upgrade it yourself (your cluster's" \
+      "module, or $PY -m pip install 'torch>=$torch_floor' from the index of your CUDA build)" >&2
     exit 2
   fi
   say "torch $torch_version present: kept"
 else
-  say "installing torch==$TORCH_VERSION"
-  if ! pipi "torch==$TORCH_VERSION"; then
-    # a +cpu build is not on PyPI: the PyTorch CPU index has it (and only CPU builds)
-    [[ "$TORCH_VERSION" == *+cpu ]] || exit 1
-    say "torch==$TORCH_VERSION is not on the configured indexes: trying $TORCH_CPU_INDEX"
-    pipi --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
+  gpus=0
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)"
+  fi
+  if [ "${gpus:-0}" -gt 0 ]; then
+    # NVIDIA GPUs: the CUDA build (PyPI's Linux torch wheel is a CUDA build; MACARON_TORCH_CUDA_INDEX picks
+    # another index, e.g. https://download.pytorch.org/whl/cu126)
+    cuda_version="${TORCH_VERSION%+cpu}"
+    cuda_index=(); [ -n "${MACARON_TORCH_CUDA_INDEX:-}" ] && cuda_index=(--index-url "$MACARON_TORCH_CUDA_INDEX")
+    say "no torch; nvidia-smi sees $gpus GPU(s): installing the CUDA build torch==$cuda_version" \
+      "${MACARON_TORCH_CUDA_INDEX:+from $MACARON_TORCH_CUDA_INDEX}"
+    if ! pipi ${cuda_index[@]+"${cuda_index[@]}"} "torch==$cuda_version" \
+        || ! "$PY" -W ignore -c 'import sys, torch; sys.exit(0 if torch.version.cuda else 1)' 2>/dev/null; then
+      echo "[install] could not install a CUDA build of torch for the $gpus GPU(s) nvidia-smi sees (never the" \
+        "CPU build in its place): install it yourself, e.g. $PY -m pip install torch==$cuda_version" \
+        "--index-url https://download.pytorch.org/whl/cu126 (MACARON_TORCH_CUDA_INDEX=... for this" \
+        "installer), then rerun" >&2
+      exit 2
+    fi
+  else
+    say "no torch, no NVIDIA GPU (nvidia-smi): installing the CPU build torch==$TORCH_VERSION"
+    if ! pipi "torch==$TORCH_VERSION"; then
+      # a +cpu build is not on PyPI: the PyTorch CPU index has it (and only CPU builds)
+      [[ "$TORCH_VERSION" == *+cpu ]] || exit 1
+      say "torch==$TORCH_VERSION is not on the configured indexes: trying $TORCH_CPU_INDEX"
+      pipi --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
+    fi
   fi
   torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)')"
 fi
@@ -172,4 +201,9 @@ sys.exit(0 if Version(version('setuptools')) >= Version('77') else 1)" 2>/dev/nu
   say "installing macaron_fairseq (editable) from $here"
   pipi --no-deps --no-build-isolation -e "$here"
 fi
+
+# 6. '--user-dir macaron_fairseq' from any directory: fairseq looks for it next to its own package, where an
+# editable install leaves nothing (a link, recorded so that pip uninstall removes it; scripts/user_dir_link.py)
+# (when it cannot be made, the one line on stderr says so and gives the path to type; the install stands)
+(cd / && "$PY" "$here/scripts/user_dir_link.py" | sed 's/^/[install] /') || true
 say "done (torch $torch_version)"

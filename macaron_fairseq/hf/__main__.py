@@ -1,4 +1,4 @@
-"""``python -m macaron_fairseq.hf import HF_DIR --out model.pt`` | ``export model.pt --dest HF_DIR``
+"""``python -m macaron_fairseq.hf import NAME_OR_DIR --out model.pt`` | ``export model.pt --dest HF_DIR``
 (``--out``: a file the command writes; ``--dest``: a directory it fills — the project's one spelling)."""
 
 from __future__ import annotations
@@ -18,8 +18,10 @@ def build_parser() -> argparse.ArgumentParser:
     imp = commands.add_parser("import", help="a HuggingFace BERT directory → a vanilla_bert_* checkpoint")
     imp.add_argument(
         "hf_dir",
-        type=Path,
-        help="directory written by save_pretrained (config.json, weights, vocab.txt / tokenizer files)",
+        metavar="NAME_OR_DIR",
+        help="a Hugging Face Hub id (bert-base-uncased, ORG/NAME: downloaded into the huggingface_hub cache; "
+        "HF_HUB_OFFLINE=1 uses the cache only) or a directory written by save_pretrained (config.json, "
+        "weights, vocab.txt / tokenizer files)",
     )
     imp.add_argument(
         "--out",
@@ -40,9 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "import":
+        from macaron_fairseq.hf.hub import resolve
         from macaron_fairseq.hf.importer import data_dir_for, import_hf
 
-        out = import_hf(args.hf_dir, args.out)
+        out = import_hf(resolve(args.hf_dir), args.out)
         print(f"wrote {out} (dictionary and tokenizer: {data_dir_for(out)})")
     else:
         from macaron_fairseq.hf.exporter import export_hf

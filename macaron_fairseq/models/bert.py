@@ -455,8 +455,8 @@ class MacaronBertModel(BertPretrainingModel):
         add_macaron_layer_args(parser)
 
     @classmethod
-    def build_model(cls, args: Any, task: Any) -> MacaronBertModel:
-        model = super().build_model(args, task)
+    def build_from_namespace(cls, args: Any, task: Any) -> MacaronBertModel:
+        model = super().build_from_namespace(args, task)
         configure_macaron_layers(model, args)
         return model
 

@@ -16,7 +16,8 @@ from torch import nn
 from macaron_fairseq.init.config import log_init_scheme, prepare_fixup_args
 from macaron_fairseq.init.fairseq_hook import attach_init_scheme
 from macaron_fairseq.init.stacks import NewStack
-from macaron_fairseq.models.pretrained_encoder import prepare_pretrained_encoder
+from macaron_fairseq.models.hydra_config import as_namespace, check_model_keys, is_hydra_config, write_back
+from macaron_fairseq.models.pretrained_encoder import PretrainedEncoder, prepare_pretrained_encoder
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +28,20 @@ class FixupModelMixin:
 
     @classmethod
     def build_model(cls, args: argparse.Namespace, task: Any) -> Any:
+        """``args``: ``fairseq-train``'s namespace, or ``fairseq-hydra-train``'s model node, which is built
+        from the same namespace ``fairseq-train`` would give (:mod:`macaron_fairseq.models.hydra_config`)."""
+        if not is_hydra_config(args):
+            return cls.build_from_namespace(args, task)
+        check_model_keys(args, cls, PretrainedEncoder.DERIVED_OPTIONS)
+        namespace = as_namespace(args)
+        before = argparse.Namespace(**vars(namespace))
+        model = cls.build_from_namespace(namespace, task)
+        write_back(args, before, namespace)
+        return model
+
+    @classmethod
+    def build_from_namespace(cls, args: argparse.Namespace, task: Any) -> Any:
+        """The build from ``fairseq-train``'s namespace (what subclasses extend, not ``build_model``)."""
         prepare_fixup_args(args)
         pretrained = prepare_pretrained_encoder(args)
         model = super().build_model(args, task)  # type: ignore[misc]

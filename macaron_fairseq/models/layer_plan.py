@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from torch import nn
 
-from macaron_fairseq.init.config import NORM_FREE_SCHEMES
+from macaron_fairseq.init.config import NORM_FREE_SCHEMES, fixup_fields
+from macaron_fairseq.models.hydra_config import require_plugin_fields
 from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 from macaron_fairseq.modules.norm_free import strip_layer_norms
 from macaron_fairseq.modules.vanilla_layer import VanillaDecoderLayer, VanillaEncoderLayer
@@ -37,6 +38,7 @@ def new_layers_norm_free(cfg: Any) -> bool:
 
 
 def encoder_plan(cfg: Any, kind: LayerKind) -> list[LayerSpec]:
+    require_plugin_fields(cfg, [fld.name for fld in fixup_fields()])
     n_total = cfg.encoder.layers
     n_pre = (
         int(getattr(cfg, "pretrained_encoder_layers", 0) or 0)
@@ -58,6 +60,7 @@ def encoder_plan(cfg: Any, kind: LayerKind) -> list[LayerSpec]:
 
 
 def decoder_plan(cfg: Any, kind: LayerKind) -> list[LayerSpec]:
+    require_plugin_fields(cfg, [fld.name for fld in fixup_fields()])
     new = LayerSpec(
         kind, True, new_layers_norm_free(cfg), int(getattr(cfg, "max_relative_positions", 0) or 0)
     )

@@ -109,8 +109,8 @@ class MacaronModel(PluginTransformerModel):
         add_macaron_layer_args(parser)
 
     @classmethod
-    def build_model(cls, args: argparse.Namespace, task: Any) -> MacaronModel:
-        model = super().build_model(args, task)
+    def build_from_namespace(cls, args: argparse.Namespace, task: Any) -> MacaronModel:
+        model = super().build_from_namespace(args, task)
         configure_macaron_layers(model, args)
         return model
 

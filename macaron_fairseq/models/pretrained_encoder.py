@@ -77,6 +77,14 @@ class PretrainedEncoder:
             ffn_dim=int(state["layers.0.fc1.weight"].shape[0]),
         )
 
+    #: the options ``configure`` derives from the checkpoint (no flag sets them)
+    DERIVED_OPTIONS = (
+        "pretrained_encoder_layers",
+        "pretrained_encoder_layer_type",
+        "pretrained_encoder_max_relative_positions",
+        "pretrained_encoder_norm_free",
+    )
+
     def configure(self, args: Any) -> None:
         """Set the model args so that the encoder is these N layers + ``--new-encoder-layers`` K."""
         new = int(getattr(args, "new_encoder_layers", None) or 0)

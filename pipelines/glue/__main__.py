@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from macaron_pipelines.commands import (
+    INIT_SCHEMES,
     REPO,
     Console,
     PipelineError,
@@ -386,8 +387,9 @@ OPTIONS = (
            type=positive_int, default=2),
     Option("--extra-layers", "K new layers under the head (DT-Fixup)", env="EXTRA_LAYERS", type=int,
            default=0),
-    Option("--init-scheme", "initialisation of the extra layers (default dt-fixup)", env="INIT_SCHEME",
-           default="dt-fixup", choices=("dt-fixup", "t-fixup", "default")),
+    Option("--init-scheme", "initialisation of the extra layers (default dt-fixup; auto: DT-Fixup, the "
+           "extra layers sit on a pre-trained encoder)", env="INIT_SCHEME", default="dt-fixup",
+           choices=INIT_SCHEMES),
     Option("--pretrained-lr-multiplier", "learning-rate factor of the pre-trained part with --extra-layers",
            env="PRETRAINED_LR_MULTIPLIER", type=float),
     Option("--small", "CPU smoke run: reduced grid, generated GLUE (a tiny model pre-trained first without "

@@ -141,15 +141,28 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
 
 
-def test_a_missing_torch_is_installed_at_the_pinned_version(tmp_path: Path) -> None:
-    """Without an importable torch, the first pip call installs torch==$MACARON_TORCH_VERSION; a failing pip
-    stops the installer (non-zero exit)."""
-    checkout = checkout_with(tmp_path, "torch>=2.6\n")
+def nvidia_smi(tmp_path: Path, gpus: int) -> dict[str, str]:
+    """An environment whose PATH starts with a stub ``nvidia-smi`` listing ``gpus`` GPUs (``-L``)."""
+    stub = tmp_path / "stub-bin"
+    stub.mkdir(exist_ok=True)
+    lines = "".join(f"GPU {i}: NVIDIA A100-SXM4-80GB (UUID: GPU-{i:08d})\\n" for i in range(gpus))
+    (stub / "nvidia-smi").write_text(f"#!/usr/bin/env bash\nprintf '{lines}'\n")
+    (stub / "nvidia-smi").chmod(0o755)
+    return {"PATH": f"{stub}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_without_torch_or_gpus_the_cpu_build_is_installed_at_the_pinned_version(tmp_path: Path) -> None:
+    """No importable torch and no NVIDIA GPU: the first pip call installs the CPU build
+    torch==$MACARON_TORCH_VERSION, saying so; a failing pip stops the installer (non-zero exit)."""
+    checkout = checkout_with(tmp_path, "torch>=2.1\n")
+    env = {"MACARON_TORCH_VERSION": "2.99.0", **nvidia_smi(tmp_path, 0)}
     proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
-                                   pythonpath=fake_torch(tmp_path, None),
-                                   env={"MACARON_TORCH_VERSION": "2.99.0"})  # fmt: skip
+                                   pythonpath=fake_torch(tmp_path, None), env=env)  # fmt: skip
     assert proc.returncode != 0
-    assert "[install] installing torch==2.99.0" in proc.stdout
+    assert (
+        "[install] no torch, no NVIDIA GPU (nvidia-smi): installing the CPU build torch==2.99.0"
+        in proc.stdout
+    )
     assert calls == ["pip install --disable-pip-version-check -q torch==2.99.0"]
 
 
@@ -166,10 +179,110 @@ def test_the_torch_floor_is_read_from_requirements_txt(tmp_path: Path, found: st
         assert f"[install] torch {found} present: kept" in proc.stdout
         return
     assert proc.returncode == 2 and pip_installs(calls) == []
-    assert proc.stderr.strip() == (
-        f"[install] torch {found} is older than requirements.txt's torch>=2.6: install a torch >= 2.6 (e.g. "
-        "your cluster's CUDA build) first; the installer does not replace a torch"
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"[install] torch {found} is older than this project's floor torch>=2.6 "
+                                  "(requirements.txt); the installer never replaces a torch")  # fmt: skip
+
+
+@pytest.mark.parametrize("found", ["2.0.1", "2.0.1+cu118"])
+def test_a_torch_below_the_floor_stops_the_installer_in_one_line_never_replaced(
+    tmp_path: Path, found: str
+) -> None:
+    """The floor is requirements.txt's torch line; an older torch (a cluster's CUDA build, say) is never
+    replaced by another: one line, exit 2, no pip call."""
+    checkout = checkout_with(tmp_path, "# the floor\ntorch>=2.1  # why\npackaging\n")
+    gpus = nvidia_smi(tmp_path, 8)
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, found), env=gpus)  # fmt: skip
+    assert (proc.returncode, calls, proc.stdout) == (2, [], "")
+    assert proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"[install] torch {found} is older than this project's floor torch>=2.1 "
+                                  "(requirements.txt); the installer never replaces a torch")  # fmt: skip
+
+
+def test_without_torch_on_a_gpu_machine_a_failed_cuda_install_stops_never_the_cpu_build(
+    tmp_path: Path,
+) -> None:
+    """nvidia-smi sees GPUs, no torch, and the CUDA build cannot be installed: one line naming the command
+    to run, exit 2 — the CPU build is never installed in its place."""
+    checkout = checkout_with(tmp_path, "torch>=2.1\n")
+    gpus = nvidia_smi(tmp_path, 2)
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
+                                   pythonpath=fake_torch(tmp_path, None), env=gpus)  # fmt: skip
+    assert proc.returncode == 2
+    assert calls == ["pip install --disable-pip-version-check -q torch==2.13.0"]
+    assert (
+        "[install] no torch; nvidia-smi sees 2 GPU(s): installing the CUDA build torch==2.13.0" in proc.stdout
     )
+    assert proc.stderr.count("\n") == 1 and "never the CPU build in its place" in proc.stderr
+    assert "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cu126" in proc.stderr
+    assert "+cpu" not in " ".join(calls)
+
+
+def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
+    """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    folder = index / "torch"
+    folder.mkdir(parents=True)
+    wheel = folder / f"torch-{torch_version}-py3-none-any.whl"
+    info = f"torch-{torch_version}.dist-info"
+    files = {
+        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
+        "torch/version.py": "cuda = '12.6'\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {torch_version}\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            data = text.encode()
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+            record.append(f"{name},sha256={digest},{len(data)}")
+            archive.writestr(name, data)
+        archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    # pip reads a file:// index's project page from its index.html (PEP 503's simple layout)
+    (folder / "index.html").write_text(f'<html><body><a href="{wheel.name}">{wheel.name}</a></body></html>\n')
+    return wheel
+
+
+@pytest.mark.slow  # a real virtualenv and real pip runs against local indexes: ~30 s
+@pytest.mark.parametrize("where", ["configured index", "MACARON_TORCH_CUDA_INDEX"])
+def test_without_torch_on_a_gpu_machine_the_cuda_build_is_installed(tmp_path: Path, where: str) -> None:
+    """A real pip in a fresh virtualenv without torch, a stub nvidia-smi seeing 4 GPUs, and a local index
+    holding a CUDA "torch" wheel (from pip's configured index, or from the index MACARON_TORCH_CUDA_INDEX
+    names while the configured one has nothing): that build is installed."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    tools = tmp_path / "tools"  # pip and packaging of this interpreter, and nothing else of it (no torch)
+    tools.mkdir()
+    for name in ("pip", "packaging"):
+        (tools / name).symlink_to(Path(importlib.util.find_spec(name).origin).parent)
+    cuda_index, empty_index = tmp_path / "cuda-index", tmp_path / "empty-index"
+    fake_cuda_torch_wheel(cuda_index)
+    empty_index.mkdir()
+    checkout = checkout_with(tmp_path, "torch>=2.1\nmacaron-test-surely-missing-package==1.0\n")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")}  # fmt: skip
+    env.update(nvidia_smi(tmp_path, 4), PYTHON=str(venv / "bin" / "python"), PYTHONPATH=str(tools),
+               PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1",
+               PIP_INDEX_URL=(cuda_index if where == "configured index" else empty_index).as_uri(),
+               )  # fmt: skip
+    if where == "MACARON_TORCH_CUDA_INDEX":
+        env["MACARON_TORCH_CUDA_INDEX"] = cuda_index.as_uri()
+    proc = subprocess.run(["bash", str(checkout / "scripts" / "install.sh")], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert (
+        "[install] no torch; nvidia-smi sees 4 GPU(s): installing the CUDA build torch==2.13.0" in proc.stdout
+    )
+    # torch is in; the installer then stops at the requirement no index has
+    assert "installing: macaron-test-surely-missing-package==1.0" in proc.stdout, proc.stdout + proc.stderr
+    check = "import torch; print(torch.__version__, torch.version.cuda, torch.__file__)"
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True,
+                           env={"PATH": env["PATH"]})  # fmt: skip
+    assert found.stdout.split()[:2] == ["2.13.0", "12.6"] and str(venv) in found.stdout, found.stderr
 
 
 def test_an_unparsable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
