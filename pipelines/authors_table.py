@@ -38,13 +38,19 @@ def shown(value: Any) -> str:
 def effective_config(recipe: str) -> tuple[argparse.Namespace, list[str], argparse.Namespace]:
     """(the pipeline's parsed options, its fairseq-train argv, that argv parsed by fairseq) with defaults."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = translation.parse_args([recipe, "--workdir", tmp])
+        gpus = str(ar.AUTHORS[recipe].gpus)  # on their GPU count (the batch is derived from it)
+        args = translation.parse_args([recipe, "--workdir", tmp, "--gpus", gpus])
         r = translation.RECIPES[recipe]
         argv = translation.train_command(r, args, r.data_bin(Path(tmp)), Path(tmp) / "checkpoints")[1:]
         return args, argv, ar.parse_training(argv)
 
 
 def where_set(flag: str, recipe: translation.Recipe) -> str:
+    if flag == "--update-freq":
+        return (
+            "pipeline option `--update-freq`, default: derived from the GPU count so that the tokens per "
+            "update equal theirs (shown: on their GPU count)"
+        )
     if flag in ar.OPTION_FLAGS:
         return f"pipeline option `{ar.OPTION_FLAGS[flag]}`, default: theirs"
     if flag in ar.LOGGING_FLAGS:
@@ -73,6 +79,10 @@ def recipe_table(name: str) -> str:
         lines.append(f"| `{flag}` | `{theirs}` | `{ours}` | {where_set(flag, recipe)} |")
     lines.append(f"| (none: they stop by hand) | — | `--max-update {args.max_update}` | pipeline option "
                  "`--max-update` |")  # fmt: skip
+    lines.append(f"| (GPUs → tokens per update) | {scripts.gpus} GPU(s) → {scripts.tokens_per_update:,} | "
+                 f"{args.batch.tokens_per_update:,} on {scripts.gpus} GPU(s); on any other count "
+                 "`--update-freq` is derived to match (printed; one line says so when no whole value can) | "
+                 "their `translation/README.md`; pipeline |")  # fmt: skip
     for label, attr in ARCH_SETTINGS.items():
         lines.append(f"| ({label}) | implied by `--arch` | `{shown(getattr(parsed, attr))}` | arch function "
                      "(`macaron_fairseq/models/authors.py`) |")  # fmt: skip

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -43,7 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from macaron_pipelines import fairseq_steps
-from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
+from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, plan_batch, split_training_flags
 from macaron_pipelines.commands import (
     REPO,
     USER_DIR,
@@ -241,8 +242,10 @@ OPTIONS = (
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
     Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
            env="MAX_TOKENS", type=positive_int),
-    Option("--update-freq", "gradient accumulation (default: the authors', 1 / 1 / 16)", env="UPDATE_FREQ",
-           type=positive_int),
+    Option("--update-freq", "gradient accumulation (default: derived from the number of GPUs so that the "
+           "tokens per update equal the authors' — 4,096 iwslt14 (1 GPU × 4096) / 32,768 wmt14 (4 GPUs × "
+           "8192) / 262,144 wmt14-big (4 GPUs × 4096 × 16); the pipeline prints it, and says so when no "
+           "whole value matches)", env="UPDATE_FREQ", type=positive_int),
     Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14 (the authors' scripts never stop); "
            "raising it later continues the finished training", env="MAX_UPDATE", type=positive_int),
     Option("--save-interval-updates", "default: the authors', 10000", type=positive_int),
@@ -288,10 +291,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.arch = args.arch or recipe.arch
     args.max_tokens = args.max_tokens or (2000 if args.small else recipe.default("--max-tokens"))
     args.max_update = args.max_update or (60 if args.small else recipe.max_update)
-    small = {"update_freq": 1} if args.small else {}  # the big recipe's 16 would make 60 updates 960 batches
-    for option in ("update_freq", "seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
+    if args.small and args.update_freq is None:
+        args.update_freq = 1  # the big recipe's 16 would make 60 updates 960 batches
+    for option in ("seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
         if getattr(args, option) is None:
-            setattr(args, option, small.get(option, recipe.default("--" + option.replace("_", "-"))))
+            setattr(args, option, recipe.default("--" + option.replace("_", "-")))
+    args.batch = plan_batch(AUTHORS[args.recipe], training_gpus(args), args.max_tokens, args.update_freq)
+    args.update_freq = args.batch.update_freq
     if args.num_avg < 0:
         parser.error(f"--num-avg {args.num_avg}: must be >= 0 (0: evaluate checkpoint_best.pt)")
     if args.small:
@@ -309,6 +315,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
+def training_gpus(args: argparse.Namespace) -> int:
+    """The GPUs training will use: ``--gpus``; under ``--slurm`` the allocation's tasks (one per GPU);
+    else every visible GPU, as fairseq's default ``--distributed-world-size`` (1 without a GPU)."""
+    if args.gpus:
+        return args.gpus
+    if args.slurm and os.environ.get("SLURM_NTASKS", "").isdigit():
+        return int(os.environ["SLURM_NTASKS"])
+    import torch
+
+    return max(1, torch.cuda.device_count() if torch.cuda.is_available() else 0)
+
+
 def run_pipeline(args: argparse.Namespace) -> None:
     recipe = RECIPES[args.recipe]
     console = Console("pipeline")
@@ -317,6 +335,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
     paths = ArchPaths(args.workdir, args.arch, args.num_avg)
     start = time.time()
     data_bin = preprocess(recipe, args, console)
+    console.say(args.batch.line(AUTHORS[recipe.name]))
     command = train_command(recipe, args, data_bin, paths.save_dir)
     fairseq_steps.train(
         runner, console, stage=f"train-{args.arch}", command=command,
