@@ -332,14 +332,22 @@ def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunK
     ]
 
 
-def generate_argv(data_bin: Path, checkpoint: Path, p: TranslationProtocol) -> list[str]:
+def generate_argv(
+    data_bin: Path,
+    checkpoint: Path,
+    p: TranslationProtocol,
+    subset: str = "test",
+    lenpen: float | None = None,
+) -> list[str]:
+    """``fairseq-generate`` of ``subset`` with the protocol's beam (and ``--lenpen``, when given)."""
     return [
         "fairseq-generate",
         *task_args(data_bin, p),
         "--path",
         str(checkpoint),
         "--gen-subset",
-        "test",
+        subset,
+        *(["--lenpen", str(lenpen)] if lenpen is not None else []),
         "--beam",
         str(p.beam),
         "--post-process",

@@ -191,13 +191,41 @@ DEVIATIONS: dict[str, str] = {
     "target_lang": "given explicitly (as source_lang)",
 }
 
-#: their test flags -> the pipeline's fairseq-generate equivalent, with why they differ
-TEST_EQUIVALENTS = {
-    "--remove-bpe": (
-        "--post-process sentencepiece",
-        "the pipeline's data uses sentencepiece BPE, not subword-nmt's '@@ ' (their --remove-bpe)",
-    ),
+#: per recipe: their test flags -> the pipeline's fairseq-generate equivalent, with why it is that
+TEST_EQUIVALENTS: dict[str, dict[str, tuple[str, str]]] = {
+    "iwslt14": {
+        "--remove-bpe": (
+            "--post-process sentencepiece",
+            "the pipeline's IWSLT14 data uses sentencepiece BPE, not subword-nmt's '@@ ' "
+            "(their --remove-bpe)",
+        ),
+    },
+    **{
+        name: {
+            "--remove-bpe": (
+                "--post-process subword_nmt",
+                "= their --remove-bpe ('@@ '): their data recipe's subword-nmt BPE",
+            )
+        }
+        for name in ("wmt14", "wmt14-big")
+    },
 }
+
+#: per recipe: the data it trains on, and how it differs from theirs and from fairseq's scripts
+DATA: dict[str, str] = {
+    "iwslt14": "`macaron-preprocess-iwslt14`: their `prepare-iwslt14.sh` (fairseq's: Moses, "
+    "`clean-corpus-n -ratio 1.5 1 175`, lowercased, valid = every 23rd training pair) with fairseq's "
+    "alignment bug removed and joint **sentencepiece** BPE of 10000 pieces where theirs learns 10000 "
+    "subword-nmt merges",
+    "wmt14": "`macaron-preprocess-wmt14 --data authors`: their `prepare-wmt14en2de.sh` — europarl-v7, "
+    "commoncrawl, news-commentary **v12**; `clean-corpus-n 1 80` without `-ratio` (its default 9); valid "
+    "newstest2013 normalised like the training text; joint subword-nmt BPE, 32764 merges. fairseq's "
+    "`prepare-wmt14en2de.sh --icml17` (`--data icml17` is close to it) differs: news-commentary v9, "
+    "`-ratio 1.5 1 250`, valid = every 100th training pair, 40000 merges. Their test reference "
+    "(`raw-test/en-de.de.tok.atat` of their released archive) is used when given (`--authors-test-dir`), "
+    "else a stand-in built from newstest2014 as their test script treats the hypotheses, and labelled so",
+}
+DATA["wmt14-big"] = DATA["wmt14"]
 
 
 def flag_groups(argv: Sequence[str]) -> dict[str, list[str]]:

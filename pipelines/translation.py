@@ -91,6 +91,7 @@ class Recipe:
     lenpen: float
     bleu: BleuSettings
     workdir_name: str
+    preprocess_flags: tuple[str, ...] = ()
 
     @property
     def arch(self) -> str:
@@ -104,7 +105,8 @@ class Recipe:
 
 
 def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max_update: int,
-                   bleu: BleuSettings, workdir_name: str) -> Recipe:  # fmt: skip
+                   bleu: BleuSettings, workdir_name: str, preprocess_flags: tuple[str, ...] = ()
+                   ) -> Recipe:  # fmt: skip
     """The recipe that follows the authors' scripts ``AUTHORS[name]`` flag for flag."""
     scripts = AUTHORS[name]
     defaults, training = split_training_flags(scripts)
@@ -113,11 +115,15 @@ def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max
         name=name, preprocess_module=preprocess_module, src=src, tgt=tgt, defaults=defaults,
         training=training, max_update=max_update, beam=int(test["--beam"][0]),
         lenpen=float(test["--lenpen"][0]), bleu=bleu, workdir_name=workdir_name,
+        preprocess_flags=preprocess_flags,
     )  # fmt: skip
 
 
 #: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU
 WMT14_BLEU = BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), compound_split=True)
+
+#: their prepare-wmt14en2de.sh (macaron_preprocess.wmt14_en_de --data authors)
+WMT14_DATA = ("--data", "authors")
 
 RECIPES = {
     "iwslt14": authors_recipe(
@@ -126,11 +132,11 @@ RECIPES = {
     ),
     "wmt14": authors_recipe(
         "wmt14", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
-        bleu=WMT14_BLEU, workdir_name="wmt14",
+        bleu=WMT14_BLEU, workdir_name="wmt14", preprocess_flags=WMT14_DATA,
     ),
     "wmt14-big": authors_recipe(
         "wmt14-big", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de",
-        max_update=300_000,
+        max_update=300_000, preprocess_flags=WMT14_DATA,
         bleu=WMT14_BLEU, workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
     ),
 }  # fmt: skip
@@ -182,6 +188,9 @@ def preprocess(recipe: Recipe, args: argparse.Namespace, console: Console) -> Pa
         command += ["--raw-dir", args.raw_dir]
     if args.bpe_vocab_size:
         command += ["--bpe-vocab-size", args.bpe_vocab_size]
+    command += recipe.preprocess_flags
+    if args.authors_test_dir:
+        command += ["--authors-test-dir", args.authors_test_dir]
     if args.force:
         command += ["--force"]
     run_command(command, console)  # resumable by itself: finished stages are skipped
@@ -253,7 +262,10 @@ OPTIONS = (
     Option("--num-avg", "evaluate the average of the last N interval checkpoints instead of "
            "checkpoint_best.pt (the authors' test scripts take one checkpoint; default 0: the best)",
            env="NUM_AVG", type=int, default=0),
-    Option("--bpe-vocab-size", "default: the preprocessor's (10000 / 37000)", type=positive_int),
+    Option("--bpe-vocab-size", "default: the preprocessor's (iwslt14: 10000 sentencepiece pieces; wmt14: "
+           "the authors' 32764 subword-nmt merges)", type=positive_int),
+    Option("--authors-test-dir", "wmt14: the raw-test directory of the authors' released WMT14 archive "
+           "(en-de.de.tok.atat): their test reference for their BLEU", type=Path),
     WORKERS.with_env("WORKERS"),
     Option("--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int,
            default=128),
@@ -309,6 +321,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             f"--max-update {args.max_update} leaves fewer than --num-avg {args.num_avg} checkpoints "
             f"every --save-interval-updates {args.save_interval_updates}"
         )
+    if args.authors_test_dir and recipe.tgt != "de":
+        parser.error("--authors-test-dir is the authors' WMT14 reference: wmt14 and wmt14-big only")
     if args.slurm and args.gpus:
         parser.error("--slurm takes the GPU count from the Slurm allocation (one task per GPU): drop --gpus")
     args.workdir = args.workdir.resolve()
@@ -358,6 +372,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
         runner, stage=f"score-{args.arch}", generated=paths.generated,
         ref=data_bin / "raw" / f"test.{recipe.tgt}", tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
         lang=recipe.tgt, bleu=recipe.bleu, name=f"{recipe.name} test ({args.arch})", json_out=paths.bleu,
+        atat_ref=fairseq_steps.authors_reference(data_bin),
     )  # fmt: skip
     results = write_results(runner, recipe, args, paths, paths.evaluated)
     console.say(f"results: {paths.results}")

@@ -125,3 +125,15 @@ def test_under_slurm_the_gpus_are_the_allocations_tasks(tmp_path, monkeypatch) -
     monkeypatch.setenv("SLURM_NTASKS", "8")
     args = translation.parse_args(["wmt14-big", "--workdir", str(tmp_path), "--slurm"])
     assert (args.batch.gpus, args.update_freq, args.batch.tokens_per_update) == (8, 8, 262144)
+
+
+def test_the_wmt14_recipes_preprocess_their_data_and_the_table_says_which(tmp_path) -> None:
+    from macaron_pipelines import authors_table
+
+    for name in ("wmt14", "wmt14-big"):
+        assert translation.RECIPES[name].preprocess_flags == ("--data", "authors")
+        table = authors_table.recipe_table(name)
+        assert "news-commentary **v12**" in table and "`--post-process subword_nmt`" in table
+        assert "| (initialisation) | their fork's code | authors' (fairseq 0.6" in table
+    assert translation.RECIPES["iwslt14"].preprocess_flags == ()
+    assert "`--post-process sentencepiece`" in authors_table.recipe_table("iwslt14")
