@@ -231,7 +231,7 @@ def score(
             reference = "their released raw-test/en-de.de.tok.atat"
             results["atat_ref"] = str(atat_ref_path)
         elif refs is None:
-            raise ScoreError("the retokenized BLEU needs --atat-ref (their reference) or --ref (the raw one)")
+            raise ScoreError("the retokenized BLEU needs --ref (the raw references) or --atat-ref (theirs)")
         else:
             atat_refs = retokenize(refs, lang)
             reference = "stand-in reference: the raw references tokenized and split the same way"
