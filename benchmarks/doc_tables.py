@@ -155,6 +155,16 @@ BLOCKS = (
     DocBlock(
         "real-translation-authors", macaron_real_translation.render, "macaron_real_translation_authors.json"
     ),
+    DocBlock(
+        "real-translation-authors-fairseq-init",
+        macaron_real_translation.render,
+        macaron_real_translation.PREVIOUS,
+    ),
+    DocBlock(
+        "real-translation-authors-paired",
+        macaron_real_translation.render_paired,
+        "macaron_real_translation_authors.json",
+    ),
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
     DocBlock("authors-eval-cost", authors_eval_cost.render, "authors_eval_cost.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),

@@ -24,7 +24,16 @@ batches, ``--updates`` updates; per seed the same batches in the same order for 
 batching depends on the data, ``--max-tokens`` and the seed only). The validation loss is logged at every
 epoch end. Test: ``fairseq-generate`` with beam 5 from the last checkpoint (both arms alike), sentencepiece
 removed, Moses-detokenized and scored with sacreBLEU against the raw references
-(:mod:`macaron_tools.score_bleu`).
+(:mod:`macaron_tools.score_bleu`); each row records the output's length too — sacreBLEU's system and
+reference lengths, their ratio and the brevity penalty (:func:`length_fields`). The final checkpoint of
+every run stays in its save dir (``checkpoint_last.pt``), so that decoding settings can be chosen on the
+validation set afterwards without training again.
+
+Initialisation: each arch builds as it is registered (:mod:`macaron_fairseq.models.authors_init`): the
+``authors`` configuration's archs with the authors' initialisation, the ``post-ln`` ones with fairseq
+0.12's; the results record which (``initialisation``). The ``authors`` grid of commit 0f932dd, which ran
+before the authors' archs had their initialisation, is kept as
+``docs/results/macaron_real_translation_authors_fairseq_init.json``.
 
 Resumable: a run's checkpoints and log live in ``OUT_DIR/runs/ARM-sSEED``; a finished run is one row of
 ``OUT_DIR/results.jsonl``. A rerun of the same command skips the finished runs and resumes an interrupted
@@ -93,6 +102,13 @@ def archs_of(protocol: dict[str, Any] | TranslationProtocol) -> dict[str, str]:
     if isinstance(protocol, TranslationProtocol):
         config = protocol.config
     return CONFIGS[config]
+
+
+def initialisations(p: dict[str, Any] | TranslationProtocol) -> dict[str, str]:
+    """arm -> the initialisation its arch builds with (:mod:`macaron_fairseq.models.authors_init`)."""
+    from macaron_fairseq.models.authors_init import initialisation_of
+
+    return {arm: initialisation_of(arch) for arm, arch in archs_of(p).items()}
 
 
 # ----------------------------------------------------------------------------------------------- data
@@ -316,14 +332,22 @@ def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunK
     ]
 
 
-def generate_argv(data_bin: Path, checkpoint: Path, p: TranslationProtocol) -> list[str]:
+def generate_argv(
+    data_bin: Path,
+    checkpoint: Path,
+    p: TranslationProtocol,
+    subset: str = "test",
+    lenpen: float | None = None,
+) -> list[str]:
+    """``fairseq-generate`` of ``subset`` with the protocol's beam (and ``--lenpen``, when given)."""
     return [
         "fairseq-generate",
         *task_args(data_bin, p),
         "--path",
         str(checkpoint),
         "--gen-subset",
-        "test",
+        subset,
+        *(["--lenpen", str(lenpen)] if lenpen is not None else []),
         "--beam",
         str(p.beam),
         "--post-process",
@@ -410,9 +434,22 @@ def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey, slot
     )
     row["test_bleu"] = scores["scores"]["sacrebleu"]["score"]
     row["test_bleu_signature"] = scores["scores"]["sacrebleu"]["signature"]
+    row |= length_fields(scores["scores"]["sacrebleu"], "test")
     row["test_bleu_tokenized"] = scores["scores"]["tokenized"]["score"]
     row["test_sentences"] = scores["n_sentences"]
     return row
+
+
+def length_fields(record: dict[str, Any], split: str) -> dict[str, Any]:
+    """The output length of a sacreBLEU record: system and reference length (tokens of sacreBLEU's
+    tokenizer), their ratio and the brevity penalty BP = min(1, exp(1 − ref/sys)) BLEU multiplies by."""
+    sys_len, ref_len = record["sys_len"], record["ref_len"]
+    return {
+        f"{split}_sys_len": sys_len,
+        f"{split}_ref_len": ref_len,
+        f"{split}_length_ratio": round(sys_len / ref_len, 4) if ref_len else None,
+        f"{split}_bp": record["brevity_penalty"],
+    }
 
 
 def finished(row: dict) -> bool:
@@ -497,7 +534,8 @@ def main() -> None:
 
     def results(rows: list[dict]) -> dict[str, Any]:
         return {"protocol": asdict(p), "corpus": corpus, "kept": kept, "parameters": counts, "parity": parity,
-                "seeds": a.seeds, "arms": a.arms, "rows": rows}  # fmt: skip
+                "initialisation": initialisations(p), "seeds": a.seeds, "arms": a.arms,
+                "rows": rows}  # fmt: skip
 
     def describe(_key: RunKey, row: dict) -> str:
         loss = row["valid_curve"][-1][2] if row["valid_curve"] else None

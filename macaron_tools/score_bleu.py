@@ -19,7 +19,9 @@ sentencepiece``) and are
 * ``retokenized``: the Macaron authors' ``test-wmt14-*.sh`` procedure — the hypotheses Moses-detokenized,
   Moses-tokenized again (``tokenizer.perl -l LANG``: no aggressive hyphen splitting, Moses escaping),
   compound-split (``##AT##-##AT##``) and scored like ``multi-bleu.perl`` (sacreBLEU ``tokenize=none``)
-  against the raw references (``--ref``) tokenized and split the same way.
+  against their reference: the ``raw-test/en-de.de.tok.atat`` of their released archive when given
+  (``--atat-ref``), used as it is; otherwise a stand-in — the raw references (``--ref``) tokenized and split
+  the way their script treats the hypotheses — and the label says which.
 
 ``--lowercase`` makes both scores case-insensitive; ``--metrics`` picks which ones to compute.
 """
@@ -103,8 +105,9 @@ def detokenize(lines: Sequence[str], lang: str) -> list[str]:
 
 def compound_split(line: str) -> str:
     """fairseq's ``compound_split_bleu.sh``: ``a-b`` → ``a ##AT##-##AT## b`` (and Moses ``@-@`` alike)."""
-    tokens = ["##AT##-##AT##" if tok == "@-@" else _HYPHEN.sub(r"\1 ##AT##-##AT## \2", tok)
-              for tok in line.split()]
+    tokens = [
+        "##AT##-##AT##" if tok == "@-@" else _HYPHEN.sub(r"\1 ##AT##-##AT## \2", tok) for tok in line.split()
+    ]
     return " ".join(tokens)
 
 
@@ -113,8 +116,9 @@ def read_lines(path: Path) -> list[str]:
         return [line.rstrip("\n") for line in handle]
 
 
-def bleu_record(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool,
-                label: str) -> dict[str, Any]:
+def bleu_record(
+    hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowercase: bool, label: str
+) -> dict[str, Any]:
     import sacrebleu
 
     # force: tokenized BLEU is meant to be computed on tokenized text (no "forgot to detokenize" warning)
@@ -128,7 +132,13 @@ def bleu_record(hyps: Sequence[str], refs: Sequence[str], tokenize: str, lowerca
         "brevity_penalty": round(result.bp, 4),
         "sys_len": result.sys_len,
         "ref_len": result.ref_len,
+        "length_ratio": length_ratio(result.sys_len, result.ref_len),
     }
+
+
+def length_ratio(sys_len: int, ref_len: int) -> float | None:
+    """System / reference length (BLEU's brevity penalty is min(1, exp(1 − 1/ratio)))."""
+    return round(sys_len / ref_len, 4) if ref_len else None
 
 
 def fairseq_bleu_record(gen_lines: Sequence[str]) -> dict[str, Any]:
@@ -147,6 +157,7 @@ def fairseq_bleu_record(gen_lines: Sequence[str]) -> dict[str, Any]:
         "brevity_penalty": float(m["bp"]),
         "sys_len": int(m["sys"]),
         "ref_len": int(m["ref"]),
+        "length_ratio": length_ratio(int(m["sys"]), int(m["ref"])),
         "line": m.group(0),
     }  # fmt: skip
 
@@ -159,21 +170,35 @@ def retokenize(lines: Sequence[str], lang: str) -> list[str]:
     return [compound_split(tokenizer.tokenize(line, return_str=True, escape=True)) for line in lines]
 
 
-def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | None, lang: str,
-          metrics: Sequence[str], detokenize_hyps: bool = True, lowercase: bool = False,
-          split_compounds: bool = False) -> tuple[dict[str, Any], list[str]]:
+def score(
+    gen_lines: Iterable[str],
+    ref_path: Path | None,
+    tok_ref_path: Path | None,
+    lang: str,
+    metrics: Sequence[str],
+    detokenize_hyps: bool = True,
+    lowercase: bool = False,
+    split_compounds: bool = False,
+    atat_ref_path: Path | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """Compute the requested BLEU variants. Returns (results dict, detokenized hypotheses)."""
     gen_lines = list(gen_lines)
     gen = parse_generate_output(gen_lines)
     if not gen.hypotheses:
         raise ScoreError("no H-<id> lines found: is this the stdout of fairseq-generate?")
     refs = read_lines(ref_path) if ref_path is not None else None
-    expected = len(refs) if refs is not None else len(gen.hypotheses)
+    atat_refs = read_lines(atat_ref_path) if atat_ref_path is not None else None
+    expected = len(refs) if refs is not None else len(atat_refs or gen.hypotheses)
     hyps_tok = in_corpus_order(gen.hypotheses, expected, "hypotheses (H-lines)")
     hyps_plain = detokenize(hyps_tok, lang) if detokenize_hyps else list(hyps_tok)
     case = "case-insensitive" if lowercase else "case-sensitive"
-    results: dict[str, Any] = {"n_sentences": expected, "lang": lang, "lowercase": lowercase,
-                               "detokenized_hypotheses": detokenize_hyps, "scores": {}}
+    results: dict[str, Any] = {
+        "n_sentences": expected,
+        "lang": lang,
+        "lowercase": lowercase,
+        "detokenized_hypotheses": detokenize_hyps,
+        "scores": {},
+    }
     if "sacrebleu" in metrics:
         if refs is None:
             raise ScoreError("sacreBLEU needs --ref (the raw, untokenized references)")
@@ -199,26 +224,52 @@ def score(gen_lines: Iterable[str], ref_path: Path | None, tok_ref_path: Path | 
     if "fairseq" in metrics:
         results["scores"]["fairseq"] = fairseq_bleu_record(gen_lines)
     if "retokenized" in metrics:
-        if refs is None:
-            raise ScoreError("the retokenized BLEU needs --ref (the raw, untokenized references)")
         detok = hyps_plain if detokenize_hyps else detokenize(hyps_tok, lang)
-        label = f"BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split, multi-bleu; {case})"
+        if atat_refs is not None:
+            if len(atat_refs) != expected:
+                raise ScoreError(f"{atat_ref_path} has {len(atat_refs)} lines, expected {expected}")
+            reference = "their released raw-test/en-de.de.tok.atat"
+            results["atat_ref"] = str(atat_ref_path)
+        elif refs is None:
+            raise ScoreError("the retokenized BLEU needs --ref (the raw references) or --atat-ref (theirs)")
+        else:
+            atat_refs = retokenize(refs, lang)
+            reference = "stand-in reference: the raw references tokenized and split the same way"
+        label = (f"BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split, multi-bleu; {case}; "
+                 f"{reference})")  # fmt: skip
         results["scores"]["retokenized"] = bleu_record(
-            retokenize(detok, lang), retokenize(refs, lang), "none", lowercase, label
+            retokenize(detok, lang), atat_refs, "none", lowercase, label
         )
     results["scores"] = {m: results["scores"][m] for m in metrics if m in results["scores"]}  # asked order
     return results, hyps_plain
 
 
-def score_file(gen: str, ref_path: Path | None, tok_ref_path: Path | None, lang: str,
-               metrics: Sequence[str], detokenize_hyps: bool = True, lowercase: bool = False,
-               split_compounds: bool = False, name: str = "") -> tuple[dict[str, Any], list[str]]:
+def score_file(
+    gen: str,
+    ref_path: Path | None,
+    tok_ref_path: Path | None,
+    lang: str,
+    metrics: Sequence[str],
+    detokenize_hyps: bool = True,
+    lowercase: bool = False,
+    split_compounds: bool = False,
+    name: str = "",
+    atat_ref_path: Path | None = None,
+) -> tuple[dict[str, Any], list[str]]:
     """:func:`score` on a ``fairseq-generate`` output file (``"-"`` reads stdin); the results also record
     ``name`` and the file they were computed from."""
     gen_lines = sys.stdin.readlines() if gen == "-" else read_lines(Path(gen))
-    results, hyps_plain = score(gen_lines, ref_path, tok_ref_path, lang, metrics,
-                                detokenize_hyps=detokenize_hyps, lowercase=lowercase,
-                                split_compounds=split_compounds)
+    results, hyps_plain = score(
+        gen_lines,
+        ref_path,
+        tok_ref_path,
+        lang,
+        metrics,
+        detokenize_hyps=detokenize_hyps,
+        lowercase=lowercase,
+        split_compounds=split_compounds,
+        atat_ref_path=atat_ref_path,
+    )
     results["name"] = name
     results["generate_output"] = str(gen)
     return results, hyps_plain
@@ -251,13 +302,28 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ref", type=Path, help="raw (detokenized) references, one per line")
     parser.add_argument("--tok-ref", type=Path, help="tokenized references (default: the T-lines)")
     parser.add_argument("--lang", default="en", help="target language for the Moses detokenizer")
-    parser.add_argument("--metrics", default="sacrebleu,tokenized",
-                        help=f"comma-separated subset of {','.join(METRICS)} (default: sacrebleu,tokenized)")
-    parser.add_argument("--no-detokenize", action="store_true",
-                        help="hypotheses are plain text already (e.g. generate --tokenizer moses)")
+    parser.add_argument(
+        "--metrics",
+        default="sacrebleu,tokenized",
+        help=f"comma-separated subset of {','.join(METRICS)} (default: sacrebleu,tokenized)",
+    )
+    parser.add_argument(
+        "--no-detokenize",
+        action="store_true",
+        help="hypotheses are plain text already (e.g. generate --tokenizer moses)",
+    )
     parser.add_argument("--lowercase", action="store_true", help="case-insensitive BLEU")
-    parser.add_argument("--compound-split", action="store_true",
-                        help="split hyphenated compounds (##AT##-##AT##) before tokenized BLEU")
+    parser.add_argument(
+        "--compound-split",
+        action="store_true",
+        help="split hyphenated compounds (##AT##-##AT##) before tokenized BLEU",
+    )
+    parser.add_argument(
+        "--atat-ref",
+        type=Path,
+        help="retokenized: the authors' released reference (raw-test/en-de.de.tok.atat), "
+        "used as it is instead of the stand-in built from --ref",
+    )
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--hyp-out", type=Path, help="write the detokenized hypotheses here")
     parser.add_argument("--name", default="", help="free-form label stored in the JSON (e.g. 'test')")
@@ -267,7 +333,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if unknown or not args.metrics:
         parser.error(f"--metrics: unknown {unknown}; choose from {', '.join(METRICS)}")
     for metric in ("sacrebleu", "retokenized"):
-        if metric in args.metrics and args.ref is None:
+        if metric in args.metrics and args.ref is None and not (metric == "retokenized" and args.atat_ref):
             parser.error(f"--ref is required for the {metric} metric")
     return args
 
@@ -275,9 +341,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        results, hyps_plain = score_file(args.gen, args.ref, args.tok_ref, args.lang, args.metrics,
-                                         detokenize_hyps=not args.no_detokenize, lowercase=args.lowercase,
-                                         split_compounds=args.compound_split, name=args.name)
+        results, hyps_plain = score_file(
+            args.gen,
+            args.ref,
+            args.tok_ref,
+            args.lang,
+            args.metrics,
+            detokenize_hyps=not args.no_detokenize,
+            lowercase=args.lowercase,
+            split_compounds=args.compound_split,
+            name=args.name,
+            atat_ref_path=args.atat_ref,
+        )
     except OSError as err:
         raise cannot_read(err.filename or args.gen, err) from err
     if args.hyp_out is not None:

@@ -53,19 +53,79 @@ _TAIL = (
 
 @dataclass(frozen=True)
 class AuthorsScripts:
-    """One of their set-ups: the training script's flags, the test script's generation flags, and how
-    their test script computes BLEU."""
+    """One of their set-ups: the training script's flags, the test script's generation flags, how their
+    test script computes BLEU, and the GPUs their scripts assume (their ``translation/README.md`` runs
+    ``train-iwslt14.sh`` with ``CUDA_VISIBLE_DEVICES=0`` and the WMT14 scripts with ``0,1,2,3``; the
+    WMT14 scripts say "Assume training on 4 P40 GPUs")."""
 
     train_script: str
     train: tuple[str, ...]
     test_script: str
     test: tuple[str, ...]
     bleu: str
+    gpus: int
 
     def value(self, flag: str) -> str | None:
         """The value their training script gives ``flag`` (None: not given; "" for a switch)."""
         groups = flag_groups(self.train)
         return None if flag not in groups else " ".join(groups[flag])
+
+    @property
+    def tokens_per_update(self) -> int:
+        """Their batch: GPUs × ``--max-tokens`` × ``--update-freq`` (source and target tokens, as fairseq's
+        ``--max-tokens`` counts them, at most)."""
+        return self.gpus * int(self.value("--max-tokens") or 0) * int(self.value("--update-freq") or 1)
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """``--update-freq`` for ``gpus`` GPUs of ``max_tokens`` each, chosen so that the tokens per update equal
+    ``target`` (theirs) when an integer update frequency can."""
+
+    gpus: int
+    max_tokens: int
+    update_freq: int
+    target: int
+    derived: bool  # False: --update-freq given by the user
+
+    @property
+    def tokens_per_update(self) -> int:
+        return self.gpus * self.max_tokens * self.update_freq
+
+    @property
+    def matches(self) -> bool:
+        return self.tokens_per_update == self.target
+
+    def line(self, theirs: AuthorsScripts) -> str:
+        """One line saying the batch, and whether it is theirs (and if not, what would make it theirs)."""
+        how = "derived from the GPU count" if self.derived else "given"
+        ours = (
+            f"{self.gpus} GPU(s) × {self.max_tokens} tokens × update-freq {self.update_freq} ({how}) = "
+            f"{self.tokens_per_update:,} tokens per update"
+        )
+        their = (
+            f"theirs: {theirs.gpus} GPU(s) × {theirs.value('--max-tokens')} × {theirs.value('--update-freq')}"
+            f" = {self.target:,}"
+        )
+        if self.matches:
+            return f"batch: {ours}, as theirs ({their})"
+        per_gpu = self.target / self.gpus
+        hint = (
+            f"--max-tokens {int(per_gpu)} with --update-freq 1 would"
+            if per_gpu == int(per_gpu)
+            else "no whole --max-tokens per GPU would"
+        )
+        return f"batch: {ours} — NOT theirs ({their}); {hint} match it"
+
+
+def plan_batch(theirs: AuthorsScripts, gpus: int, max_tokens: int, update_freq: int | None) -> BatchPlan:
+    """The batch of a run on ``gpus`` GPUs: ``update_freq`` as given, or else derived — exactly their tokens
+    per update when ``gpus × max_tokens`` divides them, otherwise the nearest whole frequency (at least 1;
+    :meth:`BatchPlan.line` then says it is not theirs)."""
+    target = theirs.tokens_per_update
+    if update_freq is not None:
+        return BatchPlan(gpus, max_tokens, update_freq, target, derived=False)
+    return BatchPlan(gpus, max_tokens, max(1, round(target / (gpus * max_tokens))), target, derived=True)
 
 
 AUTHORS: dict[str, AuthorsScripts] = {
@@ -80,6 +140,7 @@ AUTHORS: dict[str, AuthorsScripts] = {
         test_script="test/test-iwslt14.sh",
         test=("--batch-size", "128", "--beam", "5", "--lenpen", "1.0", "--remove-bpe"),
         bleu="generate.py's own BLEU4 line (tokenized; the data is lowercased)",
+        gpus=1,
     ),
     "wmt14": AuthorsScripts(
         train_script="train/train-wmt14-base.sh",
@@ -92,6 +153,7 @@ AUTHORS: dict[str, AuthorsScripts] = {
         test_script="test/test-wmt14-base.sh",
         test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
         bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
+        gpus=4,
     ),
     "wmt14-big": AuthorsScripts(
         train_script="train/train-wmt14-big.sh",
@@ -104,6 +166,7 @@ AUTHORS: dict[str, AuthorsScripts] = {
         test_script="test/test-wmt14-big.sh",
         test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
         bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
+        gpus=4,
     ),
 }  # fmt: skip
 
@@ -128,13 +191,41 @@ DEVIATIONS: dict[str, str] = {
     "target_lang": "given explicitly (as source_lang)",
 }
 
-#: their test flags -> the pipeline's fairseq-generate equivalent, with why they differ
-TEST_EQUIVALENTS = {
-    "--remove-bpe": (
-        "--post-process sentencepiece",
-        "the pipeline's data uses sentencepiece BPE, not subword-nmt's '@@ ' (their --remove-bpe)",
-    ),
+#: per recipe: their test flags -> the pipeline's fairseq-generate equivalent, with why it is that
+TEST_EQUIVALENTS: dict[str, dict[str, tuple[str, str]]] = {
+    "iwslt14": {
+        "--remove-bpe": (
+            "--post-process sentencepiece",
+            "the pipeline's IWSLT14 data uses sentencepiece BPE, not subword-nmt's '@@ ' "
+            "(their --remove-bpe)",
+        ),
+    },
+    **{
+        name: {
+            "--remove-bpe": (
+                "--post-process subword_nmt",
+                "= their --remove-bpe ('@@ '): their data recipe's subword-nmt BPE",
+            )
+        }
+        for name in ("wmt14", "wmt14-big")
+    },
 }
+
+#: per recipe: the data it trains on, and how it differs from theirs and from fairseq's scripts
+DATA: dict[str, str] = {
+    "iwslt14": "`macaron-preprocess-iwslt14`: their `prepare-iwslt14.sh` (fairseq's: Moses, "
+    "`clean-corpus-n -ratio 1.5 1 175`, lowercased, valid = every 23rd training pair) with fairseq's "
+    "alignment bug removed and joint **sentencepiece** BPE of 10000 pieces where theirs learns 10000 "
+    "subword-nmt merges",
+    "wmt14": "`macaron-preprocess-wmt14 --data authors`: their `prepare-wmt14en2de.sh` — europarl-v7, "
+    "commoncrawl, news-commentary **v12**; `clean-corpus-n 1 80` without `-ratio` (its default 9); valid "
+    "newstest2013 normalised like the training text; joint subword-nmt BPE, 32764 merges. fairseq's "
+    "`prepare-wmt14en2de.sh --icml17` (`--data icml17` is close to it) differs: news-commentary v9, "
+    "`-ratio 1.5 1 250`, valid = every 100th training pair, 40000 merges. Their test reference "
+    "(`raw-test/en-de.de.tok.atat` of their released archive) is used when given (`--authors-test-dir`), "
+    "else a stand-in built from newstest2014 as their test script treats the hypotheses, and labelled so",
+}
+DATA["wmt14-big"] = DATA["wmt14"]
 
 
 def flag_groups(argv: Sequence[str]) -> dict[str, list[str]]:

@@ -38,13 +38,19 @@ def shown(value: Any) -> str:
 def effective_config(recipe: str) -> tuple[argparse.Namespace, list[str], argparse.Namespace]:
     """(the pipeline's parsed options, its fairseq-train argv, that argv parsed by fairseq) with defaults."""
     with tempfile.TemporaryDirectory() as tmp:
-        args = translation.parse_args([recipe, "--workdir", tmp])
+        gpus = str(ar.AUTHORS[recipe].gpus)  # on their GPU count (the batch is derived from it)
+        args = translation.parse_args([recipe, "--workdir", tmp, "--gpus", gpus])
         r = translation.RECIPES[recipe]
         argv = translation.train_command(r, args, r.data_bin(Path(tmp)), Path(tmp) / "checkpoints")[1:]
         return args, argv, ar.parse_training(argv)
 
 
 def where_set(flag: str, recipe: translation.Recipe) -> str:
+    if flag == "--update-freq":
+        return (
+            "pipeline option `--update-freq`, default: derived from the GPU count so that the tokens per "
+            "update equal theirs (shown: on their GPU count)"
+        )
     if flag in ar.OPTION_FLAGS:
         return f"pipeline option `{ar.OPTION_FLAGS[flag]}`, default: theirs"
     if flag in ar.LOGGING_FLAGS:
@@ -55,6 +61,8 @@ def where_set(flag: str, recipe: translation.Recipe) -> str:
 
 
 def recipe_table(name: str) -> str:
+    from macaron_fairseq.models.authors_init import initialisation_of
+
     scripts, recipe = ar.AUTHORS[name], translation.RECIPES[name]
     args, _argv, parsed = effective_config(name)
     lines = [
@@ -73,9 +81,16 @@ def recipe_table(name: str) -> str:
         lines.append(f"| `{flag}` | `{theirs}` | `{ours}` | {where_set(flag, recipe)} |")
     lines.append(f"| (none: they stop by hand) | — | `--max-update {args.max_update}` | pipeline option "
                  "`--max-update` |")  # fmt: skip
+    lines.append(f"| (GPUs → tokens per update) | {scripts.gpus} GPU(s) → {scripts.tokens_per_update:,} | "
+                 f"{args.batch.tokens_per_update:,} on {scripts.gpus} GPU(s); on any other count "
+                 "`--update-freq` is derived to match (printed; one line says so when no whole value can) | "
+                 "their `translation/README.md`; pipeline |")  # fmt: skip
     for label, attr in ARCH_SETTINGS.items():
         lines.append(f"| ({label}) | implied by `--arch` | `{shown(getattr(parsed, attr))}` | arch function "
                      "(`macaron_fairseq/models/authors.py`) |")  # fmt: skip
+    lines.append(f"| (initialisation) | their fork's code | {initialisation_of(args.arch)} | "
+                 "`macaron_fairseq/models/authors_init.py` |")  # fmt: skip
+    lines.append(f"| (data) | their `prepare-*.sh` | {ar.DATA[name]} | `{recipe.preprocess_module}` |")
     test = ar.flag_groups(scripts.test)
     ours_test = {
         "--batch-size": (str(args.gen_batch_size), "pipeline option `--gen-batch-size`"),
@@ -84,8 +99,8 @@ def recipe_table(name: str) -> str:
     }
     for flag, values in test.items():
         theirs = " ".join(values) if values else "✓"
-        if flag in ar.TEST_EQUIVALENTS:
-            equivalent, why = ar.TEST_EQUIVALENTS[flag]
+        if flag in ar.TEST_EQUIVALENTS[name]:
+            equivalent, why = ar.TEST_EQUIVALENTS[name][flag]
             lines.append(f"| test `{flag}` | `{theirs}` | `{equivalent}` | {why} |")
         else:
             value, origin = ours_test[flag]
@@ -101,8 +116,10 @@ def render() -> str:
     parts = [recipe_table(name) for name in ar.AUTHORS]
     deviations = "\n".join(f"- `{key}`: {why}" for key, why in ar.DEVIATIONS.items())
     parts.append(
-        "Every other setting of the effective configuration equals theirs (both command lines parsed by "
-        "fairseq's own parser; `tests/pipelines/test_authors_recipes.py` fails on any other difference). "
-        "The differences, with their reasons:\n\n" + deviations
+        "Every other setting of fairseq's parsed configuration equals theirs (both command lines parsed by "
+        "fairseq's own parser, on their GPU count; `tests/pipelines/test_authors_recipes.py` fails on any "
+        "other difference). That covers flags and arch settings; what their fork does in code rather than "
+        "in flags is in the rows above: the initialisation, the data and the test BLEU. The differences, "
+        "with their reasons:\n\n" + deviations
     )
     return "\n\n".join(parts)

@@ -194,12 +194,13 @@ def generate(
     cpu: bool = False,
     announce: str | None = None,
 ) -> None:
-    """Translate the test split of ``data_bin`` with ``checkpoint`` (sentencepiece removed): the stdout of
-    ``fairseq-generate`` goes to ``output``, its stderr to ``output`` with the suffix ``.log``."""
+    """Translate the test split of ``data_bin`` with ``checkpoint`` (its BPE removed: sentencepiece, or
+    subword-nmt's ``@@`` — fairseq's ``--remove-bpe`` — for a data-bin with ``subword_nmt.codes``): the
+    stdout of ``fairseq-generate`` goes to ``output``, its stderr to ``output`` with the suffix ``.log``."""
     command = [
         "fairseq-generate", str(data_bin), "--user-dir", str(USER_DIR), "--task", "translation",
         "--source-lang", src, "--target-lang", tgt, "--path", str(checkpoint), "--gen-subset", "test",
-        "--beam", str(beam), "--lenpen", str(lenpen), "--post-process", "sentencepiece",
+        "--beam", str(beam), "--lenpen", str(lenpen), "--post-process", post_process_of(data_bin),
         "--batch-size", str(batch_size),
     ]  # fmt: skip
     if cpu:
@@ -214,6 +215,17 @@ def generate(
             return {"hypotheses": sum(line.startswith("H-") for line in generated)}
 
     runner.run(stage, [checkpoint, *data_bin_files(data_bin)], [output], {"command": command}, build)
+
+
+def post_process_of(data_bin: Path) -> str:
+    """fairseq's ``--post-process`` for the BPE of a data-bin made by this project's preprocessors."""
+    return "subword_nmt" if (data_bin / "subword_nmt.codes").is_file() else "sentencepiece"
+
+
+def authors_reference(data_bin: Path) -> Path | None:
+    """The authors' released WMT14 test reference kept by ``macaron-preprocess-wmt14 --authors-test-dir``."""
+    path = data_bin / "authors-test" / "en-de.de.tok.atat"
+    return path if path.is_file() else None
 
 
 @dataclass(frozen=True)
@@ -237,6 +249,7 @@ def score(
     name: str,
     json_out: Path,
     hyp_out: Path | None = None,
+    atat_ref: Path | None = None,
 ) -> dict[str, Any]:
     """Score ``generated`` against the raw (``ref``) and tokenized (``tok_ref``) references into
     ``json_out`` (and the detokenized hypotheses into ``hyp_out``); print the BLEU lines; return the
@@ -247,7 +260,7 @@ def score(
         try:
             results, hypotheses = score_bleu.score_file(
                 str(generated), ref, tok_ref, lang, bleu.metrics, lowercase=bleu.lowercase,
-                split_compounds=bleu.compound_split, name=name,
+                split_compounds=bleu.compound_split, name=name, atat_ref_path=atat_ref,
             )  # fmt: skip
         except (score_bleu.ScoreError, OSError) as err:
             raise PipelineError(f"cannot score {generated}: {err}") from err
@@ -258,7 +271,8 @@ def score(
         return {"bleu": {metric: record["score"] for metric, record in results["scores"].items()}}
 
     params = {"lang": lang, "bleu": asdict(bleu), "name": name, "hyp_out": str(hyp_out)}
-    runner.run(stage, [generated, ref, tok_ref], outputs, params, build)
+    inputs = [generated, ref, tok_ref] + ([atat_ref] if atat_ref is not None else [])
+    runner.run(stage, inputs, outputs, params, build)
     results = json.loads(json_out.read_text(encoding="utf-8"))
     print(score_bleu.format_report(results), flush=True)
     return results

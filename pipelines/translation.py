@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -43,7 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from macaron_pipelines import fairseq_steps
-from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, split_training_flags
+from macaron_pipelines.authors_recipes import AUTHORS, flag_groups, plan_batch, split_training_flags
 from macaron_pipelines.commands import (
     INIT_SCHEMES,
     REPO,
@@ -92,6 +93,7 @@ class Recipe:
     lenpen: float
     bleu: BleuSettings
     workdir_name: str
+    preprocess_flags: tuple[str, ...] = ()
 
     @property
     def arch(self) -> str:
@@ -105,7 +107,8 @@ class Recipe:
 
 
 def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max_update: int,
-                   bleu: BleuSettings, workdir_name: str) -> Recipe:  # fmt: skip
+                   bleu: BleuSettings, workdir_name: str, preprocess_flags: tuple[str, ...] = ()
+                   ) -> Recipe:  # fmt: skip
     """The recipe that follows the authors' scripts ``AUTHORS[name]`` flag for flag."""
     scripts = AUTHORS[name]
     defaults, training = split_training_flags(scripts)
@@ -114,11 +117,15 @@ def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max
         name=name, preprocess_module=preprocess_module, src=src, tgt=tgt, defaults=defaults,
         training=training, max_update=max_update, beam=int(test["--beam"][0]),
         lenpen=float(test["--lenpen"][0]), bleu=bleu, workdir_name=workdir_name,
+        preprocess_flags=preprocess_flags,
     )  # fmt: skip
 
 
 #: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU
 WMT14_BLEU = BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), compound_split=True)
+
+#: their prepare-wmt14en2de.sh (macaron_preprocess.wmt14_en_de --data authors)
+WMT14_DATA = ("--data", "authors")
 
 RECIPES = {
     "iwslt14": authors_recipe(
@@ -127,11 +134,11 @@ RECIPES = {
     ),
     "wmt14": authors_recipe(
         "wmt14", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
-        bleu=WMT14_BLEU, workdir_name="wmt14",
+        bleu=WMT14_BLEU, workdir_name="wmt14", preprocess_flags=WMT14_DATA,
     ),
     "wmt14-big": authors_recipe(
         "wmt14-big", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de",
-        max_update=300_000,
+        max_update=300_000, preprocess_flags=WMT14_DATA,
         bleu=WMT14_BLEU, workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
     ),
 }  # fmt: skip
@@ -183,6 +190,9 @@ def preprocess(recipe: Recipe, args: argparse.Namespace, console: Console) -> Pa
         command += ["--raw-dir", args.raw_dir]
     if args.bpe_vocab_size:
         command += ["--bpe-vocab-size", args.bpe_vocab_size]
+    command += recipe.preprocess_flags
+    if args.authors_test_dir:
+        command += ["--authors-test-dir", args.authors_test_dir]
     if args.force:
         command += ["--force"]
     run_command(command, console)  # resumable by itself: finished stages are skipped
@@ -261,8 +271,10 @@ OPTIONS = (
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
     Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
            env="MAX_TOKENS", type=positive_int),
-    Option("--update-freq", "gradient accumulation (default: the authors', 1 / 1 / 16)", env="UPDATE_FREQ",
-           type=positive_int),
+    Option("--update-freq", "gradient accumulation (default: derived from the number of GPUs so that the "
+           "tokens per update equal the authors' — 4,096 iwslt14 (1 GPU × 4096) / 32,768 wmt14 (4 GPUs × "
+           "8192) / 262,144 wmt14-big (4 GPUs × 4096 × 16); the pipeline prints it, and says so when no "
+           "whole value matches)", env="UPDATE_FREQ", type=positive_int),
     Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14 (the authors' scripts never stop); "
            "raising it later continues the finished training", env="MAX_UPDATE", type=positive_int),
     Option("--save-interval-updates", "default: the authors', 10000", type=positive_int),
@@ -270,7 +282,10 @@ OPTIONS = (
     Option("--num-avg", "evaluate the average of the last N interval checkpoints instead of "
            "checkpoint_best.pt (the authors' test scripts take one checkpoint; default 0: the best)",
            env="NUM_AVG", type=int, default=0),
-    Option("--bpe-vocab-size", "default: the preprocessor's (10000 / 37000)", type=positive_int),
+    Option("--bpe-vocab-size", "default: the preprocessor's (iwslt14: 10000 sentencepiece pieces; wmt14: "
+           "the authors' 32764 subword-nmt merges)", type=positive_int),
+    Option("--authors-test-dir", "wmt14: the raw-test directory of the authors' released WMT14 archive "
+           "(en-de.de.tok.atat): their test reference for their BLEU", type=Path),
     WORKERS.with_env("WORKERS"),
     Option("--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int,
            default=128),
@@ -310,10 +325,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args.arch = args.arch or recipe.arch
     args.max_tokens = args.max_tokens or (2000 if args.small else recipe.default("--max-tokens"))
     args.max_update = args.max_update or (60 if args.small else recipe.max_update)
-    small = {"update_freq": 1} if args.small else {}  # the big recipe's 16 would make 60 updates 960 batches
-    for option in ("update_freq", "seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
+    if args.small and args.update_freq is None:
+        args.update_freq = 1  # the big recipe's 16 would make 60 updates 960 batches
+    for option in ("seed", "log_interval", "save_interval_updates", "keep_interval_updates"):
         if getattr(args, option) is None:
-            setattr(args, option, small.get(option, recipe.default("--" + option.replace("_", "-"))))
+            setattr(args, option, recipe.default("--" + option.replace("_", "-")))
+    args.batch = plan_batch(AUTHORS[args.recipe], training_gpus(args), args.max_tokens, args.update_freq)
+    args.update_freq = args.batch.update_freq
     if args.num_avg < 0:
         parser.error(f"--num-avg {args.num_avg}: must be >= 0 (0: evaluate checkpoint_best.pt)")
     if args.small:
@@ -325,10 +343,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             f"--max-update {args.max_update} leaves fewer than --num-avg {args.num_avg} checkpoints "
             f"every --save-interval-updates {args.save_interval_updates}"
         )
+    if args.authors_test_dir and recipe.tgt != "de":
+        parser.error("--authors-test-dir is the authors' WMT14 reference: wmt14 and wmt14-big only")
     if args.slurm and args.gpus:
         parser.error("--slurm takes the GPU count from the Slurm allocation (one task per GPU): drop --gpus")
     args.workdir = args.workdir.resolve()
     return args
+
+
+def training_gpus(args: argparse.Namespace) -> int:
+    """The GPUs training will use: ``--gpus``; under ``--slurm`` the allocation's tasks (one per GPU);
+    else every visible GPU, as fairseq's default ``--distributed-world-size`` (1 without a GPU)."""
+    if args.gpus:
+        return args.gpus
+    if args.slurm and os.environ.get("SLURM_NTASKS", "").isdigit():
+        return int(os.environ["SLURM_NTASKS"])
+    import torch
+
+    return max(1, torch.cuda.device_count() if torch.cuda.is_available() else 0)
 
 
 def run_pipeline(args: argparse.Namespace) -> None:
@@ -340,6 +372,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
     paths = ArchPaths(args.workdir, args.arch, args.num_avg)
     start = time.time()
     data_bin = preprocess(recipe, args, console)
+    console.say(args.batch.line(AUTHORS[recipe.name]))
     command = train_command(recipe, args, data_bin, paths.save_dir)
     fairseq_steps.train(
         runner, console, stage=f"train-{args.arch}", command=command,
@@ -362,6 +395,7 @@ def run_pipeline(args: argparse.Namespace) -> None:
         runner, stage=f"score-{args.arch}", generated=paths.generated,
         ref=data_bin / "raw" / f"test.{recipe.tgt}", tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
         lang=recipe.tgt, bleu=recipe.bleu, name=f"{recipe.name} test ({args.arch})", json_out=paths.bleu,
+        atat_ref=fairseq_steps.authors_reference(data_bin),
     )  # fmt: skip
     results = write_results(runner, recipe, args, paths, paths.evaluated)
     console.say(f"results: {paths.results}")

@@ -108,7 +108,8 @@ def wmt_archives(
     dev: list[tuple[str, str]],
     test: list[tuple[str, str]],
 ) -> dict[str, Path]:
-    """The five WMT14 archives (names and member paths as on statmt.org), content as (en, de) pairs."""
+    """The WMT14 archives (names and member paths as on statmt.org), content as (en, de) pairs: the five of
+    each recipe (news-commentary v9 and v12 hold the same pairs)."""
 
     def pair_members(prefix: str, pairs: list[tuple[str, str]]) -> dict[str, bytes]:
         return {
@@ -136,6 +137,15 @@ def wmt_archives(
         "training-parallel-nc-v9.tgz": write_tgz(
             directory / "training-parallel-nc-v9.tgz",
             pair_members("training/news-commentary-v9.de-en", corpora["news-commentary"]),
+        ),
+        # data.statmt.org/wmt17's archive: training/news-commentary-v12.{cs,de,ru,zh}-en.*
+        "training-parallel-nc-v12.tgz": write_tgz(
+            directory / "training-parallel-nc-v12.tgz",
+            {
+                **pair_members("training/news-commentary-v12.de-en", corpora["news-commentary"]),
+                "training/news-commentary-v12.cs-en.en": b"other pair\n",
+                "training/news-commentary-v12.cs-en.cs": b"jiny par\n",
+            },
         ),
         "dev.tgz": write_tgz(directory / "dev.tgz", pair_members("dev/newstest2013", dev)),
         "test-full.tgz": write_tgz(directory / "test-full.tgz", test_members),

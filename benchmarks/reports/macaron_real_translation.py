@@ -1,14 +1,24 @@
 """The docs blocks of ``docs/results/macaron_real_translation*.json``
-(:mod:`benchmarks.macaron_real_translation`): per arm and per seed, test BLEU and validation loss, the
-validation loss per epoch, the protocol."""
+(:mod:`benchmarks.macaron_real_translation`): per arm and per seed, test BLEU, validation loss and the
+output's length (system/reference length and the brevity penalty, where the run recorded them), the
+validation loss per epoch, the protocol; and (:func:`render_paired`) the authors' configuration with their
+initialisation beside the same grid with fairseq 0.12's, paired per seed, with the test BLEU at a length
+penalty chosen on the validation set (:mod:`benchmarks.lenpen_on_valid`)."""
 
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 
 from benchmarks.macaron_real_translation import ARMS, archs_of, finished
 from benchmarks.reports import real_text
 from benchmarks.reports.real_text import mean_std
+from benchmarks.results_file import RESULTS_DIR, provenance, read_results
+
+#: the authors' configuration run with fairseq 0.12's initialisation (before their archs had theirs)
+PREVIOUS = "macaron_real_translation_authors_fairseq_init.json"
+#: the length-penalty selection on valid of the authors' grid
+LENPEN = "macaron_real_translation_authors_lenpen.json"
 
 
 def epoch_ends(curve: list[list[float]]) -> list[list[float]]:
@@ -29,20 +39,37 @@ def summary_table(r: dict) -> str:
     the speed is fairseq's words/s of the last epoch, wall clock on a shared machine)."""
     rows = [row for row in r["rows"] if finished(row)]
     lines = [
-        "| model | parameters | seeds | test sacreBLEU | valid loss (end, bits) | valid nll (end, bits) "
-        "| training words/s (wall clock) |",
-        "|---|---:|---:|---:|---:|---:|---:|",
+        "| model | initialisation | parameters | seeds | test sacreBLEU | length ratio (BP) "
+        "| valid loss (end, bits) | valid nll (end, bits) | training words/s (wall clock) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for arm, arch in archs_of(r["protocol"]).items():
         mine = [row for row in rows if row["arm"] == arm]
         wps = [row["train_wps_last_epoch"] for row in mine if row.get("train_wps_last_epoch")]
         wps_cell = f"{statistics.mean(wps):.0f}" if wps else "—"
         lines.append(
-            f"| {arm} (`{arch}`) | {r['parameters'][arm]:,} | {len(mine)} | "
-            f"{mean_std([row['test_bleu'] for row in mine])} | {mean_std([final_valid(x) for x in mine])} | "
+            f"| {arm} (`{arch}`) | {initialisation(r, arm)} | {r['parameters'][arm]:,} | {len(mine)} | "
+            f"{mean_std([row['test_bleu'] for row in mine])} | {length_cell(mine)} | "
+            f"{mean_std([final_valid(x) for x in mine])} | "
             f"{mean_std([x['valid_curve'][-1][3] for x in mine])} | {wps_cell} |"
         )
     return "\n".join(lines)
+
+
+def initialisation(r: dict, arm: str) -> str:
+    """The arm's initialisation as the results recorded it; results from before it was recorded ran with
+    fairseq 0.12's for every arch."""
+    return r.get("initialisation", {}).get(arm, "fairseq 0.12")
+
+
+def length_cell(rows: list[dict]) -> str:
+    """Mean test length ratio (sys/ref) and BP over the rows, or "not recorded" (runs before the length
+    was recorded)."""
+    recorded = [row for row in rows if "test_length_ratio" in row]
+    if not recorded or len(recorded) < len(rows):
+        return "not recorded"
+    ratio = mean_std([row["test_length_ratio"] for row in recorded], 3)
+    return f"{ratio} ({mean_std([row['test_bp'] for row in recorded], 3)})"
 
 
 #: the paired validation nll is the mean over a run's last validations (both arms validate at the same
@@ -111,6 +138,7 @@ def epoch_table(r: dict) -> str:
 
 def protocol_line(r: dict) -> str:
     p, c = r["protocol"], r["corpus"]
+    inits = sorted({initialisation(r, arm) for arm in archs_of(p)})
     return (
         f"Data: {c['catalogs']} German gettext catalogs of this machine's programs; test = the messages of "
         f"{', '.join(c['test_packages'])} ({r['kept']['test']} pairs), validation = "
@@ -118,7 +146,8 @@ def protocol_line(r: dict) -> str:
         f"({c['pairs']['train']} pairs, {r['kept']['train']} after preprocess.custom's cleaning); joint "
         f"sentencepiece BPE {p['bpe_vocab_size']}. "
         f"Models: d = {p['dim']}, {p['heads']} heads, {p['layers']} + {p['layers']} layers, FFN {p['ffn']} "
-        f"(Macaron: 2 × {p['ffn'] // 2}), shared embeddings, dropout {p['dropout']}, {norms_line(p)}; "
+        f"(Macaron: 2 × {p['ffn'] // 2}), shared embeddings, dropout {p['dropout']}, {norms_line(p)}, "
+        f"initialisation: {' / '.join(inits)}; "
         f"parameters differ by "
         f"{100 * r['parity']:+.3f} %. Training: Adam (0.9, 0.98), η = {p['lr']:g}, inverse-sqrt with "
         f"{p['warmup']} warm-up updates, label smoothing 0.1, {p['max_tokens']} tokens per batch, "
@@ -142,6 +171,8 @@ def status_line(r: dict, image: str) -> str:
 def plot_name(r: dict) -> str:
     """The plot's file name under docs/ (one per configuration)."""
     config = r["protocol"].get("config", "post-ln")
+    if config == "authors" and "initialisation" not in r:  # the grid run before their initialisation
+        return "macaron_real_translation_authors_fairseq_init.png"
     return "macaron_real_translation.png" if config == "post-ln" else f"macaron_real_translation_{config}.png"
 
 
@@ -158,3 +189,77 @@ def render(payload: dict) -> str:
         ("Validation loss (label-smoothed, bits) at each epoch end, mean ± std over seeds", epoch_table(r)),
     ]
     return real_text.report(payload, status_line(r, plot_name(r)), sections, protocol_line(r))
+
+
+# --------------------------------------------------------------- the authors' grid, paired with the previous
+
+
+def paired_table(new: dict, old: dict) -> str:
+    """Per seed that finished in both grids: BLEU, validation nll (mean of the last validations) and test
+    length ratio of each arm, with the authors' initialisation (new) and fairseq 0.12's (old)."""
+    by_new = {(row["arm"], row["seed"]): row for row in new["rows"] if finished(row)}
+    by_old = {(row["arm"], row["seed"]): row for row in old["rows"] if finished(row)}
+    seeds = sorted({s for _, s in by_new} & {s for _, s in by_old})
+    lines = [
+        "| seed | arm | BLEU (0.12 init → theirs) | valid nll (0.12 init → theirs) "
+        "| length ratio (0.12 init → theirs) | Macaron − Transformer BLEU (0.12 → theirs) |",
+        "|---:|---|---:|---:|---:|---:|",
+    ]
+    for seed in seeds:
+        if not all((arm, seed) in by_new and (arm, seed) in by_old for arm in ARMS):
+            continue
+        delta = {
+            name: grid[("macaron", seed)]["test_bleu"] - grid[("transformer", seed)]["test_bleu"]
+            for name, grid in (("old", by_old), ("new", by_new))
+        }
+        for arm in ARMS:
+            o, n = by_old[(arm, seed)], by_new[(arm, seed)]
+            ratio_old = f"{o['test_length_ratio']:.3f}" if "test_length_ratio" in o else "not recorded"
+            ratio_new = f"{n['test_length_ratio']:.3f}" if "test_length_ratio" in n else "not recorded"
+            d = f"{delta['old']:+.2f} → {delta['new']:+.2f}" if arm == "macaron" else ""
+            lines.append(
+                f"| {seed} | {arm} | {o['test_bleu']:.2f} → {n['test_bleu']:.2f} | "
+                f"{final_nll(o):.3f} → {final_nll(n):.3f} | {ratio_old} → {ratio_new} | {d} |"
+            )
+    if len(lines) == 2:
+        return "No seed has finished in both grids yet."
+    return "\n".join(lines)
+
+
+def lenpen_table(selection: dict) -> str:
+    """Per arm: the length penalty chosen on valid, and per seed the test BLEU and length ratio with it."""
+    s = selection["results"]
+    lines = [
+        f"Length penalty chosen per arm on the validation set from {s['grid']} (the same grid for both; the "
+        "best mean validation sacreBLEU over the arm's seeds), then the test set translated once with it "
+        f"({s['runs']} of {s['planned_runs']} runs):",
+        "",
+        "| arm | chosen lenpen | seed | test sacreBLEU | length ratio (BP) |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in sorted(s["test"], key=lambda x: (x["arm"] != "transformer", x["seed"])):
+        lines.append(
+            f"| {row['arm']} | {s['chosen'][row['arm']]} | {row['seed']} | {row['bleu']:.2f} | "
+            f"{row['test_length_ratio']:.3f} ({row['test_bp']:.3f}) |"
+        )
+    return "\n".join(lines) + "\n\nLength penalty selection measured by " + provenance(selection) + "."
+
+
+def render_paired(payload: dict, results_dir: Path | None = None) -> str:
+    """The authors' configuration with their initialisation (``payload``) beside the previous grid with
+    fairseq 0.12's, paired per seed; then the length-penalty row when it has been measured."""
+    directory = results_dir or RESULTS_DIR
+    new, old = payload["results"], read_results(directory / PREVIOUS)["results"]
+    planned = len(new["seeds"]) * len(new["arms"])
+    done = sum(finished(row) for row in new["rows"])
+    status = f"With the authors' initialisation: {done} of {planned} runs finished" + (
+        " — PARTIAL: the rerun is still going, nothing below is final." if done < planned else "."
+    )
+    text = status + "\n\n" + paired_table(new, old)
+    lenpen = directory / LENPEN
+    if lenpen.exists():
+        text += "\n\n" + lenpen_table(read_results(lenpen))
+    else:
+        command = "python -m benchmarks.lenpen_on_valid"
+        text += f"\n\nLength penalty chosen on valid: not measured yet (`{command}`)."
+    return text

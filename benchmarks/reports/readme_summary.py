@@ -16,7 +16,7 @@ from benchmarks import macaron_real_bert, macaron_real_translation
 from benchmarks.dt_fixup_ablation import best_lr, cell_values
 from benchmarks.reports import authors_eval_cost as eval_cost
 from benchmarks.reports.macaron_real_bert import final as bert_final
-from benchmarks.reports.macaron_real_translation import final_nll
+from benchmarks.reports.macaron_real_translation import PREVIOUS, final_nll
 from benchmarks.reports.real_text import mean_std
 from benchmarks.results_file import RESULTS_DIR, read_results
 
@@ -45,6 +45,10 @@ def translation_row(payload: dict[str, Any]) -> str:
     """Test BLEU per arm and the verdicts on BLEU and on the paired validation nll."""
     rows = [row for row in payload["results"]["rows"] if macaron_real_translation.finished(row)]
     by, seeds = paired_runs(rows, "macaron", "transformer")
+    r = payload["results"]
+    planned = len(r["seeds"]) * len(r["arms"])
+    if not seeds:
+        return f"running: {len(rows)} of {planned} runs finished, no seed paired yet"
     bleu = {arm: [by[(arm, s)]["test_bleu"] for s in seeds] for arm in ("macaron", "transformer")}
     d_bleu = [by[("macaron", s)]["test_bleu"] - by[("transformer", s)]["test_bleu"] for s in seeds]
     d_nll = [final_nll(by[("macaron", s)]) - final_nll(by[("transformer", s)]) for s in seeds]
@@ -123,7 +127,10 @@ def render(results_dir: Path = RESULTS_DIR) -> str:
         ("Macaron vs Transformer, real En→De text (post-LN)",
          translation_row(load("macaron_real_translation.json", results_dir)),
          "[real text](docs/real_text.md)"),
-        ("… in the authors' configuration (pre-LN, their dropouts)",
+        ("… in the authors' configuration (pre-LN, their dropouts), fairseq 0.12's initialisation",
+         translation_row(load(PREVIOUS, results_dir)),
+         "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)"),
+        ("… the same with their initialisation too",
          translation_row(load("macaron_real_translation_authors.json", results_dir)),
          "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)"),
         ("Macaron vs BERT, pre-training on real text", bert_row(load("macaron_real_bert.json", results_dir)),

@@ -55,7 +55,7 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_wmt_en_de,
 )
 
-from macaron_fairseq.models import authors, bert, plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.models import authors, authors_init, bert, plugin_model  # noqa: F401  (registers the models first)
 from macaron_fairseq.models.macaron_version import ArchFn, macaron_of
 
 
@@ -149,6 +149,7 @@ BERT_COUNTERPARTS: dict[str, str] = {
 
 
 def register_all() -> None:
+    authors_init.install()  # the authors' archs build with their initialisation
     for model_name, archs in ARCHITECTURES.items():
         for arch_name, fn in archs.items():
             register_model_architecture(model_name, arch_name)(fn)

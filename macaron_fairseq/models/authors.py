@@ -2,10 +2,13 @@
 
 Lu et al. trained their translation results with a fork of fairseq 0.6 (repository zhuohan123/macaron-net,
 ``translation/fairseq/models/transformer.py`` and ``translation/macaron-scripts/train/*.sh``). Their
-training scripts use the ``*_v2`` / ``*_big_t2t`` architectures: **pre-LN** encoder and decoder (a LayerNorm
-in front of every sub-layer and a final LayerNorm after each stack), attention dropout 0.1 and ReLU
-dropout 0.1 — not the post-LN ``macaron_small/base/big`` of this plugin, which are the paper's Eq. 17–19
-with fairseq's default (post-LN) placement.
+training scripts train the Macaron models ``transformer_iwslt_de_en_macaron_v2``,
+``transformer_wmt_en_de_macaron_v2`` and ``transformer_wmt_en_de_big_t2t_macaron``: **pre-LN** encoder and
+decoder (a LayerNorm in front of every sub-layer and a final LayerNorm after each stack), attention dropout
+0.1 and ReLU dropout 0.1 — not the post-LN ``macaron_small/base/big`` of this plugin, which are the paper's
+Eq. 17–19 with fairseq's default (post-LN) placement. The Transformers below (``*_v2``, ``*_big_t2t``) are
+the counterparts their model file defines; no script of theirs trains one. Every arch here builds with
+their fork's initialisation (:mod:`macaron_fairseq.models.authors_init`).
 
 | authors' arch                         | model       | d    | heads | FFN      | norm    | drop | attn/ReLU |
 |---------------------------------------|-------------|------|-------|----------|---------|------|-----------|

@@ -58,16 +58,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     check_paths(args)
     from macaron_fairseq.upgrade import upgrade_checkpoint
+    from macaron_fairseq.upgrade.evaluation import authors_test
 
     start = time.time()
     model = upgrade_checkpoint(args.checkpoint, args.out, args.data)
     print(f"{args.checkpoint}: {model.describe()}")
-    print(f"wrote {args.out} in {time.time() - start:.1f} s; translate with")
     data = args.data or model.data or "DATA_BIN"
+    command = authors_test(model.source_lang, model.target_lang, data, args.out)
     print(
-        f"  fairseq-generate {data} --user-dir macaron_fairseq --path {args.out} -s {model.source_lang} "
-        f"-t {model.target_lang} --beam 5 --remove-bpe"
+        f"wrote {args.out} in {time.time() - start:.1f} s; test it as the authors did — {command.benchmark}:"
     )
+    for line in command.lines:
+        print(f"  {line}")
 
 
 def cli() -> None:

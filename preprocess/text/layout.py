@@ -5,6 +5,7 @@
     ROOT/raw/{split}.{src,tgt}   raw (detokenized) text of the kept pairs, references for sacreBLEU
     ROOT/tok/{split}.{src,tgt}   Moses-tokenized text, references for tokenized BLEU
     ROOT/spm.model, spm.vocab    joint sentencepiece BPE model
+    ROOT/subword_nmt.codes       joint subword-nmt BPE codes (instead of spm.*, where a recipe uses them)
     ROOT/bpe/{split}.{src,tgt}   sentencepiece pieces separated by spaces
     DATA_BIN/                    fairseq-preprocess --joined-dictionary output
     ROOT/.stages/                completion markers of the resumable stages
@@ -49,6 +50,10 @@ class OutputLayout:
     @property
     def spm_vocab(self) -> Path:
         return self.root / "spm.vocab"
+
+    @property
+    def subword_nmt_codes(self) -> Path:
+        return self.root / "subword_nmt.codes"
 
     @property
     def state_dir(self) -> Path:

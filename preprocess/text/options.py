@@ -17,7 +17,7 @@ from macaron_workflow.overlap import refuse_overlap
 from macaron_workflow.stages import StageRunner
 
 
-def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> None:
+def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int, vocab_help: str = "") -> None:
     """--workers, --force, --binarizer and the BPE options, identical in every text-to-data-bin CLI."""
     add_run_options(parser)
     parser.add_argument(
@@ -32,7 +32,7 @@ def add_shared_options(parser: argparse.ArgumentParser, default_vocab: int) -> N
         "--bpe-vocab-size",
         type=positive_int,
         default=default_vocab,
-        help="joint sentencepiece BPE vocabulary size (default: %(default)s)",
+        help=vocab_help or "joint sentencepiece BPE vocabulary size (default: %(default)s)",
     )
     parser.add_argument(
         "--spm-input-sentence-size",
@@ -52,6 +52,7 @@ class CorpusCli:
     doc: str
     raw_dir_help: str
     default_vocab: int
+    vocab_help: str = ""
 
     def parser(self) -> argparse.ArgumentParser:
         parser = ArgumentParser(
@@ -65,7 +66,7 @@ class CorpusCli:
             "--dest", required=True, type=Path, help="output directory = the fairseq data-bin"
         )
         parser.add_argument("--raw-dir", type=Path, help=self.raw_dir_help)
-        add_shared_options(parser, default_vocab=self.default_vocab)
+        add_shared_options(parser, default_vocab=self.default_vocab, vocab_help=self.vocab_help)
         return parser
 
     def start(
@@ -73,9 +74,16 @@ class CorpusCli:
     ) -> tuple[argparse.Namespace, OutputLayout, StageRunner]:
         """Parse ``argv``; the arguments, the output layout (data-bin = ``--dest``) and the stage runner."""
         args = self.parser().parse_args(argv)
-        # before --dest is created: nothing is written into an input, whatever the name
-        refuse_overlap({"--dest": args.dest}, {"--raw-dir": args.raw_dir})
-        return (args, *start_run(args.dest, src, tgt, args.force))
+        return (args, *start_corpus(self, args, src, tgt))
+
+
+def start_corpus(
+    cli: CorpusCli, args: argparse.Namespace, src: str, tgt: str
+) -> tuple[OutputLayout, StageRunner]:
+    """:meth:`CorpusCli.start` on arguments parsed already (a CLI with options of its own)."""
+    # before --dest is created: nothing is written into an input, whatever the name
+    refuse_overlap({"--dest": args.dest}, {"--raw-dir": args.raw_dir})
+    return start_run(args.dest, src, tgt, args.force)
 
 
 def start_run(

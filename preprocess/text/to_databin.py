@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from macaron_preprocess.text import subword_bpe
 from macaron_preprocess.text.binarize import binarize
 from macaron_preprocess.text.bitext import BitextFiles
 from macaron_preprocess.text.bpe import BpeConfig, apply_bpe, learn_bpe
@@ -53,6 +54,30 @@ def bpe_and_binarize(
     learn_bpe(runner, layout.tok("train"), layout.spm_model, layout.spm_vocab, bpe)
     for split in splits:
         apply_bpe(runner, split, layout.tok(split), layout.bpe(split), layout.spm_model, workers)
+    binarize(
+        runner,
+        {split: layout.bpe_prefix(split) for split in splits},
+        layout.src,
+        layout.tgt,
+        layout.data_bin,
+        workers,
+        binarizer,
+    )
+
+
+def subword_nmt_and_binarize(
+    runner: StageRunner,
+    layout: OutputLayout,
+    splits: Sequence[str],
+    merges: int,
+    workers: int,
+    binarizer: str = "pool",
+) -> None:
+    """:func:`bpe_and_binarize` with joint subword-nmt BPE (``merges`` operations), not sentencepiece."""
+    codes = layout.subword_nmt_codes
+    subword_bpe.learn(runner, layout.tok("train"), codes, merges)
+    for split in splits:
+        subword_bpe.apply(runner, split, layout.tok(split), layout.bpe(split), codes, workers)
     binarize(
         runner,
         {split: layout.bpe_prefix(split) for split in splits},

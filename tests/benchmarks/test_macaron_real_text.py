@@ -295,3 +295,57 @@ def test_the_nsp_floor_is_the_majority_class_of_the_seeds_validation_pairs(tmp_p
     assert lines[2].endswith(f"| {f1['majority_accuracy']:.1f} ({majority} of {f1['pairs']} {label}) |")
     del r["valid_nsp"]  # a results file written before the floor was recorded
     assert bert_report.per_seed_table(r).splitlines()[2].endswith("| +0.0 | — |")
+
+
+def test_a_row_records_the_outputs_length_from_sacrebleu() -> None:
+    record = {"sys_len": 900, "ref_len": 1000, "brevity_penalty": 0.8948}
+    assert mt.length_fields(record, "test") == {
+        "test_sys_len": 900, "test_ref_len": 1000, "test_length_ratio": 0.9, "test_bp": 0.8948,
+    }  # fmt: skip
+
+
+def test_the_authors_config_records_their_initialisation_and_generates_any_split() -> None:
+    from macaron_fairseq.models.authors_init import AUTHORS, FAIRSEQ_012
+
+    assert set(mt.initialisations(mt.TranslationProtocol(config="authors")).values()) == {AUTHORS}
+    assert set(mt.initialisations(mt.TranslationProtocol()).values()) == {FAIRSEQ_012}
+    argv = mt.generate_argv(Path("D"), Path("C.pt"), mt.TranslationProtocol(), "valid", 0.8)
+    assert argv[argv.index("--gen-subset") + 1] == "valid" and argv[argv.index("--lenpen") + 1] == "0.8"
+    assert "--lenpen" not in mt.generate_argv(Path("D"), Path("C.pt"), mt.TranslationProtocol())
+
+
+def test_the_length_penalty_is_chosen_per_arm_on_valid_only() -> None:
+    from benchmarks.lenpen_on_valid import choose
+
+    valid = {
+        "transformer": {0.6: [20.0, 22.0], 1.0: [21.0, 21.5], 1.4: [19.0, 19.0]},
+        "macaron": {0.6: [20.0, 20.0], 1.0: [19.0, 19.0], 1.4: [21.0, 21.0]},
+        "tie": {0.6: [20.0], 1.2: [20.0], 1.4: [19.0]},
+    }
+    assert choose(valid) == {"transformer": 1.0, "macaron": 1.4, "tie": 1.2}
+
+
+def _row(arm: str, seed: int, bleu: float, nll: float, ratio: float | None = None) -> dict:
+    row = {"arm": arm, "seed": seed, "rc": 0, "test_bleu": bleu, "valid_curve": [[1, 1000, nll + 0.5, nll]]}
+    return row | ({"test_length_ratio": ratio, "test_bp": min(1.0, ratio)} if ratio else {})
+
+
+def test_the_paired_block_pairs_seeds_and_says_partial(tmp_path: Path) -> None:
+    old = {
+        "seeds": [1, 2],
+        "arms": list(mt.ARMS),
+        "rows": [
+            _row("transformer", 1, 20.0, 6.0),
+            _row("macaron", 1, 21.0, 5.9),
+            _row("transformer", 2, 20.5, 6.1),
+            _row("macaron", 2, 20.0, 6.2),
+        ],
+    }
+    (tmp_path / mt_report.PREVIOUS).write_text(json.dumps({"results": old}))
+    new = {"seeds": [1, 2], "arms": list(mt.ARMS), "rows": [_row("transformer", 1, 22.0, 5.8, 0.95),
+           _row("macaron", 1, 21.5, 5.7, 0.9)]}  # fmt: skip
+    text = mt_report.render_paired({"results": new}, tmp_path)
+    assert "1 of 4" not in text and "2 of 4 runs finished — PARTIAL" in text
+    assert "| 1 | macaron | 21.00 → 21.50 | 5.900 → 5.700 | not recorded → 0.900 | +1.00 → -0.50 |" in text
+    assert "| 2 |" not in text  # seed 2 has not finished in the new grid
+    assert "not measured yet" in text

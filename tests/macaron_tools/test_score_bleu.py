@@ -18,8 +18,13 @@ def generate_output(hyps: list[str], order: list[int] | None = None) -> list[str
     """fairseq-generate style lines (S/T/H/D/P per sentence), in the given id order."""
     lines = ["2026-01-01 | INFO | fairseq_cli.generate | loading model"]
     for i in order if order is not None else range(len(hyps)):
-        lines += [f"S-{i}\tsource {i}", f"T-{i}\t{TOK_REFS[i]}", f"H-{i}\t-0.123\t{hyps[i]}",
-                  f"D-{i}\t-0.123\t{hyps[i]}", f"P-{i}\t-0.1 -0.2"]
+        lines += [
+            f"S-{i}\tsource {i}",
+            f"T-{i}\t{TOK_REFS[i]}",
+            f"H-{i}\t-0.123\t{hyps[i]}",
+            f"D-{i}\t-0.123\t{hyps[i]}",
+            f"P-{i}\t-0.1 -0.2",
+        ]
     lines.append("Generate test with beam=5: BLEU4 = 100.00, 100.0/100.0/100.0/100.0")
     return lines
 
@@ -73,8 +78,9 @@ def test_lowercase_makes_scores_case_insensitive(tmp_path: Path) -> None:
 
 def test_no_detokenize_scores_hypotheses_as_given(tmp_path: Path) -> None:
     ref = write(tmp_path / "ref.de", REFS)
-    results, hyps = score_bleu.score(generate_output(REFS), ref, None, "de", ["sacrebleu"],
-                                     detokenize_hyps=False)
+    results, hyps = score_bleu.score(
+        generate_output(REFS), ref, None, "de", ["sacrebleu"], detokenize_hyps=False
+    )
     assert hyps == REFS
     assert results["scores"]["sacrebleu"]["score"] == pytest.approx(100.0)
 
@@ -117,20 +123,40 @@ def test_compound_split_bleu_statistics_by_hand(tmp_path: Path, capsys: pytest.C
     gen = write(tmp_path / "gen.txt", [f"H-0\t-0.1\t{COMPOUND_HYP}", f"T-0\t{COMPOUND_REF}"])
     tok_ref = write(tmp_path / "tok.de", [COMPOUND_REF])
     out = tmp_path / "bleu.json"
-    assert score_bleu.main(["--gen", str(gen), "--tok-ref", str(tok_ref), "--metrics", "tokenized",
-                            "--compound-split", "--json", str(out)]) == 0
+    assert (
+        score_bleu.main(
+            [
+                "--gen",
+                str(gen),
+                "--tok-ref",
+                str(tok_ref),
+                "--metrics",
+                "tokenized",
+                "--compound-split",
+                "--json",
+                str(out),
+            ]
+        )
+        == 0
+    )
     record = json.loads(out.read_text(encoding="utf-8"))["scores"]["tokenized"]
     assert (record["sys_len"], record["ref_len"]) == (8, 9)
-    assert record["precisions"] == pytest.approx([100 * 8 / 8, 100 * 6 / 7, 100 * 4 / 6, 100 * 2 / 5],
-                                                 abs=0.01)
+    assert record["precisions"] == pytest.approx(
+        [100 * 8 / 8, 100 * 6 / 7, 100 * 4 / 6, 100 * 2 / 5], abs=0.01
+    )
     assert record["brevity_penalty"] == pytest.approx(0.8825, abs=1e-4)
     assert record["score"] == pytest.approx(61.02, abs=0.01)
     assert record["label"] == "tokenized BLEU (Moses-tokenized, case-sensitive, compound-split)"
     assert "compound-split) = 61.02" in capsys.readouterr().out
     # the same sentence pair without --compound-split (reference "Das Macaron-Net-Modell ist gut .", 5
     # tokens; hypothesis 6 tokens): the compound is one token on each side, and they differ
-    plain, _ = score_bleu.score([f"H-0\t-0.1\t{COMPOUND_HYP}", "T-0\tDas Macaron-Net-Modell ist gut ."],
-                                None, None, "de", ["tokenized"])
+    plain, _ = score_bleu.score(
+        [f"H-0\t-0.1\t{COMPOUND_HYP}", "T-0\tDas Macaron-Net-Modell ist gut ."],
+        None,
+        None,
+        "de",
+        ["tokenized"],
+    )
     record = plain["scores"]["tokenized"]
     # 1-grams 4/6, 2-grams 2/5 (ist gut, gut .), 3-grams 1/4 (ist gut .), 4-grams 0/3 → sacreBLEU's "exp"
     # smoothing counts it as 1/(2·3); BP = 1 (6 > 5); BLEU = 100 · (4/6 · 2/5 · 1/4 · 1/6)^¼ = 32.47
@@ -143,8 +169,22 @@ def test_cli_writes_json_and_hypotheses(tmp_path: Path, capsys: pytest.CaptureFi
     gen = write(tmp_path / "gen.txt", generate_output(TOK_REFS))
     ref = write(tmp_path / "ref.de", REFS)
     out_json, out_hyp = tmp_path / "res" / "bleu.json", tmp_path / "res" / "hyp.de"
-    code = score_bleu.main(["--gen", str(gen), "--ref", str(ref), "--lang", "de", "--json", str(out_json),
-                            "--hyp-out", str(out_hyp), "--name", "unit"])
+    code = score_bleu.main(
+        [
+            "--gen",
+            str(gen),
+            "--ref",
+            str(ref),
+            "--lang",
+            "de",
+            "--json",
+            str(out_json),
+            "--hyp-out",
+            str(out_hyp),
+            "--name",
+            "unit",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "sacreBLEU (detokenized, 13a, case-sensitive) = 100.00" in printed
@@ -207,3 +247,25 @@ def test_retokenized_bleu_follows_the_authors_wmt14_script(tmp_path: Path) -> No
     assert worse["scores"]["retokenized"]["score"] < 100
     with pytest.raises(score_bleu.ScoreError, match="needs --ref"):
         score_bleu.score(lines, None, None, "de", ["retokenized"])
+
+
+def test_their_released_reference_is_used_as_it_is_and_named(tmp_path: Path) -> None:
+    """--atat-ref: their raw-test/en-de.de.tok.atat is the reference, not rebuilt; the label says whose."""
+    atat = write(tmp_path / "en-de.de.tok.atat", ["Die US ##AT##-##AT## Regierung sagt , er sei müde ."])
+    lines = ["H-0\t-0.1\tDie US @-@ Regierung sagt , er sei müde ."]
+    results, _ = score_bleu.score(lines, None, None, "de", ["retokenized"], atat_ref_path=atat)
+    record = results["scores"]["retokenized"]
+    assert record["score"] == 100.0 and "their released raw-test/en-de.de.tok.atat" in record["label"]
+    assert record["length_ratio"] == 1.0 and results["atat_ref"] == str(atat)
+    other = write(tmp_path / "other.atat", ["Die Regierung sagt , er sei sehr müde ."])
+    worse, _ = score_bleu.score(lines, None, None, "de", ["retokenized"], atat_ref_path=other)
+    assert worse["scores"]["retokenized"]["score"] < 100
+    raw = write(tmp_path / "ref.de", ["Die US-Regierung sagt, er sei müde."])
+    standin, _ = score_bleu.score(lines, raw, None, "de", ["retokenized"])
+    assert "stand-in reference" in standin["scores"]["retokenized"]["label"]
+
+
+def test_every_bleu_record_has_the_length_ratio(tmp_path: Path) -> None:
+    record = score_bleu.bleu_record(["a b c"], ["a b c d"], "none", False, "x")
+    assert (record["sys_len"], record["ref_len"], record["length_ratio"]) == (3, 4, 0.75)
+    assert record["brevity_penalty"] == round(2.718281828 ** (1 - 4 / 3), 4)

@@ -159,3 +159,16 @@ def test_wmt14_pipeline_small_reports_both_bleus(tmp_path: Path) -> None:
     assert results["recipe"] == "wmt14" and results["beam"] == 4 and results["lenpen"] == 0.6
     assert results["checkpoint"].endswith("checkpoint_avg_last2.pt")  # NUM_AVG: the average instead
     assert set(results["bleu"]["scores"]) == {"retokenized", "tokenized", "sacrebleu"}
+    # their data (prepare-wmt14en2de.sh: subword-nmt BPE), their --remove-bpe, their batch said in one line
+    work = tmp_path / "work"
+    assert (work / "data-bin" / "subword_nmt.codes").is_file() and not (
+        work / "data-bin" / "spm.model"
+    ).exists()
+    generated = (work / "generate-test.transformer_wmt_en_de_macaron_v2.txt").read_text()
+    assert "@@ " not in "".join(line for line in generated.splitlines(True) if line.startswith("H-"))
+    assert "batch: 1 GPU(s) × 2000 tokens × update-freq 1 (given) = 2,000 tokens per update — NOT theirs" in (
+        proc.stdout + proc.stderr
+    )
+    assert "stand-in reference" in results["bleu"]["scores"]["retokenized"]["label"]
+    for score in results["bleu"]["scores"].values():
+        assert score["sys_len"] > 0 and 0 < score["length_ratio"] and 0 < score["brevity_penalty"] <= 1

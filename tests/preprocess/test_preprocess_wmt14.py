@@ -1,4 +1,5 @@
-"""``python -m macaron_preprocess.wmt14_en_de`` on small archives in the statmt.org layout, built here."""
+"""``python -m macaron_preprocess.wmt14_en_de --data icml17`` on small archives in the statmt.org layout,
+built here (the authors' recipe, ``--data authors``: ``test_preprocess_wmt14_authors.py``)."""
 
 from __future__ import annotations
 
@@ -44,13 +45,21 @@ def wmt_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     wmt_archives(raw, corpora(), sentence_pairs(30, seed=24), newstest_pairs())
     out = tmp_path_factory.mktemp("wmt_out")
     run_module(
-        "macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw), "--bpe-vocab-size", "200"
+        "macaron_preprocess.wmt14_en_de",
+        "--dest",
+        str(out),
+        "--raw-dir",
+        str(raw),
+        "--bpe-vocab-size",
+        "200",
+        "--data",
+        "icml17",
     )
     return raw, out
 
 
 def run_wmt(*args: str) -> subprocess.CompletedProcess:
-    return run_module("macaron_preprocess.wmt14_en_de", *args, check=False)
+    return run_module("macaron_preprocess.wmt14_en_de", *args, "--data", "icml17", check=False)
 
 
 def test_counts_and_data_bin(wmt_run: tuple[Path, Path]) -> None:
