@@ -21,6 +21,21 @@ from typing import ClassVar
 
 from transformers import PreTrainedTokenizer
 
+# optional: each is needed only by the files this directory holds (transformers skips imports in try blocks
+# when it checks a remote file's requirements)
+try:
+    import sentencepiece
+except ImportError:
+    sentencepiece = None
+try:
+    from subword_nmt.apply_bpe import BPE
+except ImportError:
+    BPE = None
+try:
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+except ImportError:
+    MosesTokenizer = MosesDetokenizer = None
+
 FAIRSEQ_SPECIALS = ("<s>", "<pad>", "</s>", "<unk>")
 VOCAB_FILES_NAMES = {
     "source_vocab": "dict.source.txt",
@@ -71,18 +86,18 @@ class MacaronMTTokenizer(PreTrainedTokenizer):
         for i, symbol in enumerate(self.source_symbols):
             self.source_ids.setdefault(symbol, i)
         if sentencepiece_model is not None:
-            import sentencepiece as spm
-
-            self.sp = spm.SentencePieceProcessor(model_file=sentencepiece_model)
+            if sentencepiece is None:
+                raise ImportError("this tokenizer needs sentencepiece: pip install sentencepiece")
+            self.sp = sentencepiece.SentencePieceProcessor(model_file=sentencepiece_model)
         else:
-            from subword_nmt.apply_bpe import BPE
-
+            if BPE is None:
+                raise ImportError("this tokenizer needs subword-nmt: pip install subword-nmt")
             with open(bpe_codes, encoding="utf-8") as codes:
                 self.bpe = BPE(codes)
         self.moses_tokenizer = self.moses_detokenizer = None
         if moses_lang:
-            from sacremoses import MosesDetokenizer, MosesTokenizer
-
+            if MosesTokenizer is None:
+                raise ImportError("this tokenizer needs sacremoses: pip install sacremoses")
             self.moses_tokenizer = MosesTokenizer(lang=moses_lang)
             self.moses_detokenizer = MosesDetokenizer(lang=target_lang or moses_lang)
         for key, value in {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>",

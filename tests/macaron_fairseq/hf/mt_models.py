@@ -107,3 +107,44 @@ def save_translation_checkpoint(
     }  # fmt: skip
     torch.save(state, path)
     return Path(path)
+
+
+def compare_with_fairseq(
+    checkpoint: Path, directory: Path, data: Path, beam: int, max_len_b: int
+) -> tuple[int, list[int]]:
+    """(translations of ``generate()`` identical to fairseq's ``SequenceGenerator``'s, the lengths fairseq
+    gave) on 16 random source sentences: fairseq's batch left-padded as fairseq pads it, transformers' the
+    same sentences right-padded; both with lenpen 1 and ``max_len_b``, the exported generation_config's."""
+    import json
+
+    from fairseq.sequence_generator import SequenceGenerator
+    from transformers import AutoModelForSeq2SeqLM
+
+    from macaron_fairseq.hf.translation_export import load_translation
+
+    loaded = load_translation(checkpoint, data)
+    model, task = loaded.model, loaded.task
+    hf = AutoModelForSeq2SeqLM.from_pretrained(str(directory), trust_remote_code=True).eval()
+    generation = json.loads((directory / "generation_config.json").read_text())
+    assert generation["early_stopping"] is True and generation["max_length"] == max_len_b + 2
+    vocab = min(len(task.source_dictionary), len(task.target_dictionary))
+    generator = torch.Generator().manual_seed(1)
+    lengths = torch.randint(2, 10, (16,), generator=generator)
+    sentences = [[*torch.randint(4, vocab, (int(n),), generator=generator).tolist(), 2] for n in lengths]
+    width = max(map(len, sentences))
+    left = torch.tensor([[1] * (width - len(s)) + s for s in sentences])
+    right = torch.tensor([s + [1] * (width - len(s)) for s in sentences])
+    search = SequenceGenerator(
+        [model], task.target_dictionary, beam_size=beam, max_len_a=0, max_len_b=max_len_b, len_penalty=1.0
+    )
+    src_lengths = torch.tensor([len(s) for s in sentences])
+    with torch.no_grad():
+        hypos = search.generate([model], {"net_input": {"src_tokens": left, "src_lengths": src_lengths}})
+        out = hf.generate(input_ids=right, attention_mask=right.ne(1).long(), num_beams=beam)
+    theirs = [h[0]["tokens"].tolist() for h in hypos]
+    ours = []
+    for row in out.tolist():
+        assert row[0] == 2  # the decoder started from </s>
+        row = row[1:]
+        ours.append(row[: row.index(2) + 1] if 2 in row else row)
+    return sum(a == b for a, b in zip(ours, theirs, strict=True)), [len(t) for t in theirs]
