@@ -7,8 +7,8 @@ target dictionary's ids → text. Copied by ``macaron-hf export`` next to the mo
 * the subword model: ``spm.model`` (this project's sentencepiece BPE; pieces ``▁``-marked, fairseq's
   ``--post-process sentencepiece``) or ``bpecodes`` (subword-nmt BPE codes, pieces ``@@``-marked, fairseq's
   ``--remove-bpe``; needs the ``subword-nmt`` package);
-* before the subwords, as the data was prepared: lowercasing (``lowercase``) and the Moses tokenizer
-  (``moses_lang``, sacremoses with Moses' default escaping); after decoding, the Moses detokenizer.
+* before the subwords, as the data was prepared: the Moses tokenizer (``moses_lang``, sacremoses with Moses'
+  default escaping), then lowercasing (``lowercase``); after decoding, the Moses detokenizer.
 
 Self-contained: transformers, sentencepiece or subword-nmt, and sacremoses when ``moses_lang`` is set.
 """
@@ -113,10 +113,12 @@ class MacaronMTTokenizer(PreTrainedTokenizer):
         return dict(self.source_ids)
 
     def _tokenize(self, text: str, **kwargs) -> list[str]:
+        if (
+            self.moses_tokenizer is not None
+        ):  # tokenizer.perl, then lowercase.perl (prepare-iwslt14.sh's order)
+            text = self.moses_tokenizer.tokenize(text, return_str=True, escape=True)
         if self.lowercase:
             text = text.lower()
-        if self.moses_tokenizer is not None:
-            text = self.moses_tokenizer.tokenize(text, return_str=True, escape=True)
         if self.sentencepiece_model is not None:
             return self.sp.encode(text, out_type=str)
         return self.bpe.process_line(text).split()
