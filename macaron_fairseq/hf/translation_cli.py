@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from macaron_workflow.errors import UserError
+
 SEARCH_OPTIONS = (("--beam", int), ("--lenpen", float), ("--max-len-a", float), ("--max-len-b", int))
 
 
@@ -33,11 +35,13 @@ def export_translation_if_one(args: argparse.Namespace) -> Path | None:
     """Export ``args.checkpoint`` if it is a translation checkpoint; None otherwise."""
     from macaron_fairseq.hf.translation_export import export_translation, is_translation_checkpoint
 
-    if not is_translation_checkpoint(args.checkpoint):
+    try:
+        translation = is_translation_checkpoint(args.checkpoint)
+    except UserError:  # unreadable, missing...: the BERT export's own checks say so, as they always did
+        translation = False
+    if not translation:
         for flag, _ in (*SEARCH_OPTIONS, ("--results", Path), ("--bpe-codes", Path)):
             if getattr(args, flag[2:].replace("-", "_")) is not None:
-                from macaron_workflow.errors import UserError
-
                 raise UserError(f"{flag}: only for translation checkpoints ({args.checkpoint} is not one)")
         return None
     search = {

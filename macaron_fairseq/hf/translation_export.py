@@ -59,7 +59,7 @@ def is_translation_checkpoint(checkpoint: Path) -> bool:
     """Whether ``checkpoint`` records a Transformer translation architecture (reads the metadata only)."""
     from macaron_fairseq.checkpoint_reader import describe
 
-    return translation_model_class(describe(checkpoint, "CHECKPOINT").arch) is not None
+    return translation_model_class(describe(checkpoint).arch) is not None
 
 
 @dataclass
