@@ -111,8 +111,10 @@ class MacaronMTConfig(PretrainedConfig):
         unk_token_id: int = 3,
         decoder_start_token_id: int = 2,
         is_encoder_decoder: bool = True,
+        use_cache: bool = True,
         **kwargs,
     ) -> None:
+        self.use_cache = use_cache
         self.src_vocab_size, self.tgt_vocab_size = src_vocab_size, tgt_vocab_size
         self.encoder_embed_dim, self.decoder_embed_dim = encoder_embed_dim, decoder_embed_dim
         self.encoder_layers, self.decoder_layers = encoder_layers, decoder_layers
@@ -516,7 +518,8 @@ class MacaronMTForConditionalGeneration(MacaronMTPreTrainedModel, GenerationMixi
                 raise ValueError("give decoder_input_ids (they start with </s>) or labels")
             decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id,
                                                    self.config.decoder_start_token_id)  # fmt: skip
-        use_cache = self.config.use_cache if use_cache is None else use_cache
+        if use_cache is None:  # no cache when training on labels
+            use_cache = labels is None and getattr(self.config, "use_cache", True)
         if use_cache and cache is None:
             cache = EncoderDecoderCache(DynamicCache(config=self.config), DynamicCache(config=self.config))
         memory_padding_mask = None

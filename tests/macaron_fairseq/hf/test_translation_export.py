@@ -163,6 +163,27 @@ def test_cached_decoding_equals_full_decoding(name: str, exported) -> None:
     assert (torch.cat(steps, dim=1) - full).abs().max().item() <= TOLERANCE
 
 
+def test_labels_give_fairseq_prev_output_tokens_and_loss(exported, data_dirs) -> None:
+    """``labels`` (a target ending in ``</s>``) → decoder input ``</s>`` + target[:-1] (fairseq's
+    ``prev_output_tokens``) and the token-mean cross-entropy over non-pad positions, with gradients."""
+    name = "macaron-pre-ln-shared"
+    checkpoint, directory = exported[name]
+    model, _ = fairseq_model(checkpoint, data_for(name, data_dirs))
+    hf = hf_model(directory)
+    src = torch.tensor([[5, 6, 7, 2], [8, 9, 2, 1]])
+    target = torch.tensor([[10, 11, 2], [12, 2, 1]])
+    prev = torch.tensor([[2, 10, 11], [2, 12, 2]])  # fairseq's shift (the pad after </s> is not predicted)
+    with torch.no_grad():
+        logits, _ = model(torch.tensor([[5, 6, 7, 2], [1, 8, 9, 2]]), torch.tensor([4, 3]), prev)
+    expected = torch.nn.functional.cross_entropy(
+        logits.view(-1, logits.size(-1)), target.view(-1), ignore_index=1
+    )
+    out = hf(input_ids=src, attention_mask=src.ne(1).long(), labels=target)
+    assert out.cache is None and abs(out.loss.item() - expected.item()) <= TOLERANCE
+    out.loss.backward()
+    assert hf.encoder.embed_tokens.weight.grad is not None
+
+
 def compare_generate(name: str, exported, data_dirs, beam: int) -> tuple[int, list[int]]:
     checkpoint, directory = exported[name]
     return compare_with_fairseq(checkpoint, directory, data_for(name, data_dirs), beam, MAX_LEN_B)
