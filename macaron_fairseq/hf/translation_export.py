@@ -79,6 +79,11 @@ def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
     from macaron_fairseq.checkpoint_reader import read_checkpoint
 
     state, info = read_checkpoint(checkpoint, "CHECKPOINT")
+    cfg = state.get("cfg")
+    if isinstance(cfg, dict) and not cfg.get("task") and state.get("args") is None:
+        raise UserError(f"{checkpoint}: a {info.arch} checkpoint whose fairseq configuration has no task "
+                        "section (fairseq cannot load it either); give a checkpoint saved by fairseq-train "
+                        "or macaron-upgrade")  # fmt: skip
     task_cfg = info.task_config
     src, tgt = getattr(task_cfg, "source_lang", None), getattr(task_cfg, "target_lang", None)
     data_dir = Path(data) if data else info.data
