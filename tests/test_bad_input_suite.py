@@ -496,6 +496,14 @@ def hf_export(world: World, tmp: Path, checkpoint: Path, dest: Path | None = Non
                names=names or [checkpoint])  # fmt: skip
 
 
+def edited_translation(world: World, tmp: Path, edit: Callable[[dict[str, Any]], Any]) -> Path:
+    state = torch.load(world.translation, weights_only=False)
+    edit(state)
+    path = tmp / "edited.pt"
+    torch.save(state, path)
+    return path
+
+
 def edited_bert(world: World, tmp: Path, edit: Callable[[dict[str, Any]], Any]) -> Path:
     state = torch.load(world.bert, weights_only=False)
     edit(state)
@@ -1117,9 +1125,19 @@ CASES: list[Case] = [
     Case(
         "hf export",
         "wrong-kind",
-        "a translation model",
+        "an LSTM translation model (neither a BERT nor a Transformer)",
+        lambda w, t: hf_export(
+            w, t, edited_translation(w, t, lambda s: setattr(s["cfg"]["model"], "arch", "lstm"))
+        ),
+        r"not a BERT checkpoint of this plugin \(a lstm model",
+    ),
+    Case(
+        "hf export",
+        "issue",
+        "a translation model saved without its task configuration",
         lambda w, t: hf_export(w, t, w.translation),
-        r"not a BERT checkpoint of this plugin",
+        r"a transformer checkpoint whose fairseq configuration has no task section \(fairseq cannot load it "
+        r"either\); give a checkpoint saved by fairseq-train or macaron-upgrade",
     ),
     Case(
         "hf export",

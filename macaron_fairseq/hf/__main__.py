@@ -15,7 +15,11 @@ PROG = "python -m macaron_fairseq.hf"
 def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(prog=PROG, description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    imp = commands.add_parser("import", help="a HuggingFace BERT directory → a vanilla_bert_* checkpoint")
+    imp = commands.add_parser(
+        "import",
+        help="a HuggingFace BERT directory → a vanilla_bert_* checkpoint; a "
+        "translation model exported by this command → its fairseq checkpoint",
+    )
     imp.add_argument(
         "hf_dir",
         metavar="NAME_OR_DIR",
@@ -29,13 +33,23 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="the fairseq checkpoint to write (its dictionary and tokenizer go to OUT with the suffix .data)",
     )
-    exp = commands.add_parser("export", help="a plugin BERT checkpoint → a HuggingFace directory")
-    exp.add_argument("checkpoint", type=Path, help="vanilla_bert_* or macaron_bert_* fairseq checkpoint")
+    exp = commands.add_parser(
+        "export", help="a plugin BERT or translation checkpoint → a HuggingFace directory"
+    )
+    exp.add_argument(
+        "checkpoint",
+        type=Path,
+        help="vanilla_bert_* or macaron_bert_* fairseq checkpoint, or a "
+        "translation checkpoint (macaron, fixup_transformer, transformer; upgraded authors' ones)",
+    )
     exp.add_argument(
         "--dest", type=Path, required=True, help="the directory to write (must not exist or be empty)"
     )
     add_deprecated_alias(exp, "--out", "--dest")
     exp.add_argument("--data", type=Path, help="the data directory with dict.txt (default: the checkpoint's)")
+    from macaron_fairseq.hf.translation_cli import add_translation_options
+
+    add_translation_options(exp)
     return parser
 
 
@@ -43,14 +57,24 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     if args.command == "import":
         from macaron_fairseq.hf.hub import resolve
+        from macaron_fairseq.hf.translation_cli import import_translation_if_one
+
+        args.hf_dir = resolve(args.hf_dir)
+        if (out := import_translation_if_one(args)) is not None:
+            print(f"wrote {out} (dictionaries: {out.with_suffix('.data')})")
+            return
         from macaron_fairseq.hf.importer import data_dir_for, import_hf
 
-        out = import_hf(resolve(args.hf_dir), args.out)
+        out = import_hf(args.hf_dir, args.out)
         print(f"wrote {out} (dictionary and tokenizer: {data_dir_for(out)})")
     else:
-        from macaron_fairseq.hf.exporter import export_hf
+        from macaron_fairseq.hf.translation_cli import export_translation_if_one
 
-        out = export_hf(args.checkpoint, args.dest, args.data)
+        out = export_translation_if_one(args)
+        if out is None:
+            from macaron_fairseq.hf.exporter import export_hf
+
+            out = export_hf(args.checkpoint, args.dest, args.data)
         print(f"wrote {out}")
 
 
