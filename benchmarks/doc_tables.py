@@ -118,6 +118,13 @@ def _bert_parity() -> str:
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
+def _authors_bert_parity() -> str:
+    from macaron_fairseq.param_parity import authors_bert_markdown_table
+
+    _quiet_model_building()
+    return authors_bert_markdown_table()
+
+
 ABLATION = dt_fixup_ablation
 PREPROCESS = preprocess_throughput.render
 BLOCKS = (
@@ -156,6 +163,7 @@ BLOCKS = (
     DocBlock("authors-recipes", _authors_recipes),
     DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
+    DocBlock("authors-bert-parity", _authors_bert_parity),
 )
 
 

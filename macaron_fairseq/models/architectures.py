@@ -55,7 +55,7 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_wmt_en_de,
 )
 
-from macaron_fairseq.models import authors, bert, plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.models import authors, authors_bert, bert, plugin_model  # noqa: F401  (registers models)
 from macaron_fairseq.models.macaron_version import ArchFn, macaron_of
 
 
