@@ -206,16 +206,19 @@ class AuthorsBertModel(BertPretrainingBase):
     def build_model(cls, args: Any, task: Any) -> AuthorsBertModel:
         authors_bert_defaults(args)
         dictionary = task.source_dictionary
-        args.encoder_normalize_before = True
-        args.no_scale_embedding = True  # the encoder scales the tokens by √d itself, before the segments
-        args.layernorm_embedding = False
-        args.encoder_learned_pos = False
-        args.no_token_positional_embeddings = False
-        args.activation_fn = "gelu"  # the main FFN; the Macaron half is ReLU (AuthorsBertLayer)
-        args.max_source_positions = args.max_positions
-        args.max_relative_positions = 0
+        # their fixed settings go into the encoder's configuration only, not into args (which checkpoints
+        # save and fine-tuning turns into flags: these have none)
+        fixed = argparse.Namespace(**vars(args))
+        fixed.encoder_normalize_before = True
+        fixed.no_scale_embedding = True  # the encoder scales the tokens by √d itself, before the segments
+        fixed.layernorm_embedding = False
+        fixed.encoder_learned_pos = False
+        fixed.no_token_positional_embeddings = False
+        fixed.activation_fn = "gelu"  # the main FFN; the Macaron half is ReLU (AuthorsBertLayer)
+        fixed.max_source_positions = args.max_positions
+        fixed.max_relative_positions = 0
         embed_tokens = nn.Embedding(len(dictionary), args.encoder_embed_dim, dictionary.pad())
-        encoder = AuthorsBertEncoder(TransformerConfig.from_namespace(args), dictionary, embed_tokens)
+        encoder = AuthorsBertEncoder(TransformerConfig.from_namespace(fixed), dictionary, embed_tokens)
         model = cls(args, encoder)
         authors_init(model)
         model.dictionary_file = getattr(task, "dictionary_file", None)

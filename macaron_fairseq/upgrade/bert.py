@@ -43,6 +43,10 @@ from macaron_workflow.errors import UserError
 if TYPE_CHECKING:  # torch is imported where it is used: ``macaron-upgrade --help`` stays light
     import torch
 
+#: what GLUE preprocessing reads beside the checkpoint (the same names as macaron_preprocess.text
+#: .authors_bpe_encode: the plugin does not import the preprocessing layer)
+RECORD = "authors_bert.json"
+BPE_CODES = "bpe-code"
 #: their task names: pre-training, and the two GLUE tasks of their fine-tuned classifiers
 BERT_TASK = "bert"
 GLUE_TASKS = ("glue_single", "glue_pair")
@@ -269,18 +273,29 @@ def build_plugin(
     return plugin.eval(), args
 
 
-def write_dictionary(dictionary: Path, target: Path) -> None:
-    """The plugin's ``dict.txt`` beside the checkpoint: their entries, in their order (the plugin's ids
-    follow from fairseq's 4 specials); an existing different file there is refused, not replaced."""
-    content = dictionary.read_bytes()
+def write_or_keep(content: bytes, target: Path, what: str) -> None:
+    """``target`` with ``content``, written atomically; an existing identical file is kept, a different one
+    refused (never replaced)."""
     if target.exists():
         if target.read_bytes() == content:
             return
         raise UserError(
-            f"{target} exists and is another dictionary; write the upgrade into a directory of its own"
+            f"{target} exists and is another {what}; write the upgrade into a directory of its own"
         )
     with atomic_output(target) as tmp:
         Path(tmp).write_bytes(content)
+
+
+def write_beside(directory: Path, their_data: Path, model: AuthorsBert, source: Path) -> None:
+    """:data:`RECORD` and their ``bpe-code`` (when their data directory has it) next to the checkpoint."""
+    import json
+
+    codes = their_data / BPE_CODES
+    if codes.is_file():
+        write_or_keep(codes.read_bytes(), directory / BPE_CODES, "BPE codes")
+    record = {"bpe_codes": BPE_CODES, "authors_arch": model.arch, "source": str(source)}
+    with atomic_output(directory / RECORD) as tmp:
+        Path(tmp).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
 def upgrade_bert(state: Mapping[str, Any], source: Path, out: Path, data: Path | None) -> AuthorsBert:
@@ -319,7 +334,9 @@ def upgrade_bert(state: Mapping[str, Any], source: Path, out: Path, data: Path |
         "last_optimizer_state": None,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_dictionary(dictionary, out.parent / "dict.txt")
+    # the plugin's dict.txt: their entries in their order (the plugin's ids follow from fairseq's 4 specials)
+    write_or_keep(dictionary.read_bytes(), out.parent / "dict.txt", "dictionary")
+    write_beside(out.parent, dictionary.parent, model, source)
     with atomic_output(out) as tmp:
         torch.save(checkpoint, tmp)
     return model
