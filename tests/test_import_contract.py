@@ -356,7 +356,11 @@ def _probe(*modules: str, heavy: tuple[str, ...] = HEAVY) -> dict:
 
 #: modules that are transformers code by nature: written into an exported HuggingFace model directory
 HF_MODEL_FILES: frozenset[str] = frozenset(
-    {"macaron_fairseq.hf.modeling_macaron_bert", "macaron_fairseq.hf.tokenization_macaron"}
+    {
+        "macaron_fairseq.hf.modeling_macaron_bert",
+        "macaron_fairseq.hf.modeling_authors_bert",
+        "macaron_fairseq.hf.tokenization_macaron",
+    }
 )
 
 
