@@ -118,6 +118,12 @@ def _bert_parity() -> str:
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
+def _authors_glue_recipe() -> str:
+    from macaron_pipelines.glue.authors_best import render
+
+    return render()
+
+
 def _authors_bert_parity() -> str:
     from macaron_fairseq.param_parity import authors_bert_markdown_table
 
@@ -164,6 +170,7 @@ BLOCKS = (
     DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
     DocBlock("authors-bert-parity", _authors_bert_parity),
+    DocBlock("authors-glue-recipe", _authors_glue_recipe),
 )
 
 

@@ -381,7 +381,8 @@ OPTIONS = (
     Option("--tasks", f"default: {' '.join(BERT_TASKS)} (also WNLI)", env="TASKS", type=task_list,
            default=list(BERT_TASKS)),
     Option("--grid-preset", "the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
-           "authors' scripts; roberta: Liu et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
+           "authors' grid; macaron-best: their one setting per task, test-our-best-setting.sh; roberta: Liu "
+           "et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
            default=DEFAULT_PRESET),
     Option("--batch-sizes", f"default: {' '.join(map(str, BATCH_SIZES))}", env="BATCH_SIZES", type=ints),
     Option("--lrs", f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}", env="LRS", type=floats),
