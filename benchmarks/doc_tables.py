@@ -124,6 +124,19 @@ def _plugin_options() -> str:
     return markdown_table()
 
 
+def _authors_glue_recipe() -> str:
+    from macaron_pipelines.glue.authors_best import render
+
+    return render()
+
+
+def _authors_bert_parity() -> str:
+    from macaron_fairseq.param_parity import authors_bert_markdown_table
+
+    _quiet_model_building()
+    return authors_bert_markdown_table()
+
+
 ABLATION = dt_fixup_ablation
 PREPROCESS = preprocess_throughput.render
 BLOCKS = (
@@ -173,6 +186,10 @@ BLOCKS = (
     DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
     DocBlock("plugin-options", _plugin_options),
+
+
+    DocBlock("authors-bert-parity", _authors_bert_parity),
+    DocBlock("authors-glue-recipe", _authors_glue_recipe),
 )
 
 

@@ -9,7 +9,8 @@ it differs from its counterpart only by one extra FFN output bias and one extra 
 
 ``--bert``: the BERT pre-training models (``macaron_bert_pretraining`` task, a vocabulary of exactly
 ``--vocab`` symbols, BERT's 30,522 by default), next to BERT's published parameter count computed from
-its architecture (:func:`published_bert_parameters`).
+its architecture (:func:`published_bert_parameters`), then the Macaron authors' BERT
+(``transformer_bert_base_macaron``, :mod:`macaron_fairseq.models.authors_bert`) next to ``macaron_bert_base``.
 """
 
 from __future__ import annotations
@@ -149,6 +150,27 @@ def bert_markdown_table(rows: list[BertParityRow], vocab: int) -> str:
     return "\n".join(lines)
 
 
+#: the Macaron authors' BERT arch (model ``authors_bert``) -> the plugin's Macaron BERT of the same sizes
+AUTHORS_BERT = {"transformer_bert_base_macaron": "macaron_bert_base"}
+
+
+def authors_bert_markdown_table(vocab: int = BERT_VOCAB) -> str:
+    """The authors' Macaron BERT next to the plugin's, both counted as ``fairseq-train`` builds them over a
+    vocabulary of ``vocab`` symbols (the difference: :func:`macaron_fairseq.models.authors_bert
+    .parameter_difference`)."""
+    from macaron_fairseq.models.bert_build import bert_dictionary_dir
+
+    lines = [
+        f"| authors' arch | params (vocab {vocab}) | the plugin's arch | params | difference |",
+        "|---|---:|---|---:|---:|",
+    ]
+    with bert_dictionary_dir(vocab) as data_dir:
+        for arch, plugin in AUTHORS_BERT.items():
+            theirs, ours = count_bert_parameters(data_dir, arch), count_bert_parameters(data_dir, plugin)
+            lines.append(f"| `{arch}` | {theirs:,} | `{plugin}` | {ours:,} | {theirs - ours:+,} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -171,6 +193,9 @@ def main() -> None:
     if args.bert:
         vocab = args.vocab or BERT_VOCAB
         print(bert_markdown_table(bert_parity_rows(vocab, args.arch), vocab))
+        if not args.arch:
+            print()
+            print(authors_bert_markdown_table(vocab))
     else:
         vocab = args.vocab or 32768
         print(markdown_table(parity_rows(vocab, args.arch), vocab))

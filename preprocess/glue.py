@@ -38,6 +38,8 @@ from macaron_preprocess.sources.glue import (
     download_glue,
     read_split,
 )
+from macaron_preprocess.text.authors_bpe_encode import authors_bpe_codes
+from macaron_preprocess.text.authors_bpe_encode import encode_sentences as encode_authors_bpe
 from macaron_preprocess.text.glue_encode import STSB_SCALE, binarize_lines, encode_sentences, label_dictionary
 from macaron_preprocess.text.wordpiece_encode import encode_sentences as encode_wordpiece
 from macaron_preprocess.text.wordpiece_encode import wordpiece_tokenizer
@@ -58,7 +60,8 @@ MASK_SYMBOLS = 1  # the pre-training task appends <mask> to the data-bin's dicti
 class Vocabulary:
     sentencepiece_model: Path  # with tokenizer "wordpiece": the imported model's tokenizer.json
     dictionary: Path
-    tokenizer: str = "moses+sentencepiece"  # or "wordpiece" (macaron_preprocess.text.wordpiece_encode)
+    tokenizer: str = "moses+sentencepiece"  # or "wordpiece" (macaron_preprocess.text.wordpiece_encode), or
+    # "authors-bpe" (an upgraded authors' BERT, sentencepiece_model its bpe-code: .text.authors_bpe_encode)
 
 
 def fairseq_split_names(spec: TaskSpec) -> dict[str, str]:
@@ -83,7 +86,9 @@ def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
     else:
         data_bin = Path(args.data_bin) if args.data_bin else checkpoint_data_bin(Path(args.checkpoint))
         wordpiece = wordpiece_tokenizer(data_bin)  # an imported HuggingFace model: its own tokenizer
+        authors = authors_bpe_codes(data_bin)  # an upgraded authors' BERT: their text processing and BPE
         vocab = (Vocabulary(wordpiece, data_bin / "dict.txt", "wordpiece") if wordpiece
+                 else Vocabulary(authors, data_bin / "dict.txt", "authors-bpe") if authors
                  else Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt"))  # fmt: skip
     for path, flag in ((vocab.sentencepiece_model, "--sentencepiece-model"), (vocab.dictionary, "--dict")):
         if not path.is_file():
@@ -161,7 +166,8 @@ def write_split(
     if spec.pair:
         sides.append(("input1", [e.sentence2 or "" for e in examples]))
     for side, sentences in sides:
-        encode = encode_wordpiece if vocab.tokenizer == "wordpiece" else encode_sentences
+        encoders = {"wordpiece": encode_wordpiece, "authors-bpe": encode_authors_bpe}
+        encode = encoders.get(vocab.tokenizer, encode_sentences)
         pieces = encode(sentences, vocab.sentencepiece_model, workers)
         result = binarize_lines(pieces, dictionary, task_dir / side / split)
         counts[side] = {"tokens": result.tokens, "unknown": result.unknown}

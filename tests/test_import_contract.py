@@ -358,6 +358,7 @@ def _probe(*modules: str, heavy: tuple[str, ...] = HEAVY) -> dict:
 HF_MODEL_FILES: frozenset[str] = frozenset(
     {
         "macaron_fairseq.hf.modeling_macaron_bert",
+        "macaron_fairseq.hf.modeling_authors_bert",
         "macaron_fairseq.hf.tokenization_macaron",
         "macaron_fairseq.hf.modeling_macaron_mt",
         "macaron_fairseq.hf.tokenization_macaron_mt",

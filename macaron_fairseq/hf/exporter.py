@@ -14,7 +14,9 @@ two segments): MLM and NSP logits must agree within 1e-4, otherwise the export s
 The tokenizer travels (:mod:`macaron_fairseq.hf.tokenizer_export`): an imported WordPiece model gets its own
 tokenizer files back (and its rows their original ids); a model pre-trained on this project's Moses +
 sentencepiece data gets ``tokenization_macaron.py`` (sentencepiece model + fairseq dictionary → our ids).
-Relation-aware attention (``--max-relative-positions``) has no HuggingFace form here and is refused.
+Relation-aware attention (``--max-relative-positions``) has no HuggingFace form here and is refused. The
+Macaron authors' BERT (an upgraded ``transformer_bert_base_macaron``) has its own form
+(:mod:`macaron_fairseq.hf.authors_export`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.hf import authors_export
 from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
@@ -214,6 +217,8 @@ def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
     refuse_overlap({"--dest": out}, {"CHECKPOINT": checkpoint, "--data": data})
     model, task, data_dir, model_cfg = load_fairseq(checkpoint, data)
     refuse_overlap({"--dest": out}, {"the checkpoint's data directory": data_dir}, change="--dest")
+    if authors_export.is_authors_bert(model):  # the Macaron authors' BERT: its own modeling file
+        return authors_export.export_authors(model, task, data_dir, checkpoint, out, model_cfg.get("arch"))
     settings = model_settings(model, model_cfg)
     tokenizer = tokenizer_for(data_dir, task.source_dictionary)
     exported = hf_model(settings, len(task.source_dictionary), tokenizer.hf_pad)

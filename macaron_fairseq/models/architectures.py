@@ -55,7 +55,13 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_wmt_en_de,
 )
 
-from macaron_fairseq.models import authors, authors_init, bert, plugin_model  # noqa: F401  (registers the models first)
+from macaron_fairseq.models import (  # noqa: F401  (registers the models first)
+    authors,
+    authors_bert,
+    authors_init,
+    bert,
+    plugin_model,
+)
 from macaron_fairseq.models.macaron_version import ArchFn, macaron_of
 
 

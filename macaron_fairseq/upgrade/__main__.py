@@ -23,9 +23,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = ArgumentParser(
         prog=PROG,
         description="Upgrade a checkpoint of the Macaron authors' fairseq 0.6 fork (zhuohan123/macaron-net: "
-        "their released IWSLT14/WMT14 models or one their scripts trained) to a checkpoint of this plugin. "
-        "The model's settings come from the checkpoint's own args; the file is read through the checkpoint "
-        "allow-list (nothing in it is executed).",
+        "their released IWSLT14/WMT14 models, their BERT fork's pre-trained model, or one their scripts "
+        "trained) to a checkpoint of this plugin. The model's settings come from the checkpoint's own args; "
+        "the file is read through the checkpoint allow-list (nothing in it is executed).",
     )
     parser.add_argument(
         "checkpoint", type=Path, help="the authors' checkpoint (e.g. checkpoint_pretrained.pt)"
@@ -36,7 +36,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         type=Path,
         help="the data-bin the model was trained on (their binarized data): its dict.SRC.txt/dict.TGT.txt "
         "must match the checkpoint's embeddings, and the upgraded checkpoint records it as its data (as "
-        "fairseq-train's checkpoints do); default: the path their args recorded",
+        "fairseq-train's checkpoints do); for their BERT, the directory of their dict.txt (copied beside "
+        "--out as the plugin's); default: the path their args recorded",
     )
     return parser.parse_args(argv)
 
@@ -57,12 +58,17 @@ def check_paths(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     check_paths(args)
-    from macaron_fairseq.upgrade import upgrade_checkpoint
+    from macaron_fairseq.upgrade import AuthorsBert, upgrade_checkpoint
     from macaron_fairseq.upgrade.evaluation import authors_test
 
     start = time.time()
     model = upgrade_checkpoint(args.checkpoint, args.out, args.data)
     print(f"{args.checkpoint}: {model.describe()}")
+    if isinstance(model, AuthorsBert):
+        took = time.time() - start
+        print(f"wrote {args.out} and {args.out.parent / 'dict.txt'} in {took:.1f} s; fine-tune on GLUE with")
+        print(f"  CHECKPOINT={args.out} GRID_PRESET=macaron-best bash pipelines/glue.sh")
+        return
     data = args.data or model.data or "DATA_BIN"
     command = authors_test(model.source_lang, model.target_lang, data, args.out)
     print(

@@ -68,7 +68,6 @@ from macaron_pipelines.glue.grid import (
     NewLayers,
     RunSpec,
     checkpoint_model_flags,
-    grid,
 )
 from macaron_pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid, run_record
 from macaron_pipelines.glue.submission import SUBMISSION_NAMES
@@ -230,16 +229,25 @@ def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> li
     specs = []
     for task in args.tasks:
         meta = json.loads((data_root / task / "meta.json").read_text(encoding="utf-8"))
-        batch_sizes = args.batch_sizes or list(preset.batch_sizes_for(task))
-        for config in grid(batch_sizes, args.lrs, args.epochs, args.weight_decays):
-            for seed in args.seeds:
-                run_dir = runs / task / f"{config.name()}-seed{seed}"
-                specs.append(RunSpec(
-                    task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
-                    meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
-                    tuple(args.train_flags), model_flags, preset.warmup_ratio, preset.adam_betas,
-                ))  # fmt: skip
+        for config, seed in grid_points(args, task):
+            run_dir = runs / task / f"{config.name()}-seed{seed}"
+            specs.append(RunSpec(
+                task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
+                meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
+                (*preset.train_flags, *args.train_flags), model_flags, preset.warmup_ratio, preset.adam_betas,
+            ))  # fmt: skip
     return specs
+
+
+GRID_OPTIONS = ("batch_sizes", "lrs", "epochs", "weight_decays", "seeds")
+
+
+def grid_points(args: argparse.Namespace, task: str) -> list[tuple[Any, int]]:
+    """``(configuration, seed)`` of every run of ``task``: the preset's grid with the options given (or its
+    one setting for the task, e.g. ``macaron-best``, when no grid option is given)."""
+    given = getattr(args, "given_grid_options", GRID_OPTIONS)
+    chosen = {name: getattr(args, name) if name in given else None for name in GRID_OPTIONS}
+    return PRESETS[args.grid_preset].points(task, argparse.Namespace(**chosen))
 
 
 def report_run(console: Console, total: int) -> Any:
@@ -374,7 +382,8 @@ OPTIONS = (
     Option("--tasks", f"default: {' '.join(BERT_TASKS)} (also WNLI)", env="TASKS", type=task_list,
            default=list(BERT_TASKS)),
     Option("--grid-preset", "the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
-           "authors' scripts; roberta: Liu et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
+           "authors' grid; macaron-best: their one setting per task, test-our-best-setting.sh; roberta: Liu "
+           "et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
            default=DEFAULT_PRESET),
     Option("--batch-sizes", f"default: {' '.join(map(str, BATCH_SIZES))}", env="BATCH_SIZES", type=ints),
     Option("--lrs", f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}", env="LRS", type=floats),
@@ -426,6 +435,7 @@ def settle(args: argparse.Namespace) -> None:
     if unknown:
         raise PipelineUsageError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
     preset = PRESETS[args.grid_preset]
+    args.given_grid_options = [n for n in GRID_OPTIONS if args.small or getattr(args, n) is not None]
     defaults = SMALL if args.small else {"lrs": list(preset.lrs), "epochs": list(preset.epochs),
                                          "seeds": list(preset.seeds)}  # fmt: skip
     for key, value in defaults.items():  # batch sizes: per task from the preset unless given (run_specs)
@@ -443,9 +453,7 @@ def settle(args: argparse.Namespace) -> None:
 
 def grid_size(args: argparse.Namespace) -> int:
     """The number of runs (array tasks) of the grid, known before any data exists."""
-    preset = PRESETS[args.grid_preset]
-    sizes = [args.batch_sizes or preset.batch_sizes_for(task) for task in args.tasks]
-    return sum(len(grid(b, args.lrs, args.epochs, args.weight_decays)) for b in sizes) * len(args.seeds)
+    return sum(len(grid_points(args, task)) for task in args.tasks)
 
 
 def existing_checkpoint(args: argparse.Namespace) -> Path:

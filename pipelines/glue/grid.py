@@ -14,6 +14,9 @@ Other grids are named presets (:data:`PRESETS`, ``--grid-preset``), each with it
 * ``macaron``: the Macaron authors' GLUE scripts (``bert/`` of their repository): batch {16, 32} (MNLI,
   QNLI, QQP: {16, 24}), lr {5e-5, 3e-5}, {3, 4, 5} epochs, weight decay {0, 0.01}, warm-up 10 %, seeds
   100…600;
+* ``macaron-best``: the Macaron authors' searched setting per task (their ``test-our-best-setting.sh``,
+  :mod:`macaron_pipelines.glue.authors_best`): one run per task, their batch size, rate, epochs, weight
+  decay and seed, no gradient clipping, examples of up to 384 tokens;
 * ``roberta``: Liu et al. 2019 (RoBERTa), appendix C, table 10: batch {16, 32}, lr {1e-5, 2e-5, 3e-5},
   10 epochs, weight decay 0.1, warm-up 6 %; Adam β = (0.9, 0.98), ε = 1e-6 as fairseq's
   ``examples/roberta/README.glue.md`` (which also turns gradient clipping off and picks the best epoch on
@@ -38,6 +41,9 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.glue import authors_best
+from macaron_pipelines.glue.authors_best import TaskSetting
+
 
 @dataclass(frozen=True)
 class GridPreset:
@@ -53,9 +59,30 @@ class GridPreset:
     warmup_ratio: float = 0.1
     adam_betas: tuple[float, float] = (0.9, 0.999)
     batch_sizes_by_task: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    settings_by_task: Mapping[str, TaskSetting] = field(default_factory=dict)
+    """One setting (and seed) per task instead of the grid, unless a grid option is given."""
+    train_flags: tuple[str, ...] = ()
+    """Appended to every fairseq-train command of the preset (before the user's extra flags)."""
 
     def batch_sizes_for(self, task: str) -> tuple[int, ...]:
         return tuple(self.batch_sizes_by_task.get(task, self.batch_sizes))
+
+    def points(self, task: str, args: Any) -> list[tuple[Config, int]]:
+        """``(configuration, seed)`` of every run of ``task``: the task's setting when the preset has one and
+        no grid option (``args``: batch_sizes, lrs, epochs, weight_decays, seeds; None = not given) is
+        set, else the grid × seeds (the preset's values where an option is not given)."""
+        setting = self.settings_by_task.get(task)
+        options = ("batch_sizes", "lrs", "epochs", "weight_decays", "seeds")
+        if setting is not None and all(getattr(args, name, None) is None for name in options):
+            config = Config(setting.batch_size, setting.lr, setting.epochs, setting.weight_decay)
+            return [(config, setting.seed)]
+        configs = grid(
+            args.batch_sizes or self.batch_sizes_for(task),
+            args.lrs or self.lrs,
+            args.epochs or self.epochs,
+            args.weight_decays or self.weight_decays,
+        )
+        return [(config, seed) for config in configs for seed in (args.seeds or self.seeds)]
 
 
 PRESETS = {
@@ -68,6 +95,12 @@ PRESETS = {
         "macaron", "the Macaron authors' GLUE fine-tuning scripts (bert/ of their repository)",
         (16, 32), (5e-5, 3e-5), (3, 4, 5), (0.0, 0.01), (100, 200, 300, 400, 500, 600),
         batch_sizes_by_task={"MNLI": (16, 24), "QNLI": (16, 24), "QQP": (16, 24)},
+    ),
+    "macaron-best": GridPreset(
+        "macaron-best", "the Macaron authors' searched setting per task (test-our-best-setting.sh of their "
+        "bert/ fork; pipelines/glue/authors_best.py)",
+        (16,), (5e-5,), (4,), (0.0,), (200,),
+        settings_by_task=authors_best.SETTINGS, train_flags=authors_best.FLAGS,
     ),
     "roberta": GridPreset(
         "roberta", "Liu et al. 2019 (RoBERTa), appendix C, table 10; Adam β and ε as fairseq's "

@@ -226,3 +226,122 @@ def write_authors_checkpoint(
         }  # fmt: skip
         torch.save(state, path, _use_new_zipfile_serialization=False)
     return sd
+
+
+# --- their BERT fork (``bert/fairseq``): pre-training checkpoints of transformer_bert_base_macaron ---------
+
+
+def authors_bert_args(
+    *, layers: int = 2, dim: int = 16, heads: int = 2, ffn: int = 8, data: str = "data-bin/bert_corpus/"
+) -> argparse.Namespace:
+    """Their ``args`` after ``transformer_bert_base_macaron`` ran (``macaron-scripts/train/train.sh``), at
+    test size."""
+    return argparse.Namespace(
+        # training (train.sh)
+        no_progress_bar=True, log_interval=50, log_format=None, seed=3, cpu=False, fp16=False, task="bert",
+        max_tokens=6400, max_sentences=None, train_subset="train", valid_subset="valid",
+        distributed_world_size=4, ddp_backend="no_c10d", arch="transformer_bert_base_macaron",
+        criterion="cross_entropy_bert", max_epoch=0, max_update=800000, clip_norm=0.0, update_freq=[5],
+        optimizer="adam", lr=[0.0003], weight_decay=0.01, lr_scheduler="linear", warmup_updates=1,
+        min_lr=1e-09, adam_betas="(0.9, 0.999)", adam_eps=1e-06, save_dir="log/bert/ARCH",
+        save_interval_updates=10000, keep_interval_updates=20, data=[data], raw_text=False, left_pad="False",
+        max_positions=384, masked_lm_prob=0.15, mlm_mask_prob=0.8, mlm_random_prob=0.1,
+        max_source_positions=384,
+        # the model, as transformer_bert_base_macaron left it
+        macaron=True, encoder_embed_path=None, encoder_embed_dim=dim, encoder_ffn_embed_dim=ffn,
+        encoder_layers=layers, encoder_attention_heads=heads, encoder_normalize_before=True,
+        encoder_learned_pos=False, attention_dropout=0.1, relu_dropout=0.0, dropout=0.1,
+        share_all_embeddings=True, no_token_positional_embeddings=False, act_fn="gelu",
+        no_normalize_affine=True,
+    )  # fmt: skip
+
+
+def authors_bert_state_dict(args: argparse.Namespace, vocab: int, seed: int = 0) -> OrderedDict:
+    """Their BERT's state dict (``FairseqBertModel``), every tensor random: no LayerNorm in the encoder
+    (non-affine), ``embed_out`` the token embedding itself, their segment row 1 (the padding row) random
+    too, so that a swapped segment convention changes the output."""
+    g = torch.Generator().manual_seed(seed)
+    d, ffn = args.encoder_embed_dim, args.encoder_ffn_embed_dim
+
+    def rand(*shape: int, scale: float = 0.3) -> torch.Tensor:
+        return torch.randn(*shape, generator=g) * scale
+
+    def linear(prefix: str, out: int, inp: int) -> dict[str, torch.Tensor]:
+        return {f"{prefix}.weight": rand(out, inp, scale=inp**-0.5), f"{prefix}.bias": rand(out, scale=0.1)}
+
+    sd: OrderedDict[str, torch.Tensor] = OrderedDict()
+    embed = rand(vocab, d, scale=d**-0.5)
+    embed[1] = 0
+    sd["encoder.embed_tokens.weight"] = embed
+    sd["encoder.embed_positions._float_tensor"] = torch.FloatTensor(1)
+    sd["encoder.embed_segment.weight"] = rand(2, d, scale=d**-0.5)
+    for i in range(args.encoder_layers):
+        p = f"encoder.layers.{i}"
+        sd[f"{p}.self_attn.in_proj_weight"] = rand(3 * d, d, scale=d**-0.5)
+        sd[f"{p}.self_attn.in_proj_bias"] = rand(3 * d, scale=0.1)
+        sd.update(linear(f"{p}.self_attn.out_proj", d, d))
+        sd.update(linear(f"{p}.fc1", ffn, d))
+        sd.update(linear(f"{p}.fc2", d, ffn))
+        sd.update(linear(f"{p}.macaron_fc1", ffn, d))
+        sd.update(linear(f"{p}.macaron_fc2", d, ffn))
+    sd["encoder.version"] = torch.Tensor([2])
+    sd.update(linear("mid_layer.0", d, d))
+    sd["mid_layer.2.weight"] = 1 + rand(d, scale=0.2)
+    sd["mid_layer.2.bias"] = rand(d, scale=0.2)
+    sd["embed_out"] = embed  # the same tensor (--share-all-embeddings), saved under both names
+    sd.update(linear("classifier", 1, d))
+    return sd
+
+
+def authors_bert_dictionary(path: Path, vocab: int) -> Path:
+    """Their ``dict.txt``: ``vocab - 6`` entries (their 6 special symbols are not in the file)."""
+    path.write_text("".join(f"w{i} {1000 - i}\n" for i in range(vocab - 6)), encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def cuda_storage_tags() -> Iterator[None]:
+    """Every storage saved in this context is tagged ``cuda:0``, as their trainer's GPU tensors were (their
+    checkpoints need ``map_location`` to load on a CPU)."""
+    entry = (0, lambda obj: "cuda:0", lambda obj, location: None)
+    registry = torch.serialization._package_registry
+    registry.append(entry)
+    registry.sort(key=lambda e: e[0])
+    try:
+        yield
+    finally:
+        registry.remove(entry)
+
+
+def write_authors_bert_checkpoint(
+    path: Path, args: argparse.Namespace, vocab: int, seed: int = 0, **payload: object
+) -> OrderedDict:
+    """Their BERT checkpoint at ``path`` as their trainer wrote it: legacy serialization with CUDA storage
+    tags, their meters in ``extra_state['train_meters']``, an Adam state keyed by parameter ids; ``payload``
+    entries are added to ``extra_state``. Returns the state dict."""
+    sd = authors_bert_state_dict(args, vocab, seed)
+    with fairseq_06_meters() as meters, cuda_storage_tags():
+        train_meters = OrderedDict(
+            (name, meters.AverageMeter()) for name in ("train_loss", "mlm_loss", "nsp_loss", "wpb", "clip")
+        )
+        train_meters["wps"] = meters.TimeMeter()
+        train_meters["train_wall"] = meters.StopwatchMeter()
+        ids = list(range(len([k for k in sd if k not in ("encoder.version", "embed_out")])))
+        state = {
+            "args": args,
+            "model": sd,
+            "optimizer_history": [
+                {"criterion_name": "CrossEntropyBertCriterion", "optimizer_name": "FairseqAdam",
+                 "lr_scheduler_state": {"best": 1.87}, "num_updates": 800000},
+            ],
+            "last_optimizer_state": {
+                "state": {i: {"step": 800000, "exp_avg": torch.zeros(2), "exp_avg_sq": torch.zeros(2)}
+                          for i in ids[:3]},
+                "param_groups": [{"lr": 3.75e-10, "betas": (0.9, 0.999), "eps": 1e-06, "weight_decay": 0.01,
+                                  "amsgrad": False, "params": ids}],
+            },
+            "extra_state": {"best": 1.87, "train_iterator": {"epoch": 5, "iterations_in_epoch": 1200},
+                            "val_loss": 1.87, "train_meters": train_meters, **payload},
+        }  # fmt: skip
+        torch.save(state, path, _use_new_zipfile_serialization=False)
+    return sd
