@@ -94,7 +94,7 @@ def _init_encoder(codes: str) -> None:
     try:
         from subword_nmt.apply_bpe import BPE
     except ImportError as err:
-        raise UserError("the authors' BERT tokenisation needs subword-nmt: pip install -e '.[glue]'") from err
+        raise UserError("the authors' BERT tokenisation needs subword-nmt: pip install subword-nmt") from err
     from macaron_preprocess.text.moses import CompiledPunctNormalizer, MosesTokenizerWithCharsets
 
     _state["normalizer"] = CompiledPunctNormalizer("en")
