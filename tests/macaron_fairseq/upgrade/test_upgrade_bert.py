@@ -156,10 +156,12 @@ def test_the_segment_convention_matters(upgraded) -> None:
 
 def test_a_pickled_payload_in_their_bert_checkpoint_is_refused_and_never_runs(tmp_path: Path) -> None:
     args = authors_bert_args()
-    authors_bert_dictionary(tmp_path / "dict.txt", VOCAB)
+    theirs = tmp_path / "their-data"  # apart from --out: an output inside an input is refused first
+    theirs.mkdir()
+    authors_bert_dictionary(theirs / "dict.txt", VOCAB)
     source = tmp_path / "checkpoint_pretrained.pt"
     write_authors_bert_checkpoint(source, args, VOCAB, hook=RunsCode(tmp_path / "PWNED"))
-    proc = upgrade(str(source), "--data", str(tmp_path), "--out", str(tmp_path / "up" / "model.pt"),
+    proc = upgrade(str(source), "--data", str(theirs), "--out", str(tmp_path / "up" / "model.pt"),
                    cwd=tmp_path, env=UNSAFE_ENV)  # fmt: skip
     assert_one_line_refusal(proc, str(source), "posix.system", "allow-list")
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "up").exists()
@@ -172,9 +174,11 @@ def test_without_their_dictionary_it_says_what_to_give(
     write_authors_bert_checkpoint(source, authors_bert_args(data=str(tmp_path / "gone")), VOCAB)
     proc = upgrade_here(str(source), "--out", str(tmp_path / "up" / "model.pt"), capsys=capsys)
     assert_one_line_refusal(proc, "no dict.txt", "--data THEIR_DATA_BIN")
-    authors_bert_dictionary(tmp_path / "dict.txt", VOCAB + 1)
+    theirs = tmp_path / "their-data"  # apart from --out: an output inside an input is refused first
+    theirs.mkdir()
+    authors_bert_dictionary(theirs / "dict.txt", VOCAB + 1)
     proc = upgrade_here(
-        str(source), "--data", str(tmp_path), "--out", str(tmp_path / "up" / "model.pt"), capsys=capsys
+        str(source), "--data", str(theirs), "--out", str(tmp_path / "up" / "model.pt"), capsys=capsys
     )
     assert_one_line_refusal(proc, "35 entries", "40 rows")
     assert not (tmp_path / "up").exists()
