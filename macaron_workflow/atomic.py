@@ -49,6 +49,28 @@ def remove_created(directories: Sequence[Path]) -> None:
 
 
 @contextlib.contextmanager
+def writing(final: Path) -> Iterator[None]:
+    """Run a block that builds ``final`` (a file or a directory, staged beside it and renamed in): the
+    folders above ``final`` are created first and, when the block fails, those it created are removed
+    again; a storage failure in the block (a full disk, whichever library met it) becomes the one-line
+    :class:`~macaron_workflow.errors.OutputError` naming ``final``."""
+    from macaron_workflow.errors import storage_failure
+
+    created = make_parents(Path(final).parent)
+    try:
+        yield
+    except Exception as exc:
+        remove_created(created)
+        error = storage_failure(final, exc)
+        if error is None:
+            raise
+        raise error from None
+    except BaseException:
+        remove_created(created)
+        raise
+
+
+@contextlib.contextmanager
 def atomic_output(final: Path) -> Iterator[Path]:
     """Yield the temporary path of ``final``; rename it to ``final`` when the block succeeds, delete it
     when the block raises (or when the block wrote nothing, which is an error).

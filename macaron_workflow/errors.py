@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from pathlib import Path
 
 #: errors only writing can cause (never a sign of a bad input), with what to do about them
@@ -86,6 +87,11 @@ def storage_failure(path: Path | str, exc: BaseException) -> OutputError | None:
     else None (not a storage failure: let it through)."""
     if isinstance(exc, OSError):
         return cannot_write(path, exc) if exc.errno in OUTPUT_SIDE_ADVICE else None
+    # a Rust writer's I/O error (safetensors: "I/O error: No space left on device (os error 28)")
+    rust = re.search(r"\(os error (\d+)\)", str(exc))
+    if rust and int(rust.group(1)) in OUTPUT_SIDE_ADVICE:
+        number = int(rust.group(1))
+        return cannot_write(path, OSError(number, os.strerror(number)))
     if not isinstance(exc, RuntimeError) or not any(mark in str(exc) for mark in TORCH_WRITE_FAILURES):
         return None
     folder = Path(path).parent

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 
 MODELING_FILE = "modeling_authors_bert.py"
@@ -118,8 +119,8 @@ def export_authors(model: Any, task: Any, data_dir: Path, checkpoint: Path, out:
     if missing or unexpected:
         raise UserError(f"internal: HF model does not match: missing {missing}, unexpected {unexpected}")
     diff = check_logits(model, exported, dictionary.pad())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+    # parents made (and removed again on a failure), a full disk one line (macaron_workflow.atomic.writing)
+    with writing(out), tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "hf"
         exported.save_pretrained(str(staging))
         shutil.copyfile(Path(__file__).with_name(MODELING_FILE), staging / MODELING_FILE)

@@ -32,6 +32,7 @@ import torch
 
 from macaron_fairseq.hf import authors_export
 from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
+from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 
@@ -231,8 +232,8 @@ def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
                         f"unexpected {unexpected}")  # fmt: skip
     exported.eval()
     diff = check_logits(model, exported, tokenizer.to_hf_ids, task.source_dictionary.pad(), tokenizer.hf_pad)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+    # parents made (and removed again on a failure), a full disk one line (macaron_workflow.atomic.writing)
+    with writing(out), tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "hf"
         exported.save_pretrained(str(staging))
         if not native(settings):

@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 
@@ -328,8 +329,8 @@ def export_translation(
     task_cfg = fairseq_cfg(loaded.state).get("task")
     src = loaded.task.cfg.source_lang if hasattr(loaded.task, "cfg") else None
     tgt = loaded.task.cfg.target_lang if hasattr(loaded.task, "cfg") else None
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+    # parents made (and removed again on a failure), a full disk one line (macaron_workflow.atomic.writing)
+    with writing(out), tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "hf"
         exported.save_pretrained(str(staging))
         shutil.copyfile(Path(__file__).with_name(MODELING_FILE), staging / MODELING_FILE)

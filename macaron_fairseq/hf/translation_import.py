@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from macaron_workflow import atomic
+from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 
@@ -103,8 +104,8 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
         raise UserError(f"{data_dir} exists and was not written by this importer: choose another --out")
     weights = read_weights(hf_dir)
     src, tgt = record["source_lang"], record["target_lang"]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
+    # parents made (and removed again on a failure), a full disk one line (macaron_workflow.atomic.writing)
+    with writing(out), tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
         staging = Path(tmp) / "data"
         staging.mkdir()
         for name, lang in (("dict.source.txt", src), ("dict.target.txt", tgt)):

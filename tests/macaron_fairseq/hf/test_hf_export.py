@@ -206,3 +206,32 @@ def test_export_writes_to_dest_and_still_accepts_the_old_out(capsys: pytest.Capt
     assert build_parser().parse_args(["export", "m.pt", "--out", "hf"]).dest == Path("hf")
     assert "--out is deprecated, use --dest" in capsys.readouterr().err
     assert build_parser().parse_args(["import", "hf", "--out", "m.pt"]).out == Path("m.pt")  # a file: --out
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
+    """A real full file system (a small tmpfs): safetensors' writer fails with its own SafetensorError (not an
+    OSError), which was a traceback and left the --dest parent behind; now one line, exit 2, nothing left."""
+    import os
+    import subprocess
+    import sys
+
+    from full_disk import TRAINING_LOG, fill, leftovers, other_stderr_lines, small_filesystem
+    from helpers import REPO
+
+    prog = "python -m macaron_fairseq.hf"
+    checkpoint = import_hf(save_hf_bert(tmp_path / "bert"), tmp_path / "bert.pt")
+    with small_filesystem(tmp_path / "disk", "1m") as disk:
+        fill(disk, 64 * 1024)
+        before = set(leftovers(disk))
+        dest = disk / "new" / "hf"
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
+        command = [sys.executable, "-m", "macaron_fairseq.hf", "export", str(checkpoint), "--dest", str(dest)]
+        proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, proc.stderr[-3000:]
+        assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        (line,) = [line for line in proc.stderr.splitlines() if "error" in line.lower()]
+        assert line.startswith(f"{prog}: error: cannot write {dest}: No space left on device"), line
+        # besides the error: the model's log line and transformers' 'Writing model shards' bar
+        assert other_stderr_lines(proc.stderr, prog, TRAINING_LOG) == [], proc.stderr
+        assert leftovers(disk, before) == []
