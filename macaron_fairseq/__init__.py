@@ -71,6 +71,11 @@ def _answer_to_fairseqs_user_dir_lookup() -> None:
     alias = os.path.join(os.path.dirname(fairseq.__file__), "..", __name__)
     if alias not in __path__ and os.path.isdir(alias) and os.path.samefile(alias, __path__[0]):
         __path__.append(alias)
+    # imported through that link, the checkout's own path (--user-dir /path/to/checkout/macaron_fairseq) is
+    # the second spelling
+    real = os.path.realpath(__path__[0])
+    if real not in __path__:
+        __path__.append(real)
 
 
 _answer_to_fairseqs_user_dir_lookup()

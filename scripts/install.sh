@@ -173,7 +173,7 @@ fi
 # Asked from / (not from this checkout, where the package would be found in the current directory): an
 # editable install of another clone must be replaced, or every test run elsewhere would import that clone.
 # (find_spec: located without importing it, which would import fairseq and print whatever that prints)
-pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.abspath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
+pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.realpath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
 # an install from here whose console scripts are not pyproject.toml's (installed before they were added or
 # renamed) is refreshed too
 scripts_ok="$(cd / && "$PY" - "$here/pyproject.toml" 2>/dev/null <<'PYEOF'

@@ -257,8 +257,10 @@ def test_a_preempted_run_saves_exits_and_resumes_to_the_same_losses(corpus: Path
     while not (log.exists() and len(log.read_text().splitlines()) >= 3):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[1][-3000:]
         time.sleep(0.05)
-    workers = [p for p in psutil.Process(proc.pid).children(recursive=True)
-               if "macaron_fairseq.pretrain" in " ".join(p.cmdline())]  # fmt: skip
+    # the two ranks (their data-loader workers, --num-workers, share the command line: not counted)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    workers = [p for p in children if "macaron_fairseq.pretrain" in " ".join(p.cmdline())]
+    workers = [p for p in workers if p.name() != "pt_data_worker"]
     assert len(workers) == 2
     workers[-1].send_signal(signal.SIGHUP)  # one rank only
     _, stderr = proc.communicate(timeout=300)
