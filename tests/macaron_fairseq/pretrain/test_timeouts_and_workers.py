@@ -78,7 +78,7 @@ def test_the_pretrain_script_runs_the_preflight_then_passes_the_timeout_and_the_
     assert preflight < training
     tail = text[training:]
     assert '--process-group-timeout "${PG_TIMEOUT_MINUTES:-60}"' in tail
-    assert '--num-workers "${NUM_WORKERS:-2}"' in tail
+    assert '--num-workers "${NUM_WORKERS:-0}"' in tail
 
 
 @pytest.mark.slow
