@@ -175,19 +175,24 @@ fi
 # (find_spec: located without importing it, which would import fairseq and print whatever that prints)
 pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.realpath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
 # an install from here whose console scripts are not pyproject.toml's (installed before they were added or
-# renamed) is refreshed too
+# renamed) is refreshed too, and so is one this environment merely sees (a virtualenv made with
+# --system-site-packages over an install of this checkout gets its own: its console scripts, its link)
 scripts_ok="$(cd / && "$PY" - "$here/pyproject.toml" 2>/dev/null <<'PYEOF'
+import os
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
 
 try:
-    installed = {ep.name for ep in distribution("macaron-fairseq").entry_points if ep.group == "console_scripts"}
+    dist = distribution("macaron-fairseq")
+    installed = {ep.name for ep in dist.entry_points if ep.group == "console_scripts"}
+    info = os.path.realpath(str(getattr(dist, "_path", "")))
+    own = info.startswith(os.path.realpath(sys.prefix) + os.sep)
 except PackageNotFoundError:
-    installed = set()
+    installed, own = set(), False
 with open(sys.argv[1], "rb") as f:
     declared = set(tomllib.load(f)["project"].get("scripts", {}))
-print("yes" if installed == declared else "no")
+print("yes" if own and installed == declared else "no")
 PYEOF
 )" || scripts_ok=no
 if [ "$pkg_dir" = "$here" ] && [ "$scripts_ok" = yes ]; then

@@ -58,8 +58,8 @@ def record_link(link: Path) -> None:
     except PackageNotFoundError:
         return
     info = getattr(dist, "_path", None)  # the dist-info folder (importlib.metadata.PathDistribution)
-    if info is None:
-        return
+    if info is None or not inside_this_environment(Path(os.path.realpath(info))):
+        return  # another environment's install (seen through --system-site-packages): not ours to edit
     record, entry = Path(info) / "RECORD", os.path.relpath(link, Path(info).parent)
     rows = list(csv.reader(record.read_text().splitlines())) if record.exists() else []
     if any(row and row[0] == entry for row in rows):
