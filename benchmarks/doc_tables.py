@@ -124,6 +124,13 @@ def _plugin_options() -> str:
     return markdown_table()
 
 
+def _architectures() -> str:
+    from macaron_fairseq.models.arch_table import markdown_table
+
+    _quiet_model_building()
+    return markdown_table()
+
+
 def _authors_glue_recipe() -> str:
     from macaron_pipelines.glue.authors_best import render
 
@@ -181,6 +188,7 @@ BLOCKS = (
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
     DocBlock("authors-eval-cost", authors_eval_cost.render, "authors_eval_cost.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
+    DocBlock("architectures", _architectures),
     DocBlock("param-parity", _param_parity),
     DocBlock("authors-recipes", _authors_recipes),
     DocBlock("does-it-work", _readme_summary),

@@ -170,13 +170,6 @@ AUTHORS: dict[str, AuthorsScripts] = {
     ),
 }  # fmt: skip
 
-#: the Transformer baseline of each of their Macaron archs (``ARCH=...`` trains it with the same recipe)
-BASELINES = {
-    "transformer_iwslt_de_en_macaron_v2": "transformer_iwslt_de_en_v2",
-    "transformer_wmt_en_de_macaron_v2": "transformer_wmt_en_de_v2",
-    "transformer_wmt_en_de_big_t2t_macaron": "transformer_wmt_en_de_big_t2t",
-}
-
 #: fairseq setting -> why the pipeline's value differs from the authors' (the only differences allowed)
 DEVIATIONS: dict[str, str] = {
     "max_update": "their scripts never stop (they tested checkpoints by hand); the pipeline needs a budget: "

@@ -10,19 +10,8 @@ Eq. 17–19 with fairseq's default (post-LN) placement. The Transformers below (
 the counterparts their model file defines; no script of theirs trains one. Every arch here builds with
 their fork's initialisation (:mod:`macaron_fairseq.models.authors_init`).
 
-| authors' arch                         | model       | d    | heads | FFN      | norm    | drop | attn/ReLU |
-|---------------------------------------|-------------|------|-------|----------|---------|------|-----------|
-| transformer_iwslt_de_en_macaron_v2    | macaron     | 512  | 4     | 2 × 512  | pre-LN  | 0.1  | 0.1 / 0.1 |
-| transformer_wmt_en_de_macaron_v2      | macaron     | 512  | 8     | 2 × 1024 | pre-LN  | 0.1  | 0.1 / 0.1 |
-| transformer_wmt_en_de_big_t2t_macaron | macaron     | 1024 | 16    | 2 × 2048 | pre-LN  | 0.3  | 0.1 / 0.1 |
-| transformer_iwslt_de_en_macaron       | macaron     | 512  | 4     | 2 × 512  | post-LN | 0.1  | 0 / 0     |
-| transformer_wmt_en_de_macaron         | macaron     | 512  | 8     | 2 × 1024 | post-LN | 0.1  | 0 / 0     |
-| transformer_iwslt_de_en_v2            | transformer | 512  | 4     | 1024     | pre-LN  | 0.1  | 0.1 / 0.1 |
-| transformer_wmt_en_de_v2              | transformer | 512  | 8     | 2048     | pre-LN  | 0.1  | 0.1 / 0.1 |
-| transformer_wmt_en_de_big_t2t         | transformer | 1024 | 16    | 4096     | pre-LN  | 0.3  | 0.1 / 0.1 |
-
-(6 encoder + 6 decoder layers each; "drop" is ``--dropout``, "attn/ReLU" ``--attention-dropout`` /
-``--activation-dropout``.)
+The table of their settings (rendered from :mod:`macaron_fairseq.models.arch_table` into docs/translation.md)
+says model, widths, norm placement and dropouts of each.
 
 The Macaron ones are registered on the plugin's ``macaron`` model (the Macaron layer of
 :mod:`macaron_fairseq.modules.macaron_layer`; γ = ½ on both FFNs, as their ``fc_factor = 0.5``); the
@@ -49,8 +38,6 @@ from fairseq.models.transformer.transformer_legacy import (
     transformer_vaswani_wmt_en_de_big,
     transformer_wmt_en_de,
 )
-
-from macaron_fairseq.models.macaron_version import ArchFn, macaron_of
 
 #: the authors' ``*_v2`` / ``*_t2t`` settings on top of the fairseq architecture they extend
 AUTHORS_ATTENTION_DROPOUT = 0.1
@@ -82,48 +69,3 @@ def transformer_wmt_en_de_big_t2t(args: argparse.Namespace) -> None:
     ``transformer_vaswani_wmt_en_de_big`` (dropout 0.3), pre-LN, dropouts 0.1."""
     pre_ln_v2(args)
     transformer_vaswani_wmt_en_de_big(args)
-
-
-def transformer_iwslt_de_en_macaron_v2(args: argparse.Namespace) -> None:
-    """Their IWSLT14 ``small`` Macaron model (train-iwslt14.sh)."""
-    macaron_of(transformer_iwslt_de_en_v2, 512, args)
-
-
-def transformer_wmt_en_de_macaron_v2(args: argparse.Namespace) -> None:
-    """Their WMT14 ``base`` Macaron model (train-wmt14-base.sh)."""
-    macaron_of(transformer_wmt_en_de_v2, 1024, args)
-
-
-def transformer_wmt_en_de_big_t2t_macaron(args: argparse.Namespace) -> None:
-    """Their WMT14 ``big`` Macaron model (train-wmt14-big.sh)."""
-    macaron_of(transformer_wmt_en_de_big_t2t, 2048, args)
-
-
-#: the authors' Macaron architectures (registered on the plugin's ``macaron`` model)
-MACARON: dict[str, ArchFn] = {
-    "transformer_iwslt_de_en_macaron_v2": transformer_iwslt_de_en_macaron_v2,
-    "transformer_wmt_en_de_macaron_v2": transformer_wmt_en_de_macaron_v2,
-    "transformer_wmt_en_de_big_t2t_macaron": transformer_wmt_en_de_big_t2t_macaron,
-}
-
-#: their Transformer baselines not in fairseq 0.12 (registered on fairseq's ``transformer`` model);
-#: ``transformer_wmt_en_de_big_t2t`` is fairseq's own registration
-TRANSFORMER: dict[str, ArchFn] = {
-    "transformer_iwslt_de_en_v2": transformer_iwslt_de_en_v2,
-    "transformer_wmt_en_de_v2": transformer_wmt_en_de_v2,
-}
-
-#: their post-LN Macaron names -> the plugin arch with the same settings
-POST_LN_ALIASES: dict[str, str] = {
-    "transformer_iwslt_de_en_macaron": "macaron_small",
-    "transformer_wmt_en_de_macaron": "macaron_base",
-}
-
-#: each authors' Macaron arch -> their Transformer baseline of the same size
-BASELINES: dict[str, str] = {
-    "transformer_iwslt_de_en_macaron_v2": "transformer_iwslt_de_en_v2",
-    "transformer_wmt_en_de_macaron_v2": "transformer_wmt_en_de_v2",
-    "transformer_wmt_en_de_big_t2t_macaron": "transformer_wmt_en_de_big_t2t",
-    "transformer_iwslt_de_en_macaron": "transformer_iwslt_de_en",
-    "transformer_wmt_en_de_macaron": "transformer_wmt_en_de",
-}

@@ -46,7 +46,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from fairseq.models import FairseqEncoderModel, register_model, register_model_architecture
+from fairseq.models import FairseqEncoderModel, register_model
 from fairseq.models.transformer import TransformerConfig, TransformerEncoderBase
 from torch import Tensor, nn
 
@@ -302,11 +302,3 @@ def parameter_difference(vocab: int, dim: int = 768, layers: int = 12, max_posit
     mlm_bias = vocab
     nsp_row = dim + 1
     return positions + embedding_norm + layer_norms + pooler + mlm_bias + nsp_row
-
-
-#: the authors' architecture names → what they set (both are the same encoder; the classifier is the one
-#: their GLUE scripts fine-tune, and is built without the pre-training heads by the fine-tuning task)
-ARCHES = ("transformer_bert_base_macaron", "transformer_classifier_base_macaron")
-
-for _arch in ARCHES:
-    register_model_architecture("authors_bert", _arch)(authors_bert_defaults)

@@ -41,21 +41,12 @@ import torch
 from fairseq.modules import MultiheadAttention
 from torch import nn
 
+from macaron_fairseq.models import arch_table
+
 logger = logging.getLogger(__name__)
 
-#: the architectures built with the authors' initialisation
-AUTHORS_INIT_ARCHS: frozenset[str] = frozenset(
-    {
-        "transformer_iwslt_de_en_macaron_v2",
-        "transformer_wmt_en_de_macaron_v2",
-        "transformer_wmt_en_de_big_t2t_macaron",
-        "transformer_iwslt_de_en_macaron",
-        "transformer_wmt_en_de_macaron",
-        "transformer_iwslt_de_en_v2",
-        "transformer_wmt_en_de_v2",
-        "transformer_wmt_en_de_big_t2t",
-    }
-)
+#: the architectures built with the authors' initialisation (the authors' rows of the architecture table)
+AUTHORS_INIT_ARCHS: frozenset[str] = arch_table.archs_with_init(arch_table.AUTHORS_INIT)
 
 AUTHORS = "authors' (fairseq 0.6: Xavier-uniform Linear, zero biases)"
 FAIRSEQ_012 = "fairseq 0.12"
