@@ -1,8 +1,9 @@
 """``scripts/install.sh`` and ``scripts/missing_requirements.py``, never installing or uninstalling.
 
 Every run of the installer gets a stand-in ``PYTHON`` (a bash script) that hands each call to the real
-interpreter, except ``python -m pip ...``: those are written to a log (with the content of the constraints
-file they name, which the installer deletes when it exits) and answered with an exit status chosen by the
+interpreter, except ``python -m pip ...``: those are written to a log (with the path of the lock
+``constraints.txt`` and the content of the other constraints file they name, which the installer deletes
+when it exits) and answered with an exit status chosen by the
 test (``pip show``: not installed), never run. So the real environment is never changed, and the tests
 see exactly which pip calls the installer would make. Runs that need another environment (no torch, an
 old torch, a CUDA build, an unknown package, an unparsable requirements file) use a stand-in ``torch``
@@ -35,7 +36,12 @@ if [ "${1:-}" = "-m" ] && [ "${2:-}" = "pip" ]; then
   [ "${3:-}" = show ] && exit 1  # 'pip show X': no such distribution
   previous=""
   for arg in "$@"; do
-    if [ "$previous" = "-c" ]; then printf 'constraints %s\\n' "$(tr '\\n' ' ' < "$arg")" >> "$PIP_LOG"; fi
+    if [ "$previous" = "-c" ]; then
+      case "$arg" in
+        */constraints.txt) printf 'lock %s\\n' "$arg" >> "$PIP_LOG" ;;  # the checkout's lock: its path
+        *) printf 'constraints %s\\n' "$(tr '\\n' ' ' < "$arg")" >> "$PIP_LOG" ;;
+      esac
+    fi
     previous="$arg"
   done
   exit "${PIP_STATUS:-0}"
@@ -61,12 +67,16 @@ def fake_torch(tmp_path: Path, torch_version: str | None) -> Path:
     return root
 
 
-def checkout_with(tmp_path: Path, requirements: str, dev_requirements: str = "") -> Path:
-    """A checkout holding only this repository's installer and the given requirements files."""
+def checkout_with(
+    tmp_path: Path, requirements: str, dev_requirements: str = "", lock: str | None = None
+) -> Path:
+    """A checkout holding only this repository's installer, the given requirements files and a lock (this
+    repository's ``constraints.txt`` unless given)."""
     root = tmp_path / "checkout"
     (root / "scripts").mkdir(parents=True)
     for name in ("install.sh", "missing_requirements.py"):
         shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
+    (root / "constraints.txt").write_text((REPO / "constraints.txt").read_text() if lock is None else lock)
     (root / "requirements.txt").write_text(requirements)
     (root / "requirements-dev.txt").write_text(dev_requirements)
     return root
@@ -135,10 +145,57 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     assert not [arg for call in installs for arg in call.split() if re.match(r"torch\b", arg)], installs
     for index, call in enumerate(calls):
         if call.startswith("pip install") and "--no-deps" not in call.split():
-            assert " -c " in call, call
-            assert calls[index + 1] == "constraints torch==2.5.1+cu121 ", calls
+            assert calls[index + 1 : index + 3] == [
+                f"lock {checkout / 'constraints.txt'}",
+                "constraints torch==2.5.1+cu121 ",
+            ], calls
     assert proc.stdout.rstrip().endswith("[install] done (torch 2.5.1+cu121)")
     assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
+
+
+def test_every_pip_install_but_torchs_is_constrained_by_the_lock_which_names_the_fork(tmp_path: Path) -> None:
+    """The lock (the checkout's constraints.txt) goes to every pip install: the requirements, the fairseq
+    fork at the lock's version (here one that is not installed) and this package; torch's own install is
+    the one exception (tested below: no lock, the build for the machine)."""
+    lock = "# a lock\nmacaron-test-surely-missing-package==1.0\nve-fairseq==9.9.9\n"
+    checkout = checkout_with(tmp_path, "macaron-test-surely-missing-package\n", lock=lock)
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    installs = pip_installs(calls)
+    assert [call.split()[-1] for call in installs] == [
+        "macaron-test-surely-missing-package", "ve-fairseq==9.9.9", str(checkout)
+    ]  # fmt: skip
+    for index, call in enumerate(calls):
+        if call.startswith("pip install"):
+            assert " -c " in call and calls[index + 1] == f"lock {checkout / 'constraints.txt'}", calls
+    assert "[install] installing ve-fairseq==9.9.9 (--no-deps)" in proc.stdout
+
+
+@pytest.mark.parametrize("lock", [None, "# no fork\npackaging==1\n"])
+def test_a_lock_missing_or_without_the_fork_stops_the_installer_in_one_line(
+    tmp_path: Path, lock: str | None
+) -> None:
+    checkout = checkout_with(tmp_path, "packaging\n", lock=lock or "")
+    if lock is None:
+        (checkout / "constraints.txt").unlink()
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    assert (proc.returncode, calls, proc.stdout) == (2, [], "")
+    assert proc.stderr.count("\n") == 1
+    lock_path = checkout / "constraints.txt"
+    if lock is None:
+        assert proc.stderr.startswith(f"[install] the lock {lock_path} is missing or unreadable (python "
+                                      "scripts/lock.py --write makes it")  # fmt: skip
+    else:
+        assert proc.stderr == f"[install] the lock {lock_path} pins no ve-fairseq version\n"
+
+
+def test_the_repositorys_installer_reads_the_repositorys_lock() -> None:
+    """scripts/install.sh's lock is the checkout's constraints.txt, and it pins the fork it installs."""
+    text = INSTALL.read_text()
+    assert 'LOCK="$here/constraints.txt"' in text
+    assert "ve-fairseq==0.12.3" in (REPO / "constraints.txt").read_text().splitlines()
 
 
 def nvidia_smi(tmp_path: Path, gpus: int) -> dict[str, str]:
