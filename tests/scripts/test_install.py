@@ -276,20 +276,19 @@ def test_without_torch_on_a_gpu_machine_a_failed_cuda_install_stops_never_the_cp
     assert "+cpu" not in " ".join(calls)
 
 
-def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
-    """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
+def tiny_wheel(folder: Path, dist: str, version: str, files: dict[str, str]) -> Path:
+    """A pure-Python wheel of ``dist`` ``version`` holding ``files`` (path -> text), made in ``folder``."""
     import base64
     import hashlib
     import zipfile
 
-    folder = index / "torch"
-    folder.mkdir(parents=True)
-    wheel = folder / f"torch-{torch_version}-py3-none-any.whl"
-    info = f"torch-{torch_version}.dist-info"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{dist.replace('-', '_')}-{version}"
+    wheel = folder / f"{stem}-py3-none-any.whl"
+    info = f"{stem}.dist-info"
     files = {
-        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
-        "torch/version.py": "cuda = '12.6'\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {torch_version}\n",
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
@@ -300,9 +299,67 @@ def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
             record.append(f"{name},sha256={digest},{len(data)}")
             archive.writestr(name, data)
         archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
+    """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
+    folder = index / "torch"
+    wheel = tiny_wheel(folder, "torch", torch_version, {
+        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
+        "torch/version.py": "cuda = '12.6'\n",
+    })  # fmt: skip
     # pip reads a file:// index's project page from its index.html (PEP 503's simple layout)
     (folder / "index.html").write_text(f'<html><body><a href="{wheel.name}">{wheel.name}</a></body></html>\n')
     return wheel
+
+
+def fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A new virtualenv without pip or torch, and a folder for PYTHONPATH holding this interpreter's pip and
+    packaging (and nothing else of it)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("pip", "packaging"):
+        (tools / name).symlink_to(Path(importlib.util.find_spec(name).origin).parent)
+    return venv, tools
+
+
+def offline_env(venv: Path, pythonpath: list[Path], **pip: str) -> dict[str, str]:
+    """The environment of an installer run into ``venv``: no user pip configuration, the given PIP_ ones."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")}  # fmt: skip
+    env.update(PYTHON=str(venv / "bin" / "python"), PYTHONPATH=os.pathsep.join(map(str, pythonpath)),
+               PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", **pip)  # fmt: skip
+    return env
+
+
+@pytest.mark.slow  # a real virtualenv and real pip runs from a local folder of wheels: ~10 s each
+@pytest.mark.parametrize("locked", [True, False])
+def test_a_fresh_environment_gets_the_locked_versions_not_the_newest(tmp_path: Path, locked: bool) -> None:
+    """A fresh virtualenv (a torch of its own kept), offline, with versions 1.0 and 2.0 of a requirement on
+    offer: the installer installs the lock's 1.0 and the fork at the lock's version; without the lock's
+    line, pip's choice (2.0) is what one gets."""
+    venv, tools = fresh_venv(tmp_path)
+    wheels = tmp_path / "wheels"
+    for offered in ("1.0", "2.0"):
+        tiny_wheel(wheels, "macaron-test-locked", offered, {"macaron_test_locked.py": f"V = {offered!r}\n"})
+    tiny_wheel(wheels, "ve-fairseq", "0.12.3", {"fairseq/__init__.py": "__version__ = '0.12.3'\n"})
+    lock = "# the lock\nve-fairseq==0.12.3\n" + ("macaron-test-locked==1.0\n" if locked else "")
+    checkout = checkout_with(tmp_path, "macaron-test-locked>=1\n", lock=lock)
+    env = offline_env(venv, [tools, fake_torch(tmp_path, "2.6.0")], PIP_NO_INDEX="1",
+                      PIP_FIND_LINKS=str(wheels))  # fmt: skip
+    proc = subprocess.run(["bash", str(checkout / "scripts" / "install.sh")], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert "[install] torch 2.6.0 present: kept" in proc.stdout, proc.stdout + proc.stderr
+    assert "[install] installing ve-fairseq==0.12.3 (--no-deps)" in proc.stdout, proc.stdout + proc.stderr
+    # (the copy of the installer has no package to install editable: it stops there)
+    check = ("from importlib.metadata import version; "
+             "print(version('macaron-test-locked'), version('ve-fairseq'))")  # fmt: skip
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True,
+                           env={"PATH": os.environ["PATH"]})  # fmt: skip
+    assert found.stdout.split() == ["1.0" if locked else "2.0", "0.12.3"], found.stderr
 
 
 @pytest.mark.slow  # a real virtualenv and real pip runs against local indexes: ~30 s
