@@ -38,14 +38,14 @@ def decode_and_score(out: Path, row: dict, p: mrt.TranslationProtocol, split: st
     cache = run_dir / "lenpen" / f"{split}-{lenpen}.json"
     if cache.exists():
         return json.loads(cache.read_text())
-    data_bin = out / "pre" / "data-bin"
+    data_bin = mrt.data_bin_in(out)
     argv = mrt.generate_argv(data_bin, run_dir / "checkpoints" / "checkpoint_last.pt", p, split, lenpen)
     proc = subprocess.run(argv, capture_output=True, text=True, cwd=REPO, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:3])} ... failed for {key.name}: {proc.stderr[-800:]}")
     generated = run_dir / "lenpen" / f"generate-{split}-{lenpen}.txt"
     write_text_atomically(generated, proc.stdout)
-    pre = data_bin.parent
+    pre = out / "pre"  # raw/ (next to the data-bin, or above the old layout's pre/data-bin)
     scores, _ = score_file(str(generated), pre / "raw" / f"{split}.{p.lang}", None, p.lang, ("sacrebleu",))
     record = scores["scores"]["sacrebleu"]
     result = {"bleu": record["score"], **mrt.length_fields(record, split)}

@@ -44,6 +44,7 @@ over). ``--results`` rewrites the results file after every finished run.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -60,6 +61,7 @@ from benchmarks import real_text_grid as grid
 from benchmarks.real_text_grid import data_is_frozen, freeze_data, run_step, write_pairs
 from benchmarks.results_file import REPO, machine_info
 from macaron_preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
+from macaron_preprocess.text.layout import data_bin_of
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.grid import RowFile, Slot
 
@@ -172,10 +174,19 @@ def build_corpus(out: Path, p: TranslationProtocol, root: Path = LOCALE_ROOT) ->
     return summary
 
 
+@functools.cache
+def data_bin_in(out: Path) -> Path:
+    """The data-bin of ``OUT/pre`` (``macaron_preprocess.custom --dest``): ``OUT/pre`` itself, or
+    ``OUT/pre/data-bin`` in an out-dir preprocessed before ``--dest`` was the data-bin (one line says so)."""
+    return data_bin_of(out / "pre")
+
+
 def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
-    """``python -m macaron_preprocess.custom`` on the raw splits (its stages resume by themselves), once."""
-    if data_is_frozen(out, out / "pre" / "data-bin"):
-        return out / "pre" / "data-bin"
+    """``python -m macaron_preprocess.custom`` on the raw splits (its stages resume by themselves), once.
+    (A rerun continues an out-dir of the old layout in that layout: the data-bin stays where it was.)"""
+    data_bin = data_bin_in(out)
+    if data_is_frozen(out, data_bin):
+        return data_bin
     raw = out / "raw"
     run_step(
         [
@@ -202,8 +213,8 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
         "macaron_preprocess.custom",
         out / "preprocess.log",
     )
-    freeze_data(out, out / "pre" / "data-bin")
-    return out / "pre" / "data-bin"
+    freeze_data(out, data_bin)
+    return data_bin
 
 
 # ---------------------------------------------------------------------------------------------- models
@@ -424,7 +435,7 @@ def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey, slot
         row["rc"], row["error"] = proc.returncode, proc.stderr[-1500:]
         return row
     write_text_atomically(gen, proc.stdout)
-    pre = data_bin.parent
+    pre = out / "pre"  # raw/, tok/ (the data-bin is OUT/pre, or OUT/pre/data-bin in the old layout)
     scores, _ = score_file(
         str(gen),
         pre / "raw" / f"test.{p.lang}",

@@ -20,15 +20,20 @@ Stages (each resumable, see :mod:`macaron_workflow.stages`):
 4. binarize: joined dictionary + fairseq mmap data-bin (``--binarizer``, see
 :mod:`macaron_preprocess.text.binarize`).
 
-Output in OUT::
+Output in OUT, the data-bin (``fairseq-train OUT``), laid out as ``macaron_preprocess.iwslt14`` and
+``macaron_preprocess.wmt14_en_de`` lay out theirs::
 
+    OUT/dict.{en,de}.txt, OUT/{train,valid,test}.en-de.{en,de}.{bin,idx}
+                                         fairseq binaries, dict.en.txt == dict.de.txt
+                                         (train with --share-all-embeddings)
     OUT/raw/{train,valid,test}.{en,de}   raw input of the kept pairs (detokenized sacreBLEU references)
     OUT/tok/{train,valid,test}.{en,de}   tokenized (and lowercased) text (tokenized-BLEU references)
     OUT/spm.model, OUT/spm.vocab         joint sentencepiece model
     OUT/bpe/{train,valid,test}.{en,de}   space-separated pieces; --remove-bpe sentencepiece gives tok/
-    OUT/data-bin/                        fairseq binaries, dict.en.txt == dict.de.txt
-                                         (train with --share-all-embeddings)
     OUT/.stages/                         completion markers (delete OUT or use --force to start over)
+
+An OUT of the old layout (the data-bin in ``OUT/data-bin/``, written before OUT was the data-bin) is
+continued in that layout by a rerun, saying so in one line; ``--force`` redoes it in the new one.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from pathlib import Path
 
 from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
 from macaron_preprocess.text.cleaning import CleanConfig
+from macaron_preprocess.text.layout import LEGACY_DATA_BIN, legacy_data_bin
 from macaron_preprocess.text.moses import MosesConfig
 from macaron_preprocess.text.options import add_shared_options, bpe_config, start_run
 from macaron_preprocess.text.summary import line_count_table
@@ -49,15 +55,18 @@ from macaron_workflow.errors import UserError
 from macaron_workflow.files import require_files
 from macaron_workflow.overlap import refuse_overlap
 
-OUTPUTS_HELP = """outputs in DEST:
+OUTPUTS_HELP = """outputs in DEST, the data-bin (fairseq-train DEST --share-all-embeddings):
+  dict.{SRC,TGT}.txt, {train,valid,test}.SRC-TGT.{SRC,TGT}.{bin,idx}
+                                    fairseq-preprocess --joined-dictionary output (dict.SRC.txt ==
+                                    dict.TGT.txt)
   raw/{train,valid,test}.{SRC,TGT}  raw input of the kept pairs (train after pairwise cleaning; valid/test
                                     only checked): detokenized references for sacreBLEU
   tok/{train,valid,test}.{SRC,TGT}  Moses-tokenized (and lowercased if asked) text: tokenized references
   spm.model, spm.vocab              joint sentencepiece BPE model learned on tok/train of both sides
   bpe/{train,valid,test}.{SRC,TGT}  pieces separated by spaces (--remove-bpe sentencepiece gives tok/ back)
-  data-bin/                         fairseq-preprocess --joined-dictionary output (dict.SRC.txt ==
-                                    dict.TGT.txt), ready for fairseq-train --share-all-embeddings
   .stages/                          completion markers: a rerun skips finished stages, --force redoes them
+A DEST of the old layout (its data-bin in DEST/data-bin/) is continued in that layout, saying so;
+--force redoes it with the data-bin in DEST itself.
 
 Pairs with invalid UTF-8 or an empty/whitespace-only side are dropped (pairwise) in every split and
 reported; a line count mismatch between the two sides of any file pair is an error.
@@ -82,7 +91,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--validpref", type=Path, help="validation prefix (optional but recommended)")
     parser.add_argument("--testpref", type=Path, help="test prefix (optional)")
-    parser.add_argument("--dest", required=True, type=Path, help="output directory (created if missing)")
+    parser.add_argument(
+        "--dest",
+        required=True,
+        type=Path,
+        help="output directory = the fairseq data-bin (created if missing)",
+    )
     parser.add_argument("--lowercase", action="store_true", help="lowercase the tokenized text")
     parser.add_argument(
         "--max-len",
@@ -135,7 +149,23 @@ def main(argv: list[str] | None = None) -> None:
     refuse_overlap({"--dest": args.dest}, given)  # before --dest is created
     for split, files in inputs.items():
         check_bitext_counts(files[0], f"in the {split} input")
-    layout, runner = start_run(args.dest, args.src, args.tgt, args.force, data_bin=Path("data-bin"))
+    old = legacy_data_bin(args.dest)
+    if old is not None:
+        if args.force:
+            notice = (
+                f"{old}: the data-bin of the old layout, left as it was: --force writes the data-bin into "
+                f"{args.dest} itself (delete {old})"
+            )
+        else:
+            notice = (
+                f"{args.dest} has the old layout (its data-bin in {old}): continuing it there (--force "
+                f"redoes it with the data-bin in {args.dest} itself)"
+            )
+        print(notice, file=sys.stderr, flush=True)
+    old_layout = old is not None and not args.force
+    layout, runner = start_run(
+        args.dest, args.src, args.tgt, args.force, data_bin=Path(LEGACY_DATA_BIN) if old_layout else None
+    )
 
     def moses(lang: str) -> MosesConfig:
         return MosesConfig(

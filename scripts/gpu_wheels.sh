@@ -2,7 +2,7 @@
 # Download the wheels the GPU check needs on a GPU machine without network (Python 3.12, manylinux x86-64):
 #   bash scripts/gpu_wheels.sh [DEST [PIN ...]]      # DEST default wheels/gpu; PINs default: all of them
 # The pins are pipelines/gpu_check/wheels.py's WHEELS (macaron-gpu-check --wheels): fairseq, DeepSpeed
-# and their runtime dependencies, at the versions of this project's environment. Each is fetched as a binary
+# and their runtime dependencies, at the versions of the lock constraints.txt. Each is fetched as a binary
 # wheel for cp312 (pip download --no-deps --only-binary=:all: --python-version 3.12 ...); a package published
 # only as an sdist (DeepSpeed) is downloaded as source and built into a wheel here (pip wheel --no-deps
 # --no-build-isolation: its build uses the installed torch, never downloads one). Carry DEST with the tree

@@ -22,11 +22,13 @@
 #   where the editable install gets a link (scripts/user_dir_link.py; pip uninstall removes it).
 # * Dependencies: requirements.txt and requirements-X.txt per extra X (what pyproject.toml declares);
 #   only the unsatisfied ones go to pip, so a provisioned machine never calls pip's resolver.
+# * Versions: every pip call but torch's is constrained by the lock constraints.txt (-c: the versions the
+#   tests ran with, torch's excepted; python scripts/lock.py --write regenerates it), the fork's included.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PY="${PYTHON:-python3}"
 FAIRSEQ_DIST="ve-fairseq"
-FAIRSEQ_VERSION="0.12.3"
+LOCK="$here/constraints.txt"  # the lock: every version but torch's (scripts/lock.py)
 TORCH_VERSION="${MACARON_TORCH_VERSION:-2.13.0+cpu}"
 TORCH_CPU_INDEX="https://download.pytorch.org/whl/cpu"
 SUPPORTED="CPython 3.11 or 3.12 on x86-64 Linux"
@@ -39,13 +41,16 @@ while [ "$#" -gt 0 ]; do
     --extras) [ "$#" -ge 2 ] || usage_error "--extras needs a list, e.g. --extras pretrain,glue"
               add_extras "$2"; shift ;;
     --extras=*) add_extras "${1#--extras=}" ;;
-    -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
+    -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
     *) usage_error "unknown option '$1'" ;;
   esac
   shift
 done
 say() { echo "[install] $*"; }
-pipi() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-check -q "$@"; }
+pip_install() { PIP_ROOT_USER_ACTION=ignore "$PY" -m pip install --disable-pip-version-check -q "$@"; }
+# every pip install but torch's is constrained by the lock (torch's: the build for this machine, from an index
+# that may hold no other package)
+pipi() { pip_install -c "$LOCK" "$@"; }
 
 # 0. the interpreter: the fairseq fork ships wheels for CPython 3.11/3.12 on x86-64 Linux only
 found="$("$PY" -c 'import platform as p
@@ -56,6 +61,12 @@ case "$found" in
   *) echo "[install] unsupported Python: found $found ($PY); supported: $SUPPORTED (the fairseq fork" \
        "$FAIRSEQ_DIST ships wheels only for those)" >&2; exit 2 ;;
 esac
+
+# the lock (and the fairseq fork's version in it)
+[ -r "$LOCK" ] || { echo "[install] the lock $LOCK is missing or unreadable (python scripts/lock.py" \
+  "--write makes it from an environment the tests passed in)" >&2; exit 2; }
+FAIRSEQ_VERSION="$(sed -n "s/^$FAIRSEQ_DIST==\([^[:space:]#]*\).*/\1/p" "$LOCK" | head -n 1)"
+[ -n "$FAIRSEQ_VERSION" ] || { echo "[install] the lock $LOCK pins no $FAIRSEQ_DIST version" >&2; exit 2; }
 
 # the requirements files of the extras asked for (dev: every extra + the tools)
 reqs=("$here/requirements.txt")
@@ -104,7 +115,7 @@ else
     cuda_index=(); [ -n "${MACARON_TORCH_CUDA_INDEX:-}" ] && cuda_index=(--index-url "$MACARON_TORCH_CUDA_INDEX")
     say "no torch; nvidia-smi sees $gpus GPU(s): installing the CUDA build torch==$cuda_version" \
       "${MACARON_TORCH_CUDA_INDEX:+from $MACARON_TORCH_CUDA_INDEX}"
-    if ! pipi ${cuda_index[@]+"${cuda_index[@]}"} "torch==$cuda_version" \
+    if ! pip_install ${cuda_index[@]+"${cuda_index[@]}"} "torch==$cuda_version" \
         || ! "$PY" -W ignore -c 'import sys, torch; sys.exit(0 if torch.version.cuda else 1)' 2>/dev/null; then
       echo "[install] could not install a CUDA build of torch for the $gpus GPU(s) nvidia-smi sees (never the" \
         "CPU build in its place): install it yourself, e.g. $PY -m pip install torch==$cuda_version" \
@@ -114,11 +125,11 @@ else
     fi
   else
     say "no torch, no NVIDIA GPU (nvidia-smi): installing the CPU build torch==$TORCH_VERSION"
-    if ! pipi "torch==$TORCH_VERSION"; then
+    if ! pip_install "torch==$TORCH_VERSION"; then
       # a +cpu build is not on PyPI: the PyTorch CPU index has it (and only CPU builds)
       [[ "$TORCH_VERSION" == *+cpu ]] || exit 1
       say "torch==$TORCH_VERSION is not on the configured indexes: trying $TORCH_CPU_INDEX"
-      pipi --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
+      pip_install --index-url "$TORCH_CPU_INDEX" "torch==$TORCH_VERSION"
     fi
   fi
   torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)')"

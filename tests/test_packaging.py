@@ -364,6 +364,7 @@ def test_the_wheel_holds_the_seven_packages_their_data_and_the_metadata(wheel: P
     assert "macaron_slurm/preemptible.sh" in names
     assert "macaron_fairseq/hf/modeling_macaron_bert.py" in names  # copied next to an exported model
     assert "macaron_fairseq/pretrain/configs/bert_phase1.json" in names  # the GPU check runs it
+    assert "macaron_pipelines/gpu_check/constraints.txt" in names  # the lock: the GPU check's wheel pins
     for name, target in PYPROJECT["project"]["scripts"].items():
         assert f"{name} = {target}" in entry_points
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
@@ -435,6 +436,7 @@ def checkout(tmp_path: Path) -> Path:
     (root / "scripts").mkdir(parents=True, exist_ok=True)
     for name in ("install.sh", "missing_requirements.py"):
         shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
+    shutil.copy2(REPO / "constraints.txt", root / "constraints.txt")  # the lock
     (root / "requirements.txt").write_text("packaging\nmacaron-missing-base==1\n")
     for extra in ("dev", "pretrain", "corpus", "glue", "hf"):
         (root / f"requirements-{extra}.txt").write_text(f"# {extra}\nmacaron-missing-{extra}==1\n")

@@ -1,34 +1,67 @@
-"""The packages a GPU machine may lack (fairseq, DeepSpeed and their runtime dependencies), pinned to this
-project environment's versions: which are missing here, and the ``pip`` line that installs them from the
-wheels ``bash scripts/gpu_wheels.sh`` downloads (it reads the pins from ``macaron-gpu-check --wheels``)."""
+"""The packages a GPU machine may lack (fairseq, DeepSpeed and their runtime dependencies), pinned to the
+versions of the project's lock (``constraints.txt``, the versions the tests ran with): which are missing here,
+and the ``pip`` line that installs them from the wheels ``bash scripts/gpu_wheels.sh`` downloads (it reads the
+pins from ``macaron-gpu-check --wheels``)."""
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
+
+from packaging.utils import canonicalize_name
 
 WHEEL_DIR = "wheels/gpu"
 
-#: (distribution, version, module) the check imports that a GPU machine (Python 3.12, torch + CUDA,
-#: transformers, sentencepiece, sacrebleu, scipy, scikit-learn, tensorboard; no network) may lack: fairseq,
-#: DeepSpeed and their runtime dependencies. The versions are the project environment's (a test checks).
-WHEELS: tuple[tuple[str, str, str], ...] = (
-    ("ve-fairseq", "0.12.3", "fairseq"),
-    ("hydra-core", "1.3.8", "hydra"),
-    ("omegaconf", "2.3.1", "omegaconf"),
-    ("antlr4-python3-runtime", "4.9.3", "antlr4"),
-    ("bitarray", "3.12.3", "bitarray"),
-    ("sacremoses", "0.2.0", "sacremoses"),
-    ("deepspeed", "0.19.8", "deepspeed"),
-    ("hjson", "3.1.0", "hjson"),
-    ("ninja", "1.13.2", "ninja"),
-    ("py-cpuinfo", "9.0.0", "cpuinfo"),
-    ("msgpack", "1.2.4", "msgpack"),
-    ("einops", "0.8.2", "einops"),
-    ("pydantic", "2.13.4", "pydantic"),
-    ("pydantic_core", "2.46.4", "pydantic_core"),
+#: the lock: the checkout's ``constraints.txt`` (this is a link to it; the wheel carries a copy)
+LOCK = Path(__file__).with_name("constraints.txt")
+
+#: (distribution, module) the check imports that a GPU machine (Python 3.12, torch + CUDA, transformers,
+#: sentencepiece, sacrebleu, scipy, scikit-learn, tensorboard; no network) may lack: fairseq, DeepSpeed and
+#: their runtime dependencies.
+PACKAGES: tuple[tuple[str, str], ...] = (
+    ("ve-fairseq", "fairseq"),
+    ("hydra-core", "hydra"),
+    ("omegaconf", "omegaconf"),
+    ("antlr4-python3-runtime", "antlr4"),
+    ("bitarray", "bitarray"),
+    ("sacremoses", "sacremoses"),
+    ("deepspeed", "deepspeed"),
+    ("hjson", "hjson"),
+    ("ninja", "ninja"),
+    ("py-cpuinfo", "cpuinfo"),
+    ("msgpack", "msgpack"),
+    ("einops", "einops"),
+    ("pydantic", "pydantic"),
+    ("pydantic_core", "pydantic_core"),
 )
+
+
+def locked_versions(lock: Path = LOCK) -> dict[str, str]:
+    """Canonical distribution name -> version of the lock's ``name==version`` lines."""
+    pins = {}
+    for raw in lock.read_text(encoding="utf-8").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def pinned(
+    packages: Sequence[tuple[str, str]] = PACKAGES, lock: Path = LOCK
+) -> tuple[tuple[str, str, str], ...]:
+    """(distribution, version, module) of ``packages``, the versions read from the lock."""
+    pins = locked_versions(lock)
+    unlocked = [dist for dist, _ in packages if canonicalize_name(dist) not in pins]
+    if unlocked:
+        raise RuntimeError(f"{lock}: no version of {', '.join(unlocked)} (python scripts/lock.py --write)")
+    return tuple((dist, pins[canonicalize_name(dist)], module) for dist, module in packages)
+
+
+#: (distribution, version, module): :data:`PACKAGES` at the lock's versions
+WHEELS: tuple[tuple[str, str, str], ...] = pinned()
 
 
 def missing_packages(find_spec: Callable[[str], Any] | None = None) -> list[tuple[str, str, str]]:

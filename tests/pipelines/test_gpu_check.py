@@ -10,6 +10,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -282,13 +283,26 @@ def test_missing_packages_are_one_line_with_the_install_command(monkeypatch, cap
     assert "bash scripts/gpu_wheels.sh" in err
 
 
-def test_the_wheel_pins_are_this_environments_versions() -> None:
-    for dist, version, module in gpu_wheels.WHEELS:
-        assert importlib.metadata.version(dist) == version, dist
-        assert importlib.util.find_spec(module) is not None, module
+def test_the_wheel_pins_are_the_locks_versions(tmp_path: Path) -> None:
+    """The pins are the lock's (constraints.txt, which the installer and CI install from), never what the
+    resolver picked here; the gpu_check's copy is the checkout's lock itself (a link), and a lock without
+    one of the packages is one clear error."""
+    lock_lines = (REPO / "constraints.txt").read_text().splitlines()
+    assert gpu_wheels.LOCK.resolve() == (REPO / "constraints.txt").resolve()
+    assert [dist for dist, _, _ in gpu_wheels.WHEELS] == [dist for dist, _ in gpu_wheels.PACKAGES]
+    for dist, version, _ in gpu_wheels.WHEELS:
+        assert f"{dist.lower().replace('_', '-')}=={version}" in lock_lines, dist
     command = [sys.executable, "-m", "macaron_pipelines.gpu_check", "--wheels"]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=True)
+    proc = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True)
     assert proc.stdout.split() == [f"{d}=={v}" for d, v, _ in gpu_wheels.WHEELS]
+    other = tmp_path / "constraints.txt"
+    other.write_text("# a lock\nHydra_Core==9.9\npydantic-core==1.0  # a comment\n")
+    assert gpu_wheels.pinned((("hydra-core", "hydra"), ("pydantic_core", "pydantic_core")), other) == (
+        ("hydra-core", "9.9", "hydra"), ("pydantic_core", "1.0", "pydantic_core")
+    )  # fmt: skip
+    message = f"{other}: no version of deepspeed, einops (python scripts/lock.py --write)"
+    with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
+        gpu_wheels.pinned((("deepspeed", "deepspeed"), ("hydra-core", "hydra"), ("einops", "einops")), other)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")

@@ -54,9 +54,23 @@ def test_outputs_exist_and_sides_align(custom_run: tuple[Path, Path, str]) -> No
             en, de = read_lines(out / folder / f"{split}.en"), read_lines(out / folder / f"{split}.de")
             assert len(en) == len(de) == expected[split], (folder, split, len(en), len(de))
         for lang in ("en", "de"):
-            assert mmap_index_length(out / "data-bin" / f"{split}.en-de.{lang}.idx") == expected[split]
-    assert (out / "data-bin" / "dict.en.txt").read_bytes() == (out / "data-bin" / "dict.de.txt").read_bytes()
+            assert mmap_index_length(out / f"{split}.en-de.{lang}.idx") == expected[split]
+            assert (out / f"{split}.en-de.{lang}.bin").stat().st_size > 0
+    assert (out / "dict.en.txt").read_bytes() == (out / "dict.de.txt").read_bytes()
     assert (out / "spm.model").stat().st_size > 0 and (out / "spm.vocab").is_file()
+
+
+def test_dest_is_the_data_bin_as_for_iwslt14_and_wmt14(custom_run: tuple[Path, Path, str]) -> None:
+    """One convention for the three preprocessors: ``--dest`` is the data-bin (``fairseq-train DEST``), its
+    text in ``raw/``, ``tok/``, ``bpe/`` beside the binaries; no ``DEST/data-bin``."""
+    _, out, log = custom_run
+    assert sorted(path.name for path in out.glob("dict.*.txt")) == ["dict.de.txt", "dict.en.txt"]
+    binaries = {path.name for path in out.glob("*.en-de.*.*")}
+    assert binaries == {
+        f"{s}.en-de.{lang}.{ext}" for s in SPLITS for lang in ("en", "de") for ext in ("bin", "idx")
+    }
+    assert not (out / "data-bin").exists()
+    assert f"data-bin: {out}\n" in log
 
 
 def test_raw_copies_the_kept_pairs_and_tok_is_lowercased(custom_run: tuple[Path, Path, str]) -> None:
@@ -231,11 +245,74 @@ def test_a_byte_order_mark_changes_nothing(tmp_path: Path, capsys: pytest.Captur
         custom_main(custom_args(raw, out, "--workers", "1"))  # in-process: fairseq is imported already
         outputs[variant] = {
             path.relative_to(out): path.read_bytes()
-            for folder in ("raw", "tok", "bpe", "data-bin")
+            for folder in ("raw", "tok", "bpe", ".")
             for path in sorted((out / folder).glob("*"))
-            if path.suffix != ".log"
+            if path.is_file() and path.suffix != ".log" and not path.name.startswith("spm.")  # spm: its paths
         }
     capsys.readouterr()
     assert (tmp_path / "bom" / "RAW" / "train.en").read_bytes().startswith(UTF8_BOM)
-    assert "\ufeff" not in outputs["bom"][Path("data-bin/dict.en.txt")].decode()
+    assert "\ufeff" not in outputs["bom"][Path("dict.en.txt")].decode()
     assert outputs["bom"] == outputs["plain"]
+
+
+# ------------------------------------------------------------------ the old layout (DEST/data-bin)
+def old_layout_run(raw: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``OUT`` as the command wrote it before ``--dest`` was the data-bin: the same run with its data-bin in
+    ``OUT/data-bin`` (the layout the old code asked for), in-process."""
+    from macaron_preprocess import custom
+
+    with monkeypatch.context() as patch:
+        patch.setattr(custom, "legacy_data_bin", lambda dest: dest / "data-bin")
+        custom_main(custom_args(raw, out, "--workers", "1"))
+    assert (out / "data-bin" / "dict.en.txt").is_file() and not (out / "dict.en.txt").exists()
+
+
+def test_an_old_layout_dest_is_continued_and_read_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A DEST of the old layout: a rerun says so in one line, skips every finished stage and leaves the
+    data-bin where it is; what reads a DEST (the quickstart's work directory, the benchmarks,
+    :func:`data_bin_of`) reads ``DEST/data-bin``, saying so in one line; ``--force`` writes the new layout."""
+    from benchmarks import macaron_real_translation as mrt
+    from macaron_pipelines.quickstart.workdir import Workdir
+    from macaron_preprocess.text.layout import data_bin_of
+
+    raw, out = small_corpus(tmp_path / "RAW", n_pairs=40), tmp_path / "OUT"
+    old_layout_run(raw, out, monkeypatch)
+    capsys.readouterr()
+    files = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and ".stages" not in p.parts}
+
+    custom_main(custom_args(raw, out, "--workers", "1"))
+    err = capsys.readouterr().err
+    notices = [line for line in err.splitlines() if "old layout" in line]
+    assert notices == [f"{out} has the old layout (its data-bin in {out / 'data-bin'}): continuing it there "
+                       f"(--force redoes it with the data-bin in {out} itself)"], err  # fmt: skip
+    assert "running" not in err and err.count("up to date, skipped") == 8, err
+    assert {p: p.read_bytes() for p in files} == files and not (out / "dict.en.txt").exists()
+
+    def read_with_one_line(read: Callable[[], Path]) -> None:
+        assert read() == out / "data-bin"
+        (line,) = capsys.readouterr().err.splitlines()
+        old = out / "data-bin"
+        assert line.startswith(
+            f"[data-bin] {out} has the old layout of macaron-preprocess-custom (its data-bin in {old}): "
+            "reading it there"
+        ), line
+
+    read_with_one_line(lambda: data_bin_of(out))
+    (tmp_path / "workdir").mkdir()
+    out.rename(tmp_path / "workdir" / "data")  # the quickstart's custom DEST
+    out = tmp_path / "workdir" / "data"
+    read_with_one_line(lambda: Workdir(tmp_path / "workdir").data_bin)
+    out = (tmp_path / "workdir" / "data").rename(tmp_path / "workdir" / "pre")  # the benchmarks'
+    read_with_one_line(lambda: mrt.data_bin_in(tmp_path / "workdir"))
+
+    custom_main(custom_args(raw, out, "--workers", "1", "--force"))
+    err = capsys.readouterr().err
+    old = out / "data-bin"
+    assert [line for line in err.splitlines() if "old layout" in line] == [
+        f"{old}: the data-bin of the old layout, left as it was: --force writes the data-bin into {out} "
+        f"itself (delete {old})"
+    ]
+    assert (out / "dict.en.txt").read_bytes() == (out / "data-bin" / "dict.en.txt").read_bytes()
+    assert data_bin_of(out) == out and capsys.readouterr().err == ""

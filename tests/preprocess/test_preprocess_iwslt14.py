@@ -99,6 +99,7 @@ def test_counts_valid_every_23rd_and_test_concatenation(iwslt_input, iwslt_run) 
             for folder in ("raw", "tok", "bpe"):
                 assert len(read_lines(out / folder / f"{split}.{lang}")) == n, (folder, split, lang)
             assert mmap_index_length(out / f"{split}.de-en.{lang}.idx") == n
+            assert (out / f"{split}.de-en.{lang}.bin").stat().st_size > 0  # --dest is the data-bin
     assert (out / "dict.de.txt").read_bytes() == (out / "dict.en.txt").read_bytes()
     test_en = read_lines(out / "raw" / "test.en")
     assert test_en == [en for name in IWSLT_TEST_SETS for _, en in tests[name]]  # order of the five sets

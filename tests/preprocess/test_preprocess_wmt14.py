@@ -70,6 +70,7 @@ def test_counts_and_data_bin(wmt_run: tuple[Path, Path]) -> None:
             for folder in ("raw", "tok", "bpe"):
                 assert len(read_lines(out / folder / f"{split}.{lang}")) == n, (folder, split, lang)
             assert mmap_index_length(out / f"{split}.en-de.{lang}.idx") == n
+            assert (out / f"{split}.en-de.{lang}.bin").stat().st_size > 0  # --dest is the data-bin
             pieces = read_lines(out / "bpe" / f"{split}.{lang}")
             assert [remove_bpe(p) for p in pieces] == read_lines(out / "tok" / f"{split}.{lang}")
     assert (out / "dict.en.txt").read_bytes() == (out / "dict.de.txt").read_bytes()

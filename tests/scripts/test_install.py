@@ -1,8 +1,9 @@
 """``scripts/install.sh`` and ``scripts/missing_requirements.py``, never installing or uninstalling.
 
 Every run of the installer gets a stand-in ``PYTHON`` (a bash script) that hands each call to the real
-interpreter, except ``python -m pip ...``: those are written to a log (with the content of the constraints
-file they name, which the installer deletes when it exits) and answered with an exit status chosen by the
+interpreter, except ``python -m pip ...``: those are written to a log (with the path of the lock
+``constraints.txt`` and the content of the other constraints file they name, which the installer deletes
+when it exits) and answered with an exit status chosen by the
 test (``pip show``: not installed), never run. So the real environment is never changed, and the tests
 see exactly which pip calls the installer would make. Runs that need another environment (no torch, an
 old torch, a CUDA build, an unknown package, an unparsable requirements file) use a stand-in ``torch``
@@ -35,7 +36,12 @@ if [ "${1:-}" = "-m" ] && [ "${2:-}" = "pip" ]; then
   [ "${3:-}" = show ] && exit 1  # 'pip show X': no such distribution
   previous=""
   for arg in "$@"; do
-    if [ "$previous" = "-c" ]; then printf 'constraints %s\\n' "$(tr '\\n' ' ' < "$arg")" >> "$PIP_LOG"; fi
+    if [ "$previous" = "-c" ]; then
+      case "$arg" in
+        */constraints.txt) printf 'lock %s\\n' "$arg" >> "$PIP_LOG" ;;  # the checkout's lock: its path
+        *) printf 'constraints %s\\n' "$(tr '\\n' ' ' < "$arg")" >> "$PIP_LOG" ;;
+      esac
+    fi
     previous="$arg"
   done
   exit "${PIP_STATUS:-0}"
@@ -61,12 +67,16 @@ def fake_torch(tmp_path: Path, torch_version: str | None) -> Path:
     return root
 
 
-def checkout_with(tmp_path: Path, requirements: str, dev_requirements: str = "") -> Path:
-    """A checkout holding only this repository's installer and the given requirements files."""
+def checkout_with(
+    tmp_path: Path, requirements: str, dev_requirements: str = "", lock: str | None = None
+) -> Path:
+    """A checkout holding only this repository's installer, the given requirements files and a lock (this
+    repository's ``constraints.txt`` unless given)."""
     root = tmp_path / "checkout"
     (root / "scripts").mkdir(parents=True)
     for name in ("install.sh", "missing_requirements.py"):
         shutil.copy2(REPO / "scripts" / name, root / "scripts" / name)
+    (root / "constraints.txt").write_text((REPO / "constraints.txt").read_text() if lock is None else lock)
     (root / "requirements.txt").write_text(requirements)
     (root / "requirements-dev.txt").write_text(dev_requirements)
     return root
@@ -135,10 +145,57 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     assert not [arg for call in installs for arg in call.split() if re.match(r"torch\b", arg)], installs
     for index, call in enumerate(calls):
         if call.startswith("pip install") and "--no-deps" not in call.split():
-            assert " -c " in call, call
-            assert calls[index + 1] == "constraints torch==2.5.1+cu121 ", calls
+            assert calls[index + 1 : index + 3] == [
+                f"lock {checkout / 'constraints.txt'}",
+                "constraints torch==2.5.1+cu121 ",
+            ], calls
     assert proc.stdout.rstrip().endswith("[install] done (torch 2.5.1+cu121)")
     assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
+
+
+def test_every_pip_install_but_torchs_is_constrained_by_the_lock_which_names_the_fork(tmp_path: Path) -> None:
+    """The lock (the checkout's constraints.txt) goes to every pip install: the requirements, the fairseq
+    fork at the lock's version (here one that is not installed) and this package; torch's own install is
+    the one exception (tested below: no lock, the build for the machine)."""
+    lock = "# a lock\nmacaron-test-surely-missing-package==1.0\nve-fairseq==9.9.9\n"
+    checkout = checkout_with(tmp_path, "macaron-test-surely-missing-package\n", lock=lock)
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    installs = pip_installs(calls)
+    assert [call.split()[-1] for call in installs] == [
+        "macaron-test-surely-missing-package", "ve-fairseq==9.9.9", str(checkout)
+    ]  # fmt: skip
+    for index, call in enumerate(calls):
+        if call.startswith("pip install"):
+            assert " -c " in call and calls[index + 1] == f"lock {checkout / 'constraints.txt'}", calls
+    assert "[install] installing ve-fairseq==9.9.9 (--no-deps)" in proc.stdout
+
+
+@pytest.mark.parametrize("lock", [None, "# no fork\npackaging==1\n"])
+def test_a_lock_missing_or_without_the_fork_stops_the_installer_in_one_line(
+    tmp_path: Path, lock: str | None
+) -> None:
+    checkout = checkout_with(tmp_path, "packaging\n", lock=lock or "")
+    if lock is None:
+        (checkout / "constraints.txt").unlink()
+    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
+                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    assert (proc.returncode, calls, proc.stdout) == (2, [], "")
+    assert proc.stderr.count("\n") == 1
+    lock_path = checkout / "constraints.txt"
+    if lock is None:
+        assert proc.stderr.startswith(f"[install] the lock {lock_path} is missing or unreadable (python "
+                                      "scripts/lock.py --write makes it")  # fmt: skip
+    else:
+        assert proc.stderr == f"[install] the lock {lock_path} pins no ve-fairseq version\n"
+
+
+def test_the_repositorys_installer_reads_the_repositorys_lock() -> None:
+    """scripts/install.sh's lock is the checkout's constraints.txt, and it pins the fork it installs."""
+    text = INSTALL.read_text()
+    assert 'LOCK="$here/constraints.txt"' in text
+    assert "ve-fairseq==0.12.3" in (REPO / "constraints.txt").read_text().splitlines()
 
 
 def nvidia_smi(tmp_path: Path, gpus: int) -> dict[str, str]:
@@ -219,20 +276,19 @@ def test_without_torch_on_a_gpu_machine_a_failed_cuda_install_stops_never_the_cp
     assert "+cpu" not in " ".join(calls)
 
 
-def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
-    """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
+def tiny_wheel(folder: Path, dist: str, version: str, files: dict[str, str]) -> Path:
+    """A pure-Python wheel of ``dist`` ``version`` holding ``files`` (path -> text), made in ``folder``."""
     import base64
     import hashlib
     import zipfile
 
-    folder = index / "torch"
-    folder.mkdir(parents=True)
-    wheel = folder / f"torch-{torch_version}-py3-none-any.whl"
-    info = f"torch-{torch_version}.dist-info"
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{dist.replace('-', '_')}-{version}"
+    wheel = folder / f"{stem}-py3-none-any.whl"
+    info = f"{stem}.dist-info"
     files = {
-        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
-        "torch/version.py": "cuda = '12.6'\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {torch_version}\n",
+        **files,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
@@ -243,9 +299,67 @@ def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
             record.append(f"{name},sha256={digest},{len(data)}")
             archive.writestr(name, data)
         archive.writestr(f"{info}/RECORD", "\n".join([*record, f"{info}/RECORD,,"]) + "\n")
+    return wheel
+
+
+def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
+    """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
+    folder = index / "torch"
+    wheel = tiny_wheel(folder, "torch", torch_version, {
+        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
+        "torch/version.py": "cuda = '12.6'\n",
+    })  # fmt: skip
     # pip reads a file:// index's project page from its index.html (PEP 503's simple layout)
     (folder / "index.html").write_text(f'<html><body><a href="{wheel.name}">{wheel.name}</a></body></html>\n')
     return wheel
+
+
+def fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
+    """A new virtualenv without pip or torch, and a folder for PYTHONPATH holding this interpreter's pip and
+    packaging (and nothing else of it)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name in ("pip", "packaging"):
+        (tools / name).symlink_to(Path(importlib.util.find_spec(name).origin).parent)
+    return venv, tools
+
+
+def offline_env(venv: Path, pythonpath: list[Path], **pip: str) -> dict[str, str]:
+    """The environment of an installer run into ``venv``: no user pip configuration, the given PIP_ ones."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")}  # fmt: skip
+    env.update(PYTHON=str(venv / "bin" / "python"), PYTHONPATH=os.pathsep.join(map(str, pythonpath)),
+               PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", **pip)  # fmt: skip
+    return env
+
+
+@pytest.mark.slow  # a real virtualenv and real pip runs from a local folder of wheels: ~10 s each
+@pytest.mark.parametrize("locked", [True, False])
+def test_a_fresh_environment_gets_the_locked_versions_not_the_newest(tmp_path: Path, locked: bool) -> None:
+    """A fresh virtualenv (a torch of its own kept), offline, with versions 1.0 and 2.0 of a requirement on
+    offer: the installer installs the lock's 1.0 and the fork at the lock's version; without the lock's
+    line, pip's choice (2.0) is what one gets."""
+    venv, tools = fresh_venv(tmp_path)
+    wheels = tmp_path / "wheels"
+    for offered in ("1.0", "2.0"):
+        tiny_wheel(wheels, "macaron-test-locked", offered, {"macaron_test_locked.py": f"V = {offered!r}\n"})
+    tiny_wheel(wheels, "ve-fairseq", "0.12.3", {"fairseq/__init__.py": "__version__ = '0.12.3'\n"})
+    lock = "# the lock\nve-fairseq==0.12.3\n" + ("macaron-test-locked==1.0\n" if locked else "")
+    checkout = checkout_with(tmp_path, "macaron-test-locked>=1\n", lock=lock)
+    env = offline_env(venv, [tools, fake_torch(tmp_path, "2.6.0")], PIP_NO_INDEX="1",
+                      PIP_FIND_LINKS=str(wheels))  # fmt: skip
+    proc = subprocess.run(["bash", str(checkout / "scripts" / "install.sh")], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    assert "[install] torch 2.6.0 present: kept" in proc.stdout, proc.stdout + proc.stderr
+    assert "[install] installing ve-fairseq==0.12.3 (--no-deps)" in proc.stdout, proc.stdout + proc.stderr
+    # (the copy of the installer has no package to install editable: it stops there)
+    check = ("from importlib.metadata import version; "
+             "print(version('macaron-test-locked'), version('ve-fairseq'))")  # fmt: skip
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True,
+                           env={"PATH": os.environ["PATH"]})  # fmt: skip
+    assert found.stdout.split() == ["1.0" if locked else "2.0", "0.12.3"], found.stderr
 
 
 @pytest.mark.slow  # a real virtualenv and real pip runs against local indexes: ~30 s
