@@ -184,9 +184,9 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
         out = disk / "new" / "model.pt"
         proc = upgrade(str(source), "--out", str(out), cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr[-3000:]
-        (line,) = [line for line in proc.stderr.splitlines() if line.startswith("macaron-upgrade: error: ")]
+        (line,) = [line for line in proc.stderr.splitlines() if line.startswith("python -m macaron_fairseq.upgrade: error: ")]
         assert f"cannot write {out}: No space left on device (ENOSPC)" in line
-        assert other_stderr_lines(proc.stderr, "macaron-upgrade", TRAINING_LOG) == [], proc.stderr
+        assert other_stderr_lines(proc.stderr, "python -m macaron_fairseq.upgrade", TRAINING_LOG) == [], proc.stderr
         assert leftovers(disk, before) == []  # no temporary file, no empty directory
 
 
