@@ -5,10 +5,10 @@ imported once).
     python cli_helps.py OUT.json ENTRY...
 
 An ENTRY is ``script:NAME`` (the installed console script NAME, called as its file in the environment's
-``bin`` would call it: ``sys.argv[0]`` is that file) or ``module:NAME`` (``python -m NAME``: ``sys.argv[0]`` is
-the module's file). For each, OUT.json gets its exit status, what it printed, and, for every parser that
-printed its help, each option's help entry exactly as printed and its default, and every option string the
-parser (with its sub-commands) accepts."""
+``bin`` would call it: ``sys.argv[0]`` is that file) or ``module:NAME`` (``python -m NAME``:
+``sys.argv[0]`` is the module's file). For each, OUT.json gets its exit status, what it printed, and, for
+every parser that printed its help, each option's help entry exactly as printed and its default, and every
+option string the parser (with its sub-commands) accepts."""
 
 from __future__ import annotations
 
@@ -80,7 +80,7 @@ def run(entry: str) -> dict[str, Any]:
                     runpy.run_module(name, run_name="__main__", alter_sys=True)
             except SystemExit as exit:
                 status = exit.code
-            except BaseException as error:  # noqa: BLE001 - reported to the test
+            except BaseException as error:  # reported to the test
                 status = f"{type(error).__name__}: {error}"
     finally:
         sys.argv = saved

@@ -5,7 +5,7 @@ script's name, or ``python -m MODULE``; never ``__main__.py``, ``param_parity.py
 no reStructuredText markup (help texts are often docstrings); every option with a default shows it; and
 every flag the docs show after a command is one its parser accepts.
 
-The helps run in one interpreter (``tests/cli_helps.py``), so torch, fairseq and DeepSpeed are imported once."""
+The helps run in one interpreter (``tests/cli_helps.py``): torch, fairseq and DeepSpeed are imported once."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ def documented_modules() -> list[str]:
     """The ``python -m macaron_...`` commands that the README and docs show."""
     found = set()
     for path in DOCS:
-        found.update(re.findall(r"python -m (macaron_\w+(?:\.\w+)*)\b(?!\.)", path.read_text(encoding="utf-8")))
+        text = path.read_text(encoding="utf-8")
+        found.update(re.findall(r"python -m (macaron_\w+(?:\.\w+)*)\b(?!\.)", text))
     return sorted(found)
 
 
@@ -52,8 +53,8 @@ def helps(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]
     away = tmp_path_factory.mktemp("my-experiment")
     out = away / "helps.json"
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1", COLUMNS="110")
-    proc = subprocess.run([sys.executable, str(REPO / "tests" / "cli_helps.py"), str(out), *ENTRIES], cwd=away,
-                          env=env, capture_output=True, text=True, timeout=900)  # fmt: skip
+    command = [sys.executable, str(REPO / "tests" / "cli_helps.py"), str(out), *ENTRIES]
+    proc = subprocess.run(command, cwd=away, env=env, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {result["entry"]: result for result in json.loads(out.read_text(encoding="utf-8"))}
 

@@ -1,8 +1,8 @@
 """``python -m macaron_fairseq.upgrade AUTHORS_CKPT --out model.pt [--data DATA_BIN]`` (``macaron-upgrade``).
 
-Errors follow the project's rule: one line ``macaron-upgrade: error: ...`` (or ``python -m ...``, as typed), exit 2 for a file or option the
-user can fix (a payload in the checkpoint, another kind of checkpoint, ``--out`` the input or a directory),
-and nothing is written.
+Errors follow the project's rule: one line ``macaron-upgrade: error: ...`` (or ``python -m ...``, as
+typed), exit 2 for a file or option the user can fix (a payload in the checkpoint, another kind of
+checkpoint, ``--out`` the input or a directory), and nothing is written.
 """
 
 from __future__ import annotations
