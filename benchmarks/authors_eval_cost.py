@@ -35,7 +35,7 @@ has that many tokens + 1; the results compare the generated tokens with a cap pe
 estimate of a trained model's (their syslen in words × the BPE tokens per word + one ``</s>`` per sentence).
 
     python -m benchmarks.authors_eval_cost [--repeats 1] [--threads default [1]] [--sentences 6750]
-        [--bpe-types 10000] [--work-dir runs/authors_eval_cost] [--json docs/results/authors_eval_cost.json]
+        [--bpe-types 10000] [--workdir runs/authors_eval_cost] [--json docs/results/authors_eval_cost.json]
 
 A scaled-down run for tests: ``--sentences 20 --bpe-types 100 --dim 32 --ffn 32 --layers 2``.
 """
@@ -412,7 +412,7 @@ def trained_model_tokens(lengths: LengthModel, sentences: int) -> float:
 
 # ------------------------------------------------------------------------------------------------- main
 def main(argv: list[str] | None = None) -> None:
-    from macaron_workflow.cli import ArgumentParser, positive_int
+    from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, positive_int
 
     p = ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sentences", type=positive_int, default=AUTHORS_SENTENCES)
@@ -428,7 +428,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--ffn", type=positive_int, help="shrink the model (tests): each FFN's width")
     p.add_argument("--heads", type=positive_int, help="shrink the model (tests): attention heads")
     p.add_argument("--layers", type=positive_int, help="shrink the model (tests): encoder and decoder layers")
-    p.add_argument("--work-dir", type=Path, default=REPO / "runs" / "authors_eval_cost")
+    p.add_argument("--workdir", type=Path, default=REPO / "runs" / "authors_eval_cost")
+    add_deprecated_alias(p, "--work-dir", "--workdir")
     p.add_argument("--json", type=Path, default=RESULTS_DIR / "authors_eval_cost.json")
     a = p.parse_args(argv)
     for threads in a.threads:
@@ -440,7 +441,7 @@ def main(argv: list[str] | None = None) -> None:
     )  # the results file records the commit at the end, when others may have moved it
     lengths = LengthModel(sentences=a.sentences)
     vocab = Vocabulary(a.bpe_types)
-    work = a.work_dir
+    work = a.workdir
     sizes = write_test_set(work / "text", vocab, lengths, a.seed)
     data_bin = work / "data-bin"
     binarize(work / "text", data_bin)

@@ -1,7 +1,9 @@
 """Parameter counts of the Macaron architectures and their Transformer counterparts.
 
-    python -m macaron_fairseq.param_parity [--vocab 32768] [--markdown]
+    python -m macaron_fairseq.param_parity [--vocab 32768] [--arch ARCH]...
     python -m macaron_fairseq.param_parity --bert [--vocab 30522]
+
+It prints Markdown tables (the ones docs/translation.md and docs/pretraining.md show).
 
 Models are built exactly as ``fairseq-train`` builds them (fairseq's parser, translation task, a
 joined dictionary of ``--vocab`` entries). A Macaron layer has two FFNs of half the width, so per layer
@@ -15,7 +17,6 @@ its architecture (:func:`published_bert_parameters`), then the Macaron authors' 
 
 from __future__ import annotations
 
-import argparse
 import logging
 import warnings
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import BERT_COUNTERPARTS, COUNTERPARTS
+from macaron_workflow.cli import ArgumentParser
 
 EMBEDDINGS = {"shared": ["--share-all-embeddings"], "unshared": []}
 
@@ -172,15 +174,14 @@ def authors_bert_markdown_table(vocab: int = BERT_VOCAB) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = ArgumentParser(prog="python -m macaron_fairseq.param_parity", description=__doc__)
     parser.add_argument(
         "--vocab", type=int, help="dictionary size (default 32768; with --bert BERT's 30522, exactly)"
     )
     parser.add_argument(
-        "--arch", action="append", choices=list(COUNTERPARTS) + list(BERT_COUNTERPARTS), help="default: all"
-    )
+        "--arch", action="append", choices=list(COUNTERPARTS) + list(BERT_COUNTERPARTS), metavar="ARCH",
+        help="one row (repeat for several): %(choices)s (default: all)",
+    )  # fmt: skip
     parser.add_argument("--bert", action="store_true", help="the BERT pre-training models instead")
     args = parser.parse_args()
     warnings.simplefilter("ignore")

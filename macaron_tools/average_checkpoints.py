@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def cli() -> None:
     """Console script ``macaron-average-checkpoints``: ``python -m macaron_tools.average_checkpoints``."""
-    run_cli(main, "average_checkpoints")
+    run_cli(main, "python -m macaron_tools.average_checkpoints")
 
 
 if __name__ == "__main__":

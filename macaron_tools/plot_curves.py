@@ -227,7 +227,7 @@ __all__ = [
 
 def cli() -> None:
     """The ``macaron-plot-curves`` console script: what ``python -m macaron_tools.plot_curves`` runs."""
-    run_cli(main, "plot_curves")
+    run_cli(main, "python -m macaron_tools.plot_curves")
 
 
 if __name__ == "__main__":

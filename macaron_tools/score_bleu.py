@@ -366,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def cli() -> None:
     """The ``macaron-score-bleu`` console script: what ``python -m macaron_tools.score_bleu`` runs."""
-    run_cli(main, "score_bleu")
+    run_cli(main, "python -m macaron_tools.score_bleu")
 
 
 if __name__ == "__main__":

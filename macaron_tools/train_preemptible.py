@@ -29,6 +29,7 @@ A requeue without a signal (a node failure) resumes from the last checkpoint fai
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import shutil
@@ -39,12 +40,36 @@ from pathlib import Path
 from typing import Any
 
 from macaron_workflow.atomic import atomic_output, remove_created
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
 
 logger = logging.getLogger("macaron_tools.train_preemptible")
 SIGNAL_OPTION = "--preemption-signal"
+PROG = "python -m macaron_tools.train_preemptible"
+HELP_FLAGS = ("-h", "--help")
+
+
+def help_parser() -> ArgumentParser:
+    """This command's own options, for ``--help`` (the rest is fairseq-train's, which parses it)."""
+    parser = ArgumentParser(
+        prog=PROG,
+        usage=f"%(prog)s [-h] [{SIGNAL_OPTION} SIGNAL] DATA [fairseq-train options]",
+        description=__doc__,
+        epilog="Every other argument goes to fairseq-train unchanged: 'fairseq-train --help' lists them\n"
+        "(with --user-dir macaron_fairseq --arch ARCH, also the architecture's own).",
+    )
+    parser.add_argument(
+        SIGNAL_OPTION,
+        metavar="SIGNAL",
+        default=DEFAULT_SIGNAL,
+        help="the signal (name) that makes training save checkpoint_last.pt, requeue its Slurm job and exit "
+        "(SIGTERM does too)",
+    )
+    parser.add_argument(
+        "fairseq_args", nargs=argparse.REMAINDER, metavar="DATA ...", help="fairseq-train's arguments"
+    )
+    return parser
 
 
 def split_signal_option(argv: Sequence[str]) -> tuple[str, list[str]]:
@@ -163,7 +188,11 @@ class PreemptibleTraining:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    signal_name, fairseq_args = split_signal_option(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if any(flag in argv for flag in HELP_FLAGS):
+        help_parser().print_help()
+        return 0
+    signal_name, fairseq_args = split_signal_option(argv)
     try:
         training = PreemptibleTraining(signal_name)
     except ValueError as err:
@@ -209,7 +238,7 @@ def make_parents_later(directory: Path) -> list[Path]:
 
 def cli() -> None:
     """Console script ``macaron-train-preemptible``: runs as ``python -m macaron_tools.train_preemptible``."""
-    run_cli(main, "train_preemptible")
+    run_cli(main, PROG)
 
 
 if __name__ == "__main__":

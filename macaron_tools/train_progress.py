@@ -157,4 +157,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    run_cli(main, "train_progress")
+    run_cli(main, "python -m macaron_tools.train_progress")

@@ -408,9 +408,9 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     ("argv", "message"),
     [
         (["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--out", "avg.pt"],
-         "average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
+         "python -m macaron_tools.average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
         (["macaron_tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
-         "plot_curves: error: cannot read nope.log: No such file or directory (ENOENT)"),
+         "python -m macaron_tools.plot_curves: error: cannot read nope.log: No such file or directory"),
         (["macaron_tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
          "python -m macaron_tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
         (["macaron_preprocess.glue", "--glue-dir", "GLUE"],

@@ -33,7 +33,7 @@ from macaron_fairseq.pretrain.ds_config import (
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weights
 from macaron_fairseq.pretrain.ops import check_buildable, complete_optimizer, prebuilt_ops
-from macaron_workflow.cli import program_name, run_cli
+from macaron_workflow.cli import HelpFormatter, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
@@ -103,6 +103,7 @@ def parse(argv: Sequence[str]) -> tuple[argparse.Namespace, object]:
             argv = [flag, value, *argv]
     parser = options.get_training_parser()
     parser.prog = program_name(*PROG)
+    parser.formatter_class = HelpFormatter  # every default shown, as in every command of the project
     add_pretrain_args(parser)
     args = options.parse_args_and_arch(parser, argv)
     return args, quietly(convert_namespace_to_omegaconf, args)

@@ -1,8 +1,8 @@
 """``python -m macaron_fairseq.upgrade AUTHORS_CKPT --out model.pt [--data DATA_BIN]`` (``macaron-upgrade``).
 
-Errors follow the project's rule: one line ``macaron-upgrade: error: ...``, exit 2 for a file or option the
-user can fix (a payload in the checkpoint, another kind of checkpoint, ``--out`` the input or a directory),
-and nothing is written.
+Errors follow the project's rule: one line ``macaron-upgrade: error: ...`` (or ``python -m ...``, as
+typed), exit 2 for a file or option the user can fix (a payload in the checkpoint, another kind of
+checkpoint, ``--out`` the input or a directory), and nothing is written.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 
-PROG = "macaron-upgrade"
+PROG = "python -m macaron_fairseq.upgrade"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -15,12 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from macaron_synthetic.en_de.corpus import generate_corpus, write_corpus
+from macaron_workflow.cli import ArgumentParser
 
 SPLITS = ("train", "valid", "test")
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m macaron_synthetic.en_de",
         description="Write a synthetic English→German-like parallel corpus: DEST/{train,valid,test}.{en,de}.",
     )

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Sequence
@@ -14,10 +13,11 @@ from pathlib import Path
 
 from macaron_synthetic.wiki.books import write_books
 from macaron_synthetic.wiki.dump import write_dump
+from macaron_workflow.cli import ArgumentParser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="python -m macaron_synthetic.wiki",
         description="Write a generated English-Wikipedia pages-articles dump (and BookCorpus-style books).",
     )

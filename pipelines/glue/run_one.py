@@ -21,7 +21,6 @@ Runs as a child of the scheduler (one per GPU or CPU slot), or as one task of a 
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
@@ -34,7 +33,7 @@ from macaron_pipelines.commands import USER_DIR
 from macaron_pipelines.glue.grid import RunSpec, train_command
 from macaron_pipelines.glue.metrics import dev_metrics, task_score
 from macaron_workflow import processes
-from macaron_workflow.cli import run_cli
+from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import USAGE_EXIT, ReportedError, UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, signal_number
 from macaron_workflow.stages import StageReport, StageRunner
@@ -179,8 +178,7 @@ def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m macaron_pipelines.glue.run_one", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = ArgumentParser(prog="python -m macaron_pipelines.glue.run_one", description=__doc__)
     parser.add_argument("spec", type=Path, help="RUN_DIR/spec.json written by the scheduler")
     parser.add_argument("--keep-checkpoint", action="store_true", help="keep RUN_DIR/checkpoint/")
     parser.add_argument("--preemption-signal", default=DEFAULT_SIGNAL, help="passed on to the trainer (HUP)")

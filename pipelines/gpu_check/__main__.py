@@ -16,7 +16,7 @@ import macaron_pipelines.gpu_check
 from macaron_pipelines.gpu_check.device import CheckError, peak_tflops, probe_device
 from macaron_pipelines.gpu_check.report import RESULTS_FILE, Row, machine_info, render, write_json
 from macaron_pipelines.gpu_check.wheels import WHEELS, missing_message, missing_packages
-from macaron_workflow.cli import ArgumentParser, available_cores, program_name
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, available_cores, program_name
 
 PROG = ("macaron_pipelines.gpu_check", "macaron-gpu-check")
 TINY_TRANSLATION = (
@@ -57,8 +57,7 @@ def what_it_runs() -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = ArgumentParser(prog=program_name(*PROG), description=macaron_pipelines.gpu_check.__doc__,
-                       epilog=what_it_runs(),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+                       epilog=what_it_runs())  # fmt: skip
     p.add_argument(
         "--parts", nargs="+", default=["tests", "pretrain", "speed"], choices=["tests", "pretrain", "speed"]
     )
@@ -75,7 +74,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--threads", type=int, default=0, help="OMP threads per process (0: usable cores / processes)"
     )
-    p.add_argument("--work-dir", type=Path, default=None, help="kept runs (default: a temporary directory)")
+    p.add_argument("--workdir", type=Path, default=None, help="kept runs (default: a temporary directory)")
+    add_deprecated_alias(p, "--work-dir", "--workdir")
     p.add_argument(
         "--json",
         type=lambda text: Path(text) if text else None,
@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     runs = [r for r in plan(device, args.arch, args.steps, args.resume_at) if args.only in r.name]
     with tempfile.TemporaryDirectory(prefix="gpu_check.") as tmp:
-        work = args.work_dir or Path(tmp)
+        work = args.workdir or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
         if "tests" in args.parts:
             rows += part_tests(device, args.threads)

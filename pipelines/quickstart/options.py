@@ -12,7 +12,7 @@ from macaron_pipelines import quickstart
 from macaron_pipelines.commands import REPO, add_from_env
 from macaron_pipelines.quickstart.threads import CPU_KERNELS
 from macaron_pipelines.quickstart.workdir import SPLITS
-from macaron_workflow.cli import available_cores
+from macaron_workflow.cli import HelpFormatter, available_cores, program_name
 from macaron_workflow.errors import UserError
 from macaron_workflow.options import SKIP_INSTALL, add_options, with_environment
 
@@ -79,17 +79,17 @@ INTEGER_OPTIONS and NUMBER_OPTIONS: the quickstart has no environment variables 
 
 def build_parser() -> QuickstartParser:
     parser = QuickstartParser(
-        prog=PROG,
-        usage="bash pipelines/quickstart.sh [options]",
+        prog=program_name("macaron_pipelines.quickstart"),
+        usage="%(prog)s [options]",
         description=quickstart.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         allow_abbrev=False,
         epilog="Your own corpus: --train-prefix/--valid-prefix/--test-prefix P read P.SRC and P.TGT (raw\n"
         "text, one sentence per line, aligned line by line); all three are required together.",
     )
     add = parser.add_argument
     add("--workdir", type=Path, default=REPO / "work_dirs" / "quickstart", metavar="DIR",
-        help="everything is written here [work_dirs/quickstart in the repository]")  # fmt: skip
+        help="everything is written here")  # fmt: skip
     for option, default, side in (("--src", "en", "source"), ("--tgt", "de", "target")):
         add(option, type=non_empty, default=default, metavar="L", help=f"{side} language [%(default)s]")
     for split in SPLITS:

@@ -181,7 +181,7 @@ def test_render_shows_each_run_the_assumptions_and_the_load() -> None:
 def test_a_tiny_end_to_end_run(tmp_path: Path) -> None:
     out = tmp_path / "r.json"
     tiny = ["--sentences", "20", "--bpe-types", "100", "--dim", "32", "--ffn", "32", "--layers", "2"]
-    bench.main([*tiny, "--threads", "default", "1", "--work-dir", str(tmp_path / "work"), "--json", str(out)])
+    bench.main([*tiny, "--threads", "default", "1", "--workdir", str(tmp_path / "work"), "--json", str(out)])
     payload = json.loads(out.read_text())
     results = payload["results"]
     assert results["model"]["embedding_rows"] == results["dictionary"]["size"] == 104

@@ -106,8 +106,9 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
         )  # fmt: skip
         assert proc.returncode == 2, proc.stderr[-3000:]
         (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
-        assert line.startswith("average_checkpoints: error: ") and f"cannot write {out}: No space" in line
-        assert other_stderr_lines(proc.stderr, "average_checkpoints") == []
+        prog = "python -m macaron_tools.average_checkpoints"
+        assert line.startswith(f"{prog}: error: ") and f"cannot write {out}: No space" in line
+        assert other_stderr_lines(proc.stderr, prog) == []
         assert leftovers(disk, before) == []
 
 

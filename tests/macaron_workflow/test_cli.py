@@ -50,3 +50,30 @@ def test_a_write_error_without_a_file_name_still_says_what_failed(capsys: pytest
 def test_other_os_errors_keep_their_traceback() -> None:
     with pytest.raises(FileNotFoundError):  # a missing file the code should have checked is a bug
         run_cli(lambda: _raise(FileNotFoundError(errno.ENOENT, "No such file or directory", "x")))
+
+
+def test_help_texts_lose_their_rst_markup() -> None:
+    from macaron_workflow.cli import plain
+
+    text = "see :func:`~macaron_workflow.cli.run_cli`, :mod:`.suite` and ``--help`` (:class:`a.B`)"
+    assert plain(text) == "see run_cli, suite and --help (a.B)"
+
+
+def test_every_default_is_shown_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """Appended where the help does not say it; kept where it does (``%(default)s``, ``[X]``, in words)."""
+    from macaron_workflow.cli import ArgumentParser
+
+    parser = ArgumentParser(prog="tool")
+    parser.add_argument("--steps", type=int, default=200, help="optimizer steps")
+    parser.add_argument("--bare", default="x")
+    parser.add_argument("--said", type=int, default=8, help="the throttle (default 8)")
+    parser.add_argument("--table", default="en", help="source language [%(default)s]")
+    parser.add_argument("--parts", nargs="+", default=["a", "b"], help="which parts")
+    parser.add_argument("--off", action="store_true", help="a switch")
+    parser.add_argument("--none", help="nothing to show")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "optimizer steps (default: 200)" in out and "--bare BARE default: x" in out
+    assert "the throttle (default 8) --table" in out and "source language [en] --parts" in out
+    assert "which parts (default: a b)" in out and "a switch --none NONE nothing to show" in out

@@ -24,19 +24,25 @@ UPDATES = 80
 CPU_DISTRIBUTED = ["--cpu", "--distributed-backend", "gloo", "--ddp-backend", "legacy_ddp"]
 
 
-def submit(cluster: SlurmCluster, output: Path, env: dict[str, str], *args: str) -> int:
-    env = {"REPO": str(REPO), "PYTHON": sys.executable, "PYTHONWARNINGS": "ignore", **env}
+def submit(
+    cluster: SlurmCluster, output: Path, env: dict[str, str], *args: str, cwd: Path = REPO,
+    checkout: bool = True,
+) -> int:  # fmt: skip
+    """sbatch the script from ``cwd``; ``checkout``: with ``REPO`` set to it (else the installed package)."""
+    env = {"PYTHON": sys.executable, "PYTHONWARNINGS": "ignore", **env}
+    if checkout:
+        env["REPO"] = str(REPO)
     proc = cluster.run(
         "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
-        f"--output={output}", str(SCRIPT), *args, env=cluster.env(env), cwd=REPO,
+        f"--output={output}", str(SCRIPT), *args, env=cluster.env(env), cwd=cwd,
     )  # fmt: skip
     return int(proc.stdout.split(";")[0])
 
 
-def train_flags(save_interval: int) -> list[str]:
+def train_flags(save_interval: int, updates: int = UPDATES) -> list[str]:
     return [
         "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
-        "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(UPDATES), "--batch-size", "8",
+        "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(updates), "--batch-size", "8",
         "--num-workers", "1", "--disable-validation", "--seed", "1", "--log-format", "json",
         "--log-interval", "1", "--save-interval-updates", str(save_interval), "--no-epoch-checkpoints",
         *CPU_DISTRIBUTED,
@@ -99,6 +105,25 @@ def test_a_requeued_job_whose_checkpoints_are_gone_starts_fresh_and_says_so(
     assert f"{save / 'checkpoint_last.pt'} does not exist" in text
     assert f"starting fresh (restart 1 of Slurm job {job})" in text
     assert updates_logged(output)[-UPDATES:] == list(range(1, UPDATES + 1))
+
+
+def test_from_the_users_own_directory_without_the_checkout_path(
+    slurm_cluster: SlurmCluster, tiny_data_bin: Path, tmp_path: Path
+) -> None:
+    """#42: submitted from an experiment directory, with no REPO: the installed package's helpers, --user-dir
+    macaron_fairseq resolved by the install, DATA and SAVE_DIR relative to the submit directory (before: the
+    script cd'd into the checkout and needed it, and passed --user-dir as the checkout's path)."""
+    experiment = tmp_path / "my-experiment"
+    experiment.mkdir()
+    shutil.copytree(tiny_data_bin, experiment / "data-bin")
+    env = {"DATA": "data-bin", "SAVE_DIR": "checkpoints"}
+    flags = train_flags(save_interval=1000, updates=6)
+    job = submit(slurm_cluster, experiment / "job.out", env, *flags, cwd=experiment, checkout=False)
+    slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
+    text = (experiment / "job.out").read_text()
+    assert "data data-bin, save dir checkpoints" in text and text.rstrip().endswith("done"), text[-3000:]
+    assert (experiment / "checkpoints" / "checkpoint_last.pt").is_file()
+    assert updates_logged(experiment / "job.out")[-6:] == list(range(1, 7))
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,9 @@ from helpers import REPO, RunsCode
 VOCAB = 40  # their 6 special symbols + 34 words
 UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
 
+#: the command as typed: the console script (in this process), ``python -m`` (in a process of its own)
+PROGS = ("macaron-upgrade: error: ", "python -m macaron_fairseq.upgrade: error: ")
+
 
 def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -47,7 +50,7 @@ def upgrade_here(*argv: str, capsys: pytest.CaptureFixture[str]) -> subprocess.C
 def assert_one_line_refusal(proc: subprocess.CompletedProcess, *words: str) -> None:
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert len(lines) == 1 and lines[0].startswith("macaron-upgrade: error: "), lines
+    assert len(lines) == 1 and lines[0].startswith(PROGS), lines
     for word in words:
         assert word in lines[0], (word, lines[0])
 

@@ -22,6 +22,9 @@ from helpers import REPO, TINY_TASK, RunsCode, run_cli, save_model_checkpoint
 VOCAB = 40
 UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
 
+#: the command as typed: the console script (in this process), ``python -m`` (in a process of its own)
+PROGS = ("macaron-upgrade: error: ", "python -m macaron_fairseq.upgrade: error: ")
+
 
 def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The real command, in a process of its own."""
@@ -57,7 +60,7 @@ def digest(path: Path) -> str:
 def assert_one_line_refusal(proc: subprocess.CompletedProcess, *words: str) -> None:
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2, proc.stderr[-2000:]
-    assert len(lines) == 1 and lines[0].startswith("macaron-upgrade: error: "), lines
+    assert len(lines) == 1 and lines[0].startswith(PROGS), lines
     for word in words:
         assert word in lines[0], (word, lines[0])
 
@@ -184,9 +187,10 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
         out = disk / "new" / "model.pt"
         proc = upgrade(str(source), "--out", str(out), cwd=tmp_path)
         assert proc.returncode == 2, proc.stderr[-3000:]
-        (line,) = [line for line in proc.stderr.splitlines() if line.startswith("macaron-upgrade: error: ")]
+        (line,) = [line for line in proc.stderr.splitlines() if line.startswith(PROGS[1])]
         assert f"cannot write {out}: No space left on device (ENOSPC)" in line
-        assert other_stderr_lines(proc.stderr, "macaron-upgrade", TRAINING_LOG) == [], proc.stderr
+        prog = PROGS[1].removesuffix(": error: ")
+        assert other_stderr_lines(proc.stderr, prog, TRAINING_LOG) == [], proc.stderr
         assert leftovers(disk, before) == []  # no temporary file, no empty directory
 
 
