@@ -221,5 +221,5 @@ fi
 # 6. '--user-dir macaron_fairseq' from any directory: fairseq looks for it next to its own package, where an
 # editable install leaves nothing (a link, recorded so that pip uninstall removes it; scripts/user_dir_link.py)
 # (when it cannot be made, the one line on stderr says so and gives the path to type; the install stands)
-(cd / && "$PY" "$here/scripts/user_dir_link.py" | sed 's/^/[install] /') || true
+(cd / && "$PY" "$here/scripts/user_dir_link.py" "$here/macaron_fairseq" | sed 's/^/[install] /') || true
 say "done (torch $torch_version)"

@@ -9,7 +9,7 @@ so nothing is ever imported twice under two names) and records it in the editabl
 that ``pip uninstall`` (and the replacement by a later ``pip install``) removes the link instead of
 writing into or deleting from the checkout through it.
 
-    python scripts/user_dir_link.py           # create (or check) the link; scripts/install.sh runs it
+    python scripts/user_dir_link.py [PACKAGE_DIR]   # create (or check) the link; scripts/install.sh runs it
 
 Nothing is imported (fairseq is located, not imported). The link is made only inside this interpreter's own
 environment (a virtualenv that sees a shared fairseq through ``--system-site-packages`` gets none: other
@@ -75,9 +75,12 @@ def inside_this_environment(path: Path) -> bool:
     return prefix == path or prefix in path.parents
 
 
-def ensure_link() -> str:
-    """Create or check the link; the returned line says which."""
-    link, target = fairseq_lookup_path(), checkout_package()
+def ensure_link(package: Path | None = None) -> str:
+    """Create or check the link to ``package`` (default: the installed package, as an import finds it);
+    the returned line says which. ``scripts/install.sh`` names its checkout's package: in a virtualenv that
+    sees another environment's link (``--system-site-packages``), an import would find that one."""
+    link = fairseq_lookup_path()
+    target = Path(os.path.realpath(package)) if package is not None else checkout_package()
     if os.environ.get("MACARON_NO_USER_DIR_LINK"):
         return f"MACARON_NO_USER_DIR_LINK is set: no link; use --user-dir {target}"
     if not inside_this_environment(link.parent):
@@ -108,9 +111,10 @@ def ensure_link() -> str:
     return f"linked {link} -> {target}: --user-dir {PACKAGE} resolves from any directory"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
     try:
-        print(ensure_link())
+        print(ensure_link(Path(args[0]) if args else None))
     except LinkError as err:
         print(f"user_dir_link: {err}", file=sys.stderr)
         return 2

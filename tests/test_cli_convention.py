@@ -184,26 +184,3 @@ def test_the_console_script_name_is_the_program_name(monkeypatch: pytest.MonkeyP
     assert typed_name("python -m macaron_fairseq.hf") == "python -m macaron_fairseq.hf"
     monkeypatch.setattr(sys, "argv", ["/venv/bin/macaron-hf"])
     assert typed_name("python -m macaron_fairseq.hf") == "macaron-hf"
-
-
-@pytest.mark.slow  # a wheel and an editable install in fresh virtualenvs: about a minute each
-@pytest.mark.parametrize("kind", ["editable", "wheel"])
-def test_every_command_names_itself_as_typed_from_a_fresh_install(
-    kind: str, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    """The same helps through the README's install and through the wheel (``tests/installs.py``), run from the
-    user's own directory: each exits 0 and its usage names the command as typed."""
-    from installs import build_wheel, editable_install, wheel_install
-
-    root = tmp_path_factory.mktemp(f"cli-{kind}")
-    install = (editable_install(root / "venv") if kind == "editable"
-               else wheel_install(root / "venv", build_wheel(root / "build")))  # fmt: skip
-    away = tmp_path_factory.mktemp("my-experiment")
-    helper = REPO / "tests" / "cli_helps.py"
-    install.run([str(install.python), str(helper), str(away / "helps.json"), *ENTRIES], cwd=away)
-    wrong = [
-        f"{result['entry']}: {result['status']} {result['stdout'][:120]!r} {result['stderr'][-300:]}"
-        for result in json.loads((away / "helps.json").read_text(encoding="utf-8"))
-        if result["status"] != 0 or not result["stdout"].startswith(f"usage: {typed(result['entry'])} ")
-    ]
-    assert not wrong

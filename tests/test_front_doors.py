@@ -9,6 +9,7 @@ its own site-packages (``installs.py``)."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -130,3 +131,19 @@ def test_the_help_of_a_plugin_arch_lists_the_plugins_options(install: Install, a
                        cwd=away)  # fmt: skip
     assert "Model-specific configuration (--arch macaron_base):" in proc.stdout
     assert "\n  --init-scheme {default,dt-fixup,t-fixup,auto}\n" in proc.stdout
+
+
+def test_every_command_names_itself_as_typed(install: Install, away: Path) -> None:
+    """Every console script's and documented module's ``--help`` through the install (test_cli_convention.py
+    runs them from the checkout), from the user's own directory: each exits 0 and its usage names the command
+    as typed."""
+    from test_cli_convention import ENTRIES, typed
+
+    out = away / f"helps-{install.kind}.json"
+    install.run([str(install.python), str(REPO / "tests" / "cli_helps.py"), str(out), *ENTRIES], cwd=away)
+    wrong = [
+        f"{result['entry']}: {result['status']} {result['stdout'][:120]!r} {result['stderr'][-300:]}"
+        for result in json.loads(out.read_text(encoding="utf-8"))
+        if result["status"] != 0 or not result["stdout"].startswith(f"usage: {typed(result['entry'])} ")
+    ]
+    assert not wrong
