@@ -20,19 +20,46 @@ from installs import Install, build_wheel, editable_install, wheel_install
 pytestmark = pytest.mark.slow  # fresh virtualenvs and real fairseq runs: about a minute per install
 
 TRAIN = [
-    *TINY, "--arch", "macaron_base", "--share-all-embeddings", "--init-scheme", "t-fixup",
-    "--optimizer", "adam", "--lr", "1e-3", "--criterion", "label_smoothed_cross_entropy",
-    "--max-tokens", "2000", "--num-workers", "0", "--seed", "1", "--max-update", "3",
-    "--no-progress-bar", "--no-epoch-checkpoints",
-]  # fmt: skip
+    *TINY,
+    "--arch",
+    "macaron_base",
+    "--share-all-embeddings",
+    "--init-scheme",
+    "t-fixup",
+    "--optimizer",
+    "adam",
+    "--lr",
+    "1e-3",
+    "--criterion",
+    "label_smoothed_cross_entropy",
+    "--max-tokens",
+    "2000",
+    "--num-workers",
+    "0",
+    "--seed",
+    "1",
+    "--max-update",
+    "3",
+    "--no-progress-bar",
+    "--no-epoch-checkpoints",
+]
+
+
+@pytest.fixture(scope="module")
+def editable(tmp_path_factory: pytest.TempPathFactory) -> Install:
+    return editable_install(tmp_path_factory.mktemp("install-editable") / "venv")
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Install:
+    root = tmp_path_factory.mktemp("install-wheel")
+    return wheel_install(root / "venv", build_wheel(root / "build"))
 
 
 @pytest.fixture(scope="module", params=["editable", "wheel"])
-def install(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Install:
-    root = tmp_path_factory.mktemp(f"install-{request.param}")
-    if request.param == "editable":
-        return editable_install(root / "venv")
-    return wheel_install(root / "venv", build_wheel(root / "build"))
+def install(request: pytest.FixtureRequest) -> Install:
+    """Each install, built once for the module (``editable``, ``wheel``)."""
+    return request.getfixturevalue(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +68,22 @@ def away(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("my-experiment")
 
 
-@pytest.fixture(scope="module")
-def trained(install: Install, away: Path, tiny_data_bin: Path) -> Path:
+def train_once(install: Install, away: Path, data_bin: Path) -> Path:
+    """``fairseq-train --user-dir macaron_fairseq`` from the user's directory, once per install."""
     save_dir = away / f"checkpoints-{install.kind}"
-    install.run(["fairseq-train", str(tiny_data_bin), "--user-dir", "macaron_fairseq", "--save-dir",
-                 str(save_dir), *TRAIN], cwd=away)  # fmt: skip
+    if not (save_dir / "checkpoint_last.pt").is_file():
+        install.run(
+            [
+                "fairseq-train",
+                str(data_bin),
+                "--user-dir",
+                "macaron_fairseq",
+                "--save-dir",
+                str(save_dir),
+                *TRAIN,
+            ],
+            cwd=away,
+        )
     return save_dir / "checkpoint_last.pt"
 
 
@@ -62,31 +100,67 @@ def test_the_install_puts_the_plugin_where_fairseq_looks(install: Install) -> No
         assert not found.is_symlink()
 
 
-def test_fairseq_train_finds_the_plugin_by_name_from_the_users_directory(trained: Path) -> None:
-    assert trained.is_file()
+def test_fairseq_train_finds_the_plugin_by_name_from_the_users_directory(
+    install: Install, away: Path, tiny_data_bin: Path
+) -> None:
+    assert train_once(install, away, tiny_data_bin).is_file()
 
 
 #: the entry points past fairseq-train all reach the plugin through the same fairseq lookup
-#: (``utils.import_user_module``) that the editable install's training run already passes: the wheel's
-#: install runs them (each interpreter start-up under the editable install costs a minute of CI)
-WHEEL_ONLY = pytest.mark.parametrize("install", ["wheel"], indirect=True)
+#: (``utils.import_user_module``) that the editable install's training run already passes: they run on the
+#: wheel's install (each interpreter start-up under the editable install costs CI time)
 
 
-@WHEEL_ONLY
 def test_fairseq_generate_validate_and_interactive_find_it_too(
-    install: Install, away: Path, trained: Path, tiny_data_bin: Path
+    wheel: Install, away: Path, tiny_data_bin: Path
 ) -> None:
+    install, trained = wheel, train_once(wheel, away, tiny_data_bin)
     common = ["--user-dir", "macaron_fairseq", "--path", str(trained)]
-    generate = install.run(["fairseq-generate", str(tiny_data_bin), *common, "--max-tokens", "2000",
-                            "--beam", "2", "--max-len-b", "12"], cwd=away)  # fmt: skip
+    generate = install.run(
+        [
+            "fairseq-generate",
+            str(tiny_data_bin),
+            *common,
+            "--max-tokens",
+            "2000",
+            "--beam",
+            "2",
+            "--max-len-b",
+            "12",
+        ],
+        cwd=away,
+    )
     assert "Generate test with beam=2" in generate.stdout + generate.stderr, generate.stderr[-2000:]
-    validate = install.run(["fairseq-validate", str(tiny_data_bin), *common, "--task", "translation",
-                            "--max-tokens", "2000",
-                            "--valid-subset", "valid"], cwd=away)  # fmt: skip
+    validate = install.run(
+        [
+            "fairseq-validate",
+            str(tiny_data_bin),
+            *common,
+            "--task",
+            "translation",
+            "--max-tokens",
+            "2000",
+            "--valid-subset",
+            "valid",
+        ],
+        cwd=away,
+    )
     assert "valid on 'valid' subset" in validate.stdout + validate.stderr
-    interactive = install.run(["fairseq-interactive", str(tiny_data_bin), *common, "--beam", "2",
-                               "--source-lang", "src", "--target-lang", "tgt"], cwd=away,
-                              input="w1 w2 w3\n")  # fmt: skip
+    interactive = install.run(
+        [
+            "fairseq-interactive",
+            str(tiny_data_bin),
+            *common,
+            "--beam",
+            "2",
+            "--source-lang",
+            "src",
+            "--target-lang",
+            "tgt",
+        ],
+        cwd=away,
+        input="w1 w2 w3\n",
+    )
     assert any(line.startswith("H-0\t") for line in interactive.stdout.splitlines()), interactive.stdout
 
 
@@ -117,18 +191,31 @@ def test_fairseq_hydra_train_runs_a_shipped_config_from_the_users_directory(
     assert (config_dir / "quickstart.yaml").is_file()
     assert (install.site if install.kind == "wheel" else REPO) in config_dir.parents
     save_dir = away / f"hydra-{install.kind}"
-    install.run(["fairseq-hydra-train", "--config-dir", str(config_dir), "--config-name", "quickstart",
-                 f"task.data={tiny_data_bin}", "task.source_lang=src", "task.target_lang=tgt",
-                 "model.encoder_layers=1", "model.decoder_layers=1", "optimization.max_update=2",
-                 f"checkpoint.save_dir={save_dir}", f"hydra.run.dir={away / 'hydra-outputs'}"],
-                cwd=away)  # fmt: skip
+    install.run(
+        [
+            "fairseq-hydra-train",
+            "--config-dir",
+            str(config_dir),
+            "--config-name",
+            "quickstart",
+            f"task.data={tiny_data_bin}",
+            "task.source_lang=src",
+            "task.target_lang=tgt",
+            "model.encoder_layers=1",
+            "model.decoder_layers=1",
+            "optimization.max_update=2",
+            f"checkpoint.save_dir={save_dir}",
+            f"hydra.run.dir={away / 'hydra-outputs'}",
+        ],
+        cwd=away,
+    )
     assert (save_dir / "checkpoint_last.pt").is_file()
 
 
-@WHEEL_ONLY
-def test_the_help_of_a_plugin_arch_lists_the_plugins_options(install: Install, away: Path) -> None:
-    proc = install.run(["fairseq-train", "--user-dir", "macaron_fairseq", "--arch", "macaron_base", "--help"],
-                       cwd=away)  # fmt: skip
+def test_the_help_of_a_plugin_arch_lists_the_plugins_options(wheel: Install, away: Path) -> None:
+    proc = wheel.run(
+        ["fairseq-train", "--user-dir", "macaron_fairseq", "--arch", "macaron_base", "--help"], cwd=away
+    )
     assert "Model-specific configuration (--arch macaron_base):" in proc.stdout
     assert "\n  --init-scheme {default,dt-fixup,t-fixup,auto}\n" in proc.stdout
 
