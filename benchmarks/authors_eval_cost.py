@@ -213,10 +213,24 @@ def binarize(text_dir: Path, dest: Path) -> None:
     dataset), with the joined dictionary as both dictionaries."""
     dictionary = text_dir / "dict.txt"
     argv = [
-        "fairseq-preprocess", "--source-lang", SOURCE_LANG, "--target-lang", TARGET_LANG,
-        "--testpref", str(text_dir / "test"), "--destdir", str(dest), "--srcdict", str(dictionary),
-        "--tgtdict", str(dictionary), "--dataset-impl", "lazy", "--workers", "1",
-    ]  # fmt: skip
+        "fairseq-preprocess",
+        "--source-lang",
+        SOURCE_LANG,
+        "--target-lang",
+        TARGET_LANG,
+        "--testpref",
+        str(text_dir / "test"),
+        "--destdir",
+        str(dest),
+        "--srcdict",
+        str(dictionary),
+        "--tgtdict",
+        str(dictionary),
+        "--dataset-impl",
+        "lazy",
+        "--workers",
+        "1",
+    ]
     proc = subprocess.run([executable(argv[0]), *argv[1:]], capture_output=True, text=True, cwd=REPO)
     if proc.returncode != 0:
         raise ReportedError(f"fairseq-preprocess failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -256,9 +270,20 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
     import macaron_fairseq  # noqa: F401  (registers the authors' archs)
 
     argv = [
-        str(data_bin), "--task", "translation", "-s", SOURCE_LANG, "-t", TARGET_LANG, "--arch", ARCH,
-        "--share-all-embeddings", "--seed", str(seed), *overrides,
-    ]  # fmt: skip
+        str(data_bin),
+        "--task",
+        "translation",
+        "-s",
+        SOURCE_LANG,
+        "-t",
+        TARGET_LANG,
+        "--arch",
+        ARCH,
+        "--share-all-embeddings",
+        "--seed",
+        str(seed),
+        *overrides,
+    ]
     args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
     torch.manual_seed(seed)
     task = tasks.setup_task(args)
@@ -269,12 +294,16 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
         "cfg": cfg,
         "model": model.state_dict(),
         "optimizer_history": [
-            {"criterion_name": "LabelSmoothedCrossEntropyCriterion", "optimizer_name": "none",
-             "lr_scheduler_state": {}, "num_updates": 0},
+            {
+                "criterion_name": "LabelSmoothedCrossEntropyCriterion",
+                "optimizer_name": "none",
+                "lr_scheduler_state": {},
+                "num_updates": 0,
+            },
         ],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     with atomic_output(path) as tmp:
         torch.save(checkpoint, tmp)
     m = vars(args)  # the settings the architecture filled in
@@ -304,10 +333,25 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
 def generate_argv(data_bin: Path, checkpoint: Path, max_len_a: float, max_len_b: int) -> list[str]:
     """Their test command on fairseq 0.12 with the plugin, on the CPU, with the length cap."""
     return [
-        "fairseq-generate", str(data_bin), "--user-dir", str(REPO / "macaron_fairseq"), "--path",
-        str(checkpoint), *THEIR_FLAGS, "--gen-subset", "test", "-s", SOURCE_LANG, "-t", TARGET_LANG,
-        "--cpu", "--max-len-a", f"{max_len_a:g}", "--max-len-b", str(max_len_b),
-    ]  # fmt: skip
+        "fairseq-generate",
+        str(data_bin),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--path",
+        str(checkpoint),
+        *THEIR_FLAGS,
+        "--gen-subset",
+        "test",
+        "-s",
+        SOURCE_LANG,
+        "-t",
+        TARGET_LANG,
+        "--cpu",
+        "--max-len-a",
+        f"{max_len_a:g}",
+        "--max-len-b",
+        str(max_len_b),
+    ]
 
 
 def thread_env(threads: str) -> dict[str, str]:
@@ -321,8 +365,13 @@ def thread_env(threads: str) -> dict[str, str]:
 
 def torch_threads(env: dict[str, str]) -> int:
     """``torch.get_num_threads()`` of a fresh interpreter in ``env`` (what fairseq-generate gets)."""
-    probe = subprocess.run([sys.executable, "-c", "import torch; print(torch.get_num_threads())"], env=env,
-                           capture_output=True, text=True, check=True)  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.get_num_threads())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return int(probe.stdout.split()[-1])
 
 
@@ -416,10 +465,18 @@ def main(argv: list[str] | None = None) -> None:
 
     p = ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--sentences", type=positive_int, default=AUTHORS_SENTENCES)
-    p.add_argument("--bpe-types", type=positive_int, default=10_000,
-                   help="BPE types of the joined dictionary (assumed; default %(default)s)")  # fmt: skip
-    p.add_argument("--threads", nargs="+", default=["default"],
-                   help="'default' (torch's choice) and/or numbers (OMP_NUM_THREADS)")  # fmt: skip
+    p.add_argument(
+        "--bpe-types",
+        type=positive_int,
+        default=10_000,
+        help="BPE types of the joined dictionary (assumed; default %(default)s)",
+    )
+    p.add_argument(
+        "--threads",
+        nargs="+",
+        default=["default"],
+        help="'default' (torch's choice) and/or numbers (OMP_NUM_THREADS)",
+    )
     p.add_argument("--repeats", type=positive_int, default=1)
     p.add_argument("--max-len-a", type=float, default=1.0)
     p.add_argument("--max-len-b", type=int, default=0)
@@ -447,8 +504,10 @@ def main(argv: list[str] | None = None) -> None:
     binarize(work / "text", data_bin)
     print(f"test set: {lengths.describe()}; drawn: {sizes.summary()}", flush=True)
     model = save_random_checkpoint(data_bin, work / "checkpoint_random.pt", model_overrides(a), a.seed)
-    print(f"model: {ARCH}, {model['parameters']:,} parameters, {model['embedding_rows']:,} embedding rows",
-          flush=True)  # fmt: skip
+    print(
+        f"model: {ARCH}, {model['parameters']:,} parameters, {model['embedding_rows']:,} embedding rows",
+        flush=True,
+    )
     command = generate_argv(data_bin, work / "checkpoint_random.pt", a.max_len_a, a.max_len_b)
     runs = []
     for index in range(a.repeats):
@@ -456,11 +515,14 @@ def main(argv: list[str] | None = None) -> None:
             print(f"fairseq-generate, threads {threads}, run {index + 1} (output in {work})", flush=True)
             row = measure_run(command, threads, work, index)
             runs.append(row)
-            print(f"threads {threads} ({row['torch_threads']}), run {index + 1}: "
-                  f"wall {row['wall_seconds']:.1f} s, CPU {row['cpu_seconds']:.1f} s, "
-                  f"{row['sentences_per_second']:.2f} sentences/s, "
-                  f"{row['tokens_per_second']:.1f} tokens/s, peak RSS {row['peak_rss_mb']:.0f} MB, load "
-                  f"{row['load_1min_before']} -> {row['load_1min_after']}", flush=True)  # fmt: skip
+            print(
+                f"threads {threads} ({row['torch_threads']}), run {index + 1}: "
+                f"wall {row['wall_seconds']:.1f} s, CPU {row['cpu_seconds']:.1f} s, "
+                f"{row['sentences_per_second']:.2f} sentences/s, "
+                f"{row['tokens_per_second']:.1f} tokens/s, peak RSS {row['peak_rss_mb']:.0f} MB, load "
+                f"{row['load_1min_before']} -> {row['load_1min_after']}",
+                flush=True,
+            )
     machine |= {"torch": model["torch"], "torch_threads": runs[0]["torch_threads"]}
     shown = [str(part) for part in command]
     shown[1], shown[3], shown[5] = "DATA", "macaron_fairseq", "CKPT"

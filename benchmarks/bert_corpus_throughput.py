@@ -59,9 +59,17 @@ def ensure_dump(work: Path, megabytes: int) -> tuple[Path, dict]:
 def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False) -> dict:
     """The whole command from scratch; wall time, per-stage seconds and counts (and peak memory)."""
     shutil.rmtree(dest, ignore_errors=True)
-    command = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(dest),
-               "--wikipedia", str(dump),
-               "--workers", str(workers)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(dest),
+        "--wikipedia",
+        str(dump),
+        "--workers",
+        str(workers),
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -119,22 +127,43 @@ def run_baseline(dump: Path, work: Path, processes: int) -> dict:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
     subprocess.run(
-        [sys.executable, "-m", "wikiextractor.WikiExtractor", str(dump), "-o", str(extracted), "--json",
-         "--no-templates", "--processes", str(processes), "-q"],
-        check=True, env=env, capture_output=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "wikiextractor.WikiExtractor",
+            str(dump),
+            "-o",
+            str(extracted),
+            "--json",
+            "--no-templates",
+            "--processes",
+            str(processes),
+            "-q",
+        ],
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     extract_seconds = time.monotonic() - started
     subprocess.run(
         [sys.executable, "-m", "benchmarks.bert_corpus_baseline", str(extracted), str(output)],
-        check=True, env=env, capture_output=True, cwd=REPO,
-    )  # fmt: skip
+        check=True,
+        env=env,
+        capture_output=True,
+        cwd=REPO,
+    )
     total = time.monotonic() - started
     words = 0
     with open(output, encoding="utf-8") as lines:
         for line in lines:
             words += len(line.split())
-    return {"wall": total, "wikiextractor": extract_seconds, "loop": total - extract_seconds, "words": words,
-            "processes": processes}  # fmt: skip
+    return {
+        "wall": total,
+        "wikiextractor": extract_seconds,
+        "loop": total - extract_seconds,
+        "words": words,
+        "processes": processes,
+    }
 
 
 def throughput(args: argparse.Namespace, work: Path) -> dict:

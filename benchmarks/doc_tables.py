@@ -194,8 +194,6 @@ BLOCKS = (
     DocBlock("does-it-work", _readme_summary),
     DocBlock("bert-parity", _bert_parity),
     DocBlock("plugin-options", _plugin_options),
-
-
     DocBlock("authors-bert-parity", _authors_bert_parity),
     DocBlock("authors-glue-recipe", _authors_glue_recipe),
 )
@@ -285,8 +283,10 @@ def rewrite(
     by_file: dict[Path, list[DocBlock]] = {}
     for block in blocks:
         if block.pending(results_dir):
-            print(f"warning: block '{block.name}' left as it is: no docs/results/{block.results} yet",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"warning: block '{block.name}' left as it is: no docs/results/{block.results} yet",
+                file=sys.stderr,
+            )
             continue
         by_file.setdefault(where[block.name], []).append(block)
     changed = []

@@ -93,23 +93,79 @@ class RunKey:
 def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str]:
     """The ``fairseq-train`` command of one run."""
     argv = [
-        "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", p.arch,
-        "--encoder-embed-dim", str(p.dim), "--decoder-embed-dim", str(p.dim),
-        "--encoder-ffn-embed-dim", str(p.ffn), "--decoder-ffn-embed-dim", str(p.ffn),
-        "--encoder-attention-heads", str(p.heads), "--decoder-attention-heads", str(p.heads),
-        "--encoder-layers", str(key.depth), "--decoder-layers", str(p.decoder_layers),
-        "--share-all-embeddings", "--dropout", str(p.dropout),
-        "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", repr(key.lr),
-        "--clip-norm", str(CLIP_NORM) if key.scheme == "standard-clip" else "0",
-        "--lr-scheduler", "polynomial_decay", "--power", "0.5", "--total-num-update", str(p.updates),
-        "--max-update", str(p.updates), "--batch-size", str(p.batch_size),
-        "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0", "--report-accuracy",
-        "--seed", str(key.seed), "--cpu", "--num-workers", "0", "--no-save", "--save-dir", str(save_dir),
-        "--log-format", "simple", "--log-interval", str(p.eval_every),
-        "--valid-subset", "valid,test", "--validate-interval-updates", str(p.eval_every),
-        "--max-epoch", "1000",
-    ]  # fmt: skip
+        "fairseq-train",
+        str(data),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        p.arch,
+        "--encoder-embed-dim",
+        str(p.dim),
+        "--decoder-embed-dim",
+        str(p.dim),
+        "--encoder-ffn-embed-dim",
+        str(p.ffn),
+        "--decoder-ffn-embed-dim",
+        str(p.ffn),
+        "--encoder-attention-heads",
+        str(p.heads),
+        "--decoder-attention-heads",
+        str(p.heads),
+        "--encoder-layers",
+        str(key.depth),
+        "--decoder-layers",
+        str(p.decoder_layers),
+        "--share-all-embeddings",
+        "--dropout",
+        str(p.dropout),
+        "--optimizer",
+        "adam",
+        "--adam-betas",
+        "(0.9, 0.98)",
+        "--lr",
+        repr(key.lr),
+        "--clip-norm",
+        str(CLIP_NORM) if key.scheme == "standard-clip" else "0",
+        "--lr-scheduler",
+        "polynomial_decay",
+        "--power",
+        "0.5",
+        "--total-num-update",
+        str(p.updates),
+        "--max-update",
+        str(p.updates),
+        "--batch-size",
+        str(p.batch_size),
+        "--criterion",
+        "label_smoothed_cross_entropy",
+        "--label-smoothing",
+        "0",
+        "--report-accuracy",
+        "--seed",
+        str(key.seed),
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--no-save",
+        "--save-dir",
+        str(save_dir),
+        "--log-format",
+        "simple",
+        "--log-interval",
+        str(p.eval_every),
+        "--valid-subset",
+        "valid,test",
+        "--validate-interval-updates",
+        str(p.eval_every),
+        "--max-epoch",
+        "1000",
+    ]
     if key.scheme in ("standard", "standard-clip"):
         return [*argv, "--warmup-updates", str(p.warmup)]
     return [*argv, "--init-scheme", key.scheme, "--warmup-updates", "0"]
@@ -222,14 +278,18 @@ def run_grid(data: Path, protocol: Protocol, wanted: list[RunKey], rows: RowFile
     diverges again."""
     done = rows.done(key_of, counts=lambda row: finished(row) or is_diverged(row))
     todo = sorted((k for k in wanted if k not in done), key=lambda k: (-k.depth, k))
-    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}",
-          flush=True)  # fmt: skip
+    print(
+        f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}", flush=True
+    )
 
     def on_row(key: RunKey, row: dict, _attempt: int) -> None:
         rows.append(row)
         status = "ok" if finished(row) else f"FAILED rc={row['rc']}"
-        print(f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
-              f"test {row['test_nll']} bits, {row['seconds']} s [{status}]", flush=True)  # fmt: skip
+        print(
+            f"{key.scheme} N={key.depth} lr={key.lr:g} seed={key.seed}: valid {row['valid_nll']} bits, "
+            f"test {row['test_nll']} bits, {row['seconds']} s [{status}]",
+            flush=True,
+        )
 
     slots = [ONE_THREAD] * jobs
     grid.run_grid(todo, lambda key, slot: run_one(data, protocol, key, slot), slots, on_row=on_row)
@@ -244,13 +304,10 @@ LONG_NAMES = {
 }
 
 
-
 COLORS = {"standard": "C0", "standard-clip": "C2", "dt-fixup": "C1", "t-fixup": "C3"}
 
 
-
 Cell = tuple[str, int, float]  # scheme, depth, lr
-
 
 
 def finished(row: dict) -> bool:
@@ -264,7 +321,6 @@ def finished(row: dict) -> bool:
     )
 
 
-
 def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
     """The last finished row of every (scheme, depth, lr, seed)."""
     kept = {}
@@ -274,11 +330,9 @@ def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
     return kept
 
 
-
 def is_diverged(row: dict) -> bool:
     """fairseq stopped on NaN/Inf gradients (rows written before the runner recorded it say so in the log)."""
     return bool(row.get("diverged")) or "gradients are Nan/Inf" in row.get("error", "")
-
 
 
 def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
@@ -288,10 +342,8 @@ def cell_values(rows: list[dict], metric: str) -> dict[Cell, list[float]]:
     return values
 
 
-
 def mean_std(values: list[float]) -> tuple[float, float]:
     return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
-
 
 
 def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
@@ -302,7 +354,6 @@ def best_lr(rows: list[dict], seeds: int) -> dict[tuple[str, int], float]:
         if len(values) == seeds:
             candidates.setdefault((scheme, depth), []).append((statistics.fmean(values), lr))
     return {key: min(options)[1] for key, options in candidates.items()}
-
 
 
 def plot(payload: dict, path: Path) -> None:
@@ -316,8 +367,10 @@ def plot(payload: dict, path: Path) -> None:
     rows, seeds = payload["rows"], len(payload["seeds"])
     chosen = best_lr(rows, seeds)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
-    for ax, metric, label in ((axes[0], "test_nll", "test nll (bits/token)"),
-                              (axes[1], "test_accuracy", "test token accuracy (%)")):  # fmt: skip
+    for ax, metric, label in (
+        (axes[0], "test_nll", "test nll (bits/token)"),
+        (axes[1], "test_accuracy", "test token accuracy (%)"),
+    ):
         values = cell_values(rows, metric)
         for scheme, marker in zip(payload["grid"], "o^sd", strict=False):
             for at_standard in (False, True):
@@ -333,17 +386,27 @@ def plot(payload: dict, path: Path) -> None:
                 if not depths:
                     continue
                 name = LONG_NAMES[scheme] + (" at standard's η" if at_standard else ", own η")
-                ax.errorbar(depths, means, yerr=stds, fmt=marker + ("--" if at_standard else "-"),
-                            color=COLORS[scheme], capsize=3, label=name,
-                            alpha=0.5 if at_standard else 1.0)  # fmt: skip
+                ax.errorbar(
+                    depths,
+                    means,
+                    yerr=stds,
+                    fmt=marker + ("--" if at_standard else "-"),
+                    color=COLORS[scheme],
+                    capsize=3,
+                    label=name,
+                    alpha=0.5 if at_standard else 1.0,
+                )
         ax.set_xscale("log", base=2)
         ax.set_xlabel("encoder layers")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=7)
     p = payload["protocol"]
-    fig.suptitle(f"Depth ablation: {p['updates']} updates, η chosen per scheme and depth on validation "
-                 f"(mean ± std over {seeds} seeds)", fontsize=10)  # fmt: skip
+    fig.suptitle(
+        f"Depth ablation: {p['updates']} updates, η chosen per scheme and depth on validation "
+        f"(mean ± std over {seeds} seeds)",
+        fontsize=10,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -357,9 +420,15 @@ def main() -> None:
     ap.add_argument("--schemes", nargs="+", choices=SCHEMES, default=list(SCHEMES))
     ap.add_argument("--depths", type=int, nargs="+", default=[2, 4, 8, 16, 32])
     ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
-    ap.add_argument("--lrs", nargs="*", default=[], metavar="SCHEME=η1,η2",
-                    help="a scheme's learning-rate grid (defaults: " + "; ".join(
-                        f"{s}={','.join(map(repr, v))}" for s, v in DEFAULT_LRS.items()) + ")")  # fmt: skip
+    ap.add_argument(
+        "--lrs",
+        nargs="*",
+        default=[],
+        metavar="SCHEME=η1,η2",
+        help="a scheme's learning-rate grid (defaults: "
+        + "; ".join(f"{s}={','.join(map(repr, v))}" for s, v in DEFAULT_LRS.items())
+        + ")",
+    )
     ap.add_argument(
         "--extra-lrs",
         nargs="*",
@@ -377,33 +446,51 @@ def main() -> None:
     ap.add_argument("--arch", default=Protocol.arch)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--results", type=Path, help="write the rows as a results file (docs/results/...)")
-    ap.add_argument("--no-run", action="store_true",
-                    help="run nothing: write --results (and --plot) from the rows OUT_DIR holds for the "
-                    "grid; cells with seeds not run are shown as such and never chosen")  # fmt: skip
+    ap.add_argument(
+        "--no-run",
+        action="store_true",
+        help="run nothing: write --results (and --plot) from the rows OUT_DIR holds for the "
+        "grid; cells with seeds not run are shown as such and never chosen",
+    )
     ap.add_argument("--plot", type=Path, help="draw the depth plot here")
     a = ap.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
-    protocol = Protocol(arch=a.arch, dim=a.dim, ffn=a.ffn, decoder_layers=a.decoder_layers, updates=a.updates,
-                        warmup=a.warmup, batch_size=a.batch_size, eval_every=a.eval_every)  # fmt: skip
+    protocol = Protocol(
+        arch=a.arch,
+        dim=a.dim,
+        ffn=a.ffn,
+        decoder_layers=a.decoder_layers,
+        updates=a.updates,
+        warmup=a.warmup,
+        batch_size=a.batch_size,
+        eval_every=a.eval_every,
+    )
     lrs, extra = parse_lrs(a.lrs), parse_extra_lrs(a.extra_lrs)
     machine = machine_info()
     data = prepare_out_dir(a.out_dir, protocol)
     rows = RowFile(a.out_dir)
     wanted = [
         RunKey(s, d, lr, seed)
-        for s in a.schemes for d in a.depths for lr in (*lrs[s], *extra.get((s, d), ())) for seed in a.seeds
-    ]  # fmt: skip
+        for s in a.schemes
+        for d in a.depths
+        for lr in (*lrs[s], *extra.get((s, d), ()))
+        for seed in a.seeds
+    ]
     start = time.perf_counter()
     if not a.no_run:
         run_grid(data, protocol, wanted, rows, a.jobs)
     kept = set(wanted)
     measured = [row for row in rows.read() if key_of(row) in kept]
-    payload = {"protocol": asdict(protocol),
-               "grid": {s: sorted({k.lr for k in wanted if k.scheme == s}) for s in a.schemes},
-               "extra_lrs": {f"{s}@{d}": list(v) for (s, d), v in extra.items() if s in a.schemes},
-               "seeds": a.seeds, "depths": a.depths, "rows": measured,
-               "wall_seconds_this_call": round(time.perf_counter() - start, 1)}  # fmt: skip
+    payload = {
+        "protocol": asdict(protocol),
+        "grid": {s: sorted({k.lr for k in wanted if k.scheme == s}) for s in a.schemes},
+        "extra_lrs": {f"{s}@{d}": list(v) for (s, d), v in extra.items() if s in a.schemes},
+        "seeds": a.seeds,
+        "depths": a.depths,
+        "rows": measured,
+        "wall_seconds_this_call": round(time.perf_counter() - start, 1),
+    }
     if a.results:
         write_results(a.results, payload, machine)
     if a.plot:

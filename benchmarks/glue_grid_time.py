@@ -31,9 +31,15 @@ REPO = Path(__file__).resolve().parents[1]
 
 #: training examples of the GLUE distribution (Wang et al. 2019, Table 1; Hugging Face ``glue`` dataset)
 TRAIN_EXAMPLES = {
-    "CoLA": 8_551, "SST-2": 67_349, "MRPC": 3_668, "STS-B": 5_749, "QQP": 363_846, "MNLI": 392_702,
-    "QNLI": 104_743, "RTE": 2_490,
-}  # fmt: skip
+    "CoLA": 8_551,
+    "SST-2": 67_349,
+    "MRPC": 3_668,
+    "STS-B": 5_749,
+    "QQP": 363_846,
+    "MNLI": 392_702,
+    "QNLI": 104_743,
+    "RTE": 2_490,
+}
 VOCAB = 30_522
 
 
@@ -102,8 +108,14 @@ def main(argv: list[str] | None = None) -> None:
     preset = PRESETS[args.preset]
     seconds = {str(b): measure(args.arch, b, args.steps, args.warmup) for b in batch_sizes(preset)}
     device = torch.cuda.get_device_name() if torch.cuda.is_available() else "CPU"
-    results = {"arch": args.arch, "device": device, "threads": torch.get_num_threads(), "steps": args.steps,
-               "preset": preset.name, "seconds": seconds}  # fmt: skip
+    results = {
+        "arch": args.arch,
+        "device": device,
+        "threads": torch.get_num_threads(),
+        "steps": args.steps,
+        "preset": preset.name,
+        "seconds": seconds,
+    }
     write_results(args.out, results, machine)
 
 

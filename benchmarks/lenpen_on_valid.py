@@ -83,9 +83,15 @@ def select(out: Path, results: dict, grid: tuple[float, ...]) -> dict[str, Any]:
         scored = decode_and_score(out, row, p, "test", lenpen)
         test_rows.append({"arm": row["arm"], "seed": row["seed"], "lenpen": lenpen, **scored})
         print(f"{row['arm']}-s{row['seed']} test lenpen {lenpen}: BLEU {scored['bleu']}", flush=True)
-    return {"grid": list(grid), "chosen": chosen, "valid": valid_rows, "test": test_rows,
-            "runs": len(rows), "planned_runs": len(r["seeds"]) * len(r["arms"]),
-            "grid_commit": results.get("commit")}  # fmt: skip
+    return {
+        "grid": list(grid),
+        "chosen": chosen,
+        "valid": valid_rows,
+        "test": test_rows,
+        "runs": len(rows),
+        "planned_runs": len(r["seeds"]) * len(r["arms"]),
+        "grid_commit": results.get("commit"),
+    }
 
 
 def main() -> None:

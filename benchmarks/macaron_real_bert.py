@@ -404,9 +404,18 @@ def main() -> None:
     write_text_atomically(config, json.dumps(ds_config(p), indent=2) + "\n")
 
     def results(rows: list[dict]) -> dict[str, Any]:
-        return {"protocol": asdict(p), "ds_config": ds_config(p), "books": books, "corpus": corpus,
-                "parameters": counts, "parity": parity, "valid_nsp": valid_nsp, "seeds": a.seeds,
-                "arms": a.arms, "rows": rows}  # fmt: skip
+        return {
+            "protocol": asdict(p),
+            "ds_config": ds_config(p),
+            "books": books,
+            "corpus": corpus,
+            "parameters": counts,
+            "parity": parity,
+            "valid_nsp": valid_nsp,
+            "seeds": a.seeds,
+            "arms": a.arms,
+            "rows": rows,
+        }
 
     def describe(_key: RunKey, row: dict) -> str:
         last = row["valid_curve"][-1] if row["valid_curve"] else None

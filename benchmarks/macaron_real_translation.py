@@ -289,8 +289,17 @@ class RunKey:
 
 def task_args(data_bin: Path, p: TranslationProtocol) -> list[str]:
     """The data, the plugin and the task, as both fairseq-train and fairseq-generate take them."""
-    return [str(data_bin), "--user-dir", str(REPO / "macaron_fairseq"), "--task", "translation",
-            "-s", "en", "-t", p.lang]  # fmt: skip
+    return [
+        str(data_bin),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "en",
+        "-t",
+        p.lang,
+    ]
 
 
 def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunKey) -> list[str]:
@@ -544,9 +553,17 @@ def main() -> None:
     print(f"parameters: {counts} (Macaron − Transformer: {100 * parity:+.4f} %)", flush=True)
 
     def results(rows: list[dict]) -> dict[str, Any]:
-        return {"protocol": asdict(p), "corpus": corpus, "kept": kept, "parameters": counts, "parity": parity,
-                "initialisation": initialisations(p), "seeds": a.seeds, "arms": a.arms,
-                "rows": rows}  # fmt: skip
+        return {
+            "protocol": asdict(p),
+            "corpus": corpus,
+            "kept": kept,
+            "parameters": counts,
+            "parity": parity,
+            "initialisation": initialisations(p),
+            "seeds": a.seeds,
+            "arms": a.arms,
+            "rows": rows,
+        }
 
     def describe(_key: RunKey, row: dict) -> str:
         loss = row["valid_curve"][-1][2] if row["valid_curve"] else None

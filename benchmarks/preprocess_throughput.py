@@ -74,11 +74,26 @@ def run_pipeline(
 ) -> dict:
     shutil.rmtree(dest, ignore_errors=True)
     command = [
-        sys.executable, "-m", "macaron_preprocess.custom", "--src", "en", "--tgt", "de",
-        "--trainpref", str(corpus / "train"), "--validpref", str(corpus / "valid"),
-        "--dest", str(dest), "--workers", str(workers), "--bpe-vocab-size", str(vocab),
-        "--binarizer", binarizer,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_preprocess.custom",
+        "--src",
+        "en",
+        "--tgt",
+        "de",
+        "--trainpref",
+        str(corpus / "train"),
+        "--validpref",
+        str(corpus / "valid"),
+        "--dest",
+        str(dest),
+        "--workers",
+        str(workers),
+        "--bpe-vocab-size",
+        str(vocab),
+        "--binarizer",
+        binarizer,
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -126,9 +141,13 @@ def throughput(args: argparse.Namespace, work: Path) -> dict:
             )
     best = {str(w): best_of(runs[w]) for w in args.workers}
     result = {
-        "lines": args.lines, "repeats": args.repeats, "binarizer": args.binarizer, "vocab": args.vocab,
-        "best": best, "runs": {str(w): runs[w] for w in args.workers},
-    }  # fmt: skip
+        "lines": args.lines,
+        "repeats": args.repeats,
+        "binarizer": args.binarizer,
+        "vocab": args.vocab,
+        "best": best,
+        "runs": {str(w): runs[w] for w in args.workers},
+    }
     return result
 
 
@@ -162,9 +181,11 @@ def main() -> None:
     parser.add_argument("--skip-rss", action="store_true", help="only measure throughput")
     parser.add_argument("--skip-throughput", action="store_true", help="only measure peak memory")
     parser.add_argument(
-        "--json", type=Path, default=RESULTS_DIR / "preprocess_throughput.json",
+        "--json",
+        type=Path,
+        default=RESULTS_DIR / "preprocess_throughput.json",
         help="results file (default: %(default)s; the docs quote docs/results/preprocess_*.json)",
-    )  # fmt: skip
+    )
     args = parser.parse_args()
     work = args.work or Path(tempfile.mkdtemp(prefix="preprocess-bench-"))
     machine = machine_info()

@@ -38,6 +38,7 @@ RANK_MODEL_FLAGS = (
     "--encoder-layers 4 --encoder-embed-dim 256 --encoder-ffn-embed-dim 1024 --encoder-attention-heads 4"
 )
 
+
 def train_records(lines: Sequence[str], warmup: int) -> list[dict[str, Any]]:
     """The training records of a ``train_log.jsonl`` after the first ``warmup`` steps (validation records,
     ``"split": "valid"``, are skipped)."""
@@ -80,14 +81,39 @@ def pretrain_run(
     threads = max(1, usable_cores() // ranks)
     save_dir = work / f"run{index}_{ranks}ranks"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(ranks),
-        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", args.rank_arch, *shlex.split(args.rank_model_flags),
-        "--deepspeed-config", str(config_file), "--batch-size", str(args.rank_batch_size),
-        "--update-freq", str(accumulation), "--tokens-per-sample", str(args.rank_seq_len),
-        "--save-dir", str(save_dir), "--seed", str(args.seed + 1), "--max-update", str(args.rank_steps),
-        "--no-validation", "--keep-last-checkpoints", "1", "--log-interval", str(args.rank_steps),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(ranks),
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        args.rank_arch,
+        *shlex.split(args.rank_model_flags),
+        "--deepspeed-config",
+        str(config_file),
+        "--batch-size",
+        str(args.rank_batch_size),
+        "--update-freq",
+        str(accumulation),
+        "--tokens-per-sample",
+        str(args.rank_seq_len),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        str(args.seed + 1),
+        "--max-update",
+        str(args.rank_steps),
+        "--no-validation",
+        "--keep-last-checkpoints",
+        "1",
+        "--log-interval",
+        str(args.rank_steps),
+    ]
     env = subprocess_env(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), CUDA_VISIBLE_DEVICES="")
     print(f"  {ranks} rank(s) × {threads} thread(s): {shlex.join(command[2:])}", flush=True)
     start = time.monotonic()
@@ -112,8 +138,11 @@ def pretrain_run(
         "wall_seconds": round(wall, 1),
     }
     t = run_throughput(run)
-    print(f"    {t['samples_per_second']:.2f} samples/s, median step {t['median_step_seconds']:.3f} s "
-          f"({wall:.0f} s with start-up)", flush=True)  # fmt: skip
+    print(
+        f"    {t['samples_per_second']:.2f} samples/s, median step {t['median_step_seconds']:.3f} s "
+        f"({wall:.0f} s with start-up)",
+        flush=True,
+    )
     return run
 
 

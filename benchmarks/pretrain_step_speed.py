@@ -101,9 +101,11 @@ def hf_module(sizes: dict[str, int]) -> tuple[Any, str]:
         def forward(self, batch: BertBatch, labels: Any, masked_head: bool) -> Any:
             if not masked_head:
                 out = self.hf(
-                    input_ids=batch.tokens, token_type_ids=batch.segments, labels=labels,
+                    input_ids=batch.tokens,
+                    token_type_ids=batch.segments,
+                    labels=labels,
                     next_sentence_label=batch.nsp,
-                )  # fmt: skip
+                )
                 return out.loss
             out = self.hf.bert(input_ids=batch.tokens, token_type_ids=batch.segments)
             scores = self.hf.cls.predictions(out.last_hidden_state[batch.masked])
@@ -181,30 +183,43 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         sizes = ours.sizes()  # the baseline's (built last) sizes are HF's
         engine = deepspeed_engine(ours.model, config)
         steps[arch] = ours.step_function(engine, batch, device)
-        models[arch] = {"label": f"`{arch}`", "implementation": "this project (fairseq layers)",
-                        "params": ours.params}  # fmt: skip
+        models[arch] = {
+            "label": f"`{arch}`",
+            "implementation": "this project (fairseq layers)",
+            "params": ours.params,
+        }
     result: dict[str, Any] = {}
     try:
         module, version = hf_module(sizes)
     except ImportError as exc:
         torch_pin = torch.__version__.split("+")[0]
         result["hf_skipped"] = f"transformers not installed ({exc.name or exc}): {HF_INSTALL}"
-        print(f"transformers is not installed; the HF column is skipped. Install it with:\n  {HF_INSTALL}\n"
-              f"or let pip resolve it with torch pinned:\n  pip install transformers=={HF_VERSION} "
-              f"torch=={torch_pin}", flush=True)  # fmt: skip
+        print(
+            f"transformers is not installed; the HF column is skipped. Install it with:\n  {HF_INSTALL}\n"
+            f"or let pip resolve it with torch pinned:\n  pip install transformers=={HF_VERSION} "
+            f"torch=={torch_pin}",
+            flush=True,
+        )
     else:
         params = sum(p.numel() for p in module.parameters())
         hf_engine = deepspeed_engine(module, config)
         steps.update(hf_step_functions(hf_engine, batch, device))
         result.update(transformers=version, hf_attention=module.hf.config._attn_implementation)
-        models[HF_NAME] = {"label": "HF `BertForPreTraining`",
-                           "implementation": "its forward with labels: MLM head on every position",
-                           "params": params}  # fmt: skip
-        models[HF_MASKED_NAME] = {"label": "HF `BertForPreTraining`",
-                                  "implementation": "MLM head on the masked positions only (as ours)",
-                                  "params": params}  # fmt: skip
-    print(f"step times ({device}, {torch.get_num_threads()} threads, batch {args.batch_size} × "
-          f"{args.seq_len}): {', '.join(steps)}", flush=True)  # fmt: skip
+        models[HF_NAME] = {
+            "label": "HF `BertForPreTraining`",
+            "implementation": "its forward with labels: MLM head on every position",
+            "params": params,
+        }
+        models[HF_MASKED_NAME] = {
+            "label": "HF `BertForPreTraining`",
+            "implementation": "MLM head on the masked positions only (as ours)",
+            "params": params,
+        }
+    print(
+        f"step times ({device}, {torch.get_num_threads()} threads, batch {args.batch_size} × "
+        f"{args.seq_len}): {', '.join(steps)}",
+        flush=True,
+    )
     with OtherCpuUse() as other:
         times = alternate(steps, args.rounds, args.warmup)
     result.update(

@@ -63,8 +63,10 @@ def data_is_frozen(out: Path, data_bin: Path) -> bool:
     if not marker.exists():
         return False
     files = json.loads(marker.read_text())["files"]
-    return all((data_bin / name).is_file() and (data_bin / name).stat().st_size == size
-               for name, size in files.items())  # fmt: skip
+    return all(
+        (data_bin / name).is_file() and (data_bin / name).stat().st_size == size
+        for name, size in files.items()
+    )
 
 
 def freeze_data(out: Path, data_bin: Path) -> None:
@@ -171,8 +173,9 @@ def run(
     done = rows.done(lambda row: (row["arm"], row["seed"]), finished)
     wanted = publication.wanted
     todo = sorted((k for k in wanted if (k.arm, k.seed) not in done), key=lambda k: (k.seed, k.arm))
-    print(f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}",
-          flush=True)  # fmt: skip
+    print(
+        f"{len(todo)} runs to do ({len(wanted) - len(todo)} of {len(wanted)} done) → {rows.path}", flush=True
+    )
 
     def on_row(key: Any, row: Row, _attempt: int) -> None:
         rows.append(row)

@@ -64,8 +64,10 @@ def require_bert(path: Path, flag: str | None = None) -> CheckpointInfo:
             f"{_label(path, flag)}: not a BERT checkpoint of this plugin ({what}); {BERT_SOURCES}"
         )
     if info.embedding_rows is None:
-        raise UserError(f"{_label(path, flag)}: a {info.arch} checkpoint without its token embeddings "
-                        f"(encoder.embed_tokens.weight); {BERT_SOURCES}")  # fmt: skip
+        raise UserError(
+            f"{_label(path, flag)}: a {info.arch} checkpoint without its token embeddings "
+            f"(encoder.embed_tokens.weight); {BERT_SOURCES}"
+        )
     return info
 
 

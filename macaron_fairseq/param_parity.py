@@ -179,9 +179,12 @@ def main() -> None:
         "--vocab", type=int, help="dictionary size (default 32768; with --bert BERT's 30522, exactly)"
     )
     parser.add_argument(
-        "--arch", action="append", choices=list(COUNTERPARTS) + list(BERT_COUNTERPARTS), metavar="ARCH",
+        "--arch",
+        action="append",
+        choices=list(COUNTERPARTS) + list(BERT_COUNTERPARTS),
+        metavar="ARCH",
         help="one row (repeat for several): %(choices)s (default: all)",
-    )  # fmt: skip
+    )
     parser.add_argument("--bert", action="store_true", help="the BERT pre-training models instead")
     args = parser.parse_args()
     warnings.simplefilter("ignore")

@@ -122,6 +122,10 @@ def write_synthetic_glue(root: Path, tasks: Iterable[str], seed: int = 0, scale:
             rows = [_row(task, split, i, e if labeled else (e[0], e[1], "")) for i, e in enumerate(examples)]
             if (task, split) == ("QQP", "train"):  # a question broken over two lines, as in the real file
                 rows[3:3] = [["901", "1801", "1802", "How do I"], ["learn to paint?", "0"]]
-            _write(root / spec.directory / file_name, FORMATS[(task, split)].header, rows,
-                   bom=task == "MRPC" and kind != "test")  # fmt: skip
+            _write(
+                root / spec.directory / file_name,
+                FORMATS[(task, split)].header,
+                rows,
+                bom=task == "MRPC" and kind != "test",
+            )
     return root

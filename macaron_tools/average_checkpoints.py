@@ -59,25 +59,32 @@ def model_weights(path: Path, state: dict) -> dict:
     model = state.get("model")
     if not isinstance(model, dict):
         what = "no 'model'" if model is None else f"its 'model' is a {type(model).__name__}"
-        raise AveragingError(f"{path}: not a fairseq checkpoint ({what}, not a dict of tensors); give the "
-                             "checkpoint files of a fairseq-train run")  # fmt: skip
+        raise AveragingError(
+            f"{path}: not a fairseq checkpoint ({what}, not a dict of tensors); give the "
+            "checkpoint files of a fairseq-train run"
+        )
     odd = next((name for name, value in model.items() if not isinstance(value, torch.Tensor)), None)
     if odd is not None:
-        raise AveragingError(f"{path}: not a fairseq checkpoint (its 'model' entry {odd!r} is a "
-                             f"{type(model[odd]).__name__}, not a tensor); give the checkpoint files of a "
-                             "fairseq-train run")  # fmt: skip
+        raise AveragingError(
+            f"{path}: not a fairseq checkpoint (its 'model' entry {odd!r} is a "
+            f"{type(model[odd]).__name__}, not a tensor); give the checkpoint files of a "
+            "fairseq-train run"
+        )
     return model
 
 
 def check_out(out: Path, inputs: Sequence[Path]) -> None:
     """``--out`` is a file to write that is none of the checkpoints read."""
     if out.is_dir():
-        raise AveragingError(f"--out {out}: is a directory; give the file to write (e.g. "
-                             f"{out / 'checkpoint_avg.pt'})")  # fmt: skip
+        raise AveragingError(
+            f"--out {out}: is a directory; give the file to write (e.g. {out / 'checkpoint_avg.pt'})"
+        )
     same = next((path for path in inputs if path.exists() and out.exists() and path.samefile(out)), None)
     if same is not None or out.resolve() in {path.resolve() for path in inputs}:
-        raise AveragingError(f"--out {out} is one of the checkpoints it averages ({same or out}), which are "
-                             "only read; give another --out")  # fmt: skip
+        raise AveragingError(
+            f"--out {out} is one of the checkpoints it averages ({same or out}), which are "
+            "only read; give another --out"
+        )
 
 
 def average(paths: Sequence[Path]) -> dict:

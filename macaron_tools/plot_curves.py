@@ -115,20 +115,25 @@ def read_curves(log: Path) -> Curves:
     with open(log, encoding="utf-8", errors="replace") as handle:
         curves = parse_log(handle)
     if not curves.train_epoch and not curves.valid_epoch and not curves.train_updates:
-        raise PlotError(f"no train/valid loss records in {log} "
-                        "(expected fairseq-train output with --log-format json or simple)")
+        raise PlotError(
+            f"no train/valid loss records in {log} "
+            "(expected fairseq-train output with --log-format json or simple)"
+        )
     return curves
 
 
 def curves_json(curves: Curves) -> str:
     """The ``--json`` file: per-epoch train and valid statistics."""
-    data = {"train": {str(k): v for k, v in sorted(curves.train_epoch.items())},
-            "valid": {str(k): v for k, v in sorted(curves.valid_epoch.items())}}
+    data = {
+        "train": {str(k): v for k, v in sorted(curves.train_epoch.items())},
+        "valid": {str(k): v for k, v in sorted(curves.valid_epoch.items())},
+    }
     return json.dumps(data, indent=2) + "\n"
 
 
-def plot(curves: Curves, out: Path, title: str = "", nll: bool = False,
-         image_format: str | None = None) -> None:
+def plot(
+    curves: Curves, out: Path, title: str = "", nll: bool = False, image_format: str | None = None
+) -> None:
     """Draw the curves and write the image atomically (temporary file, then rename). The format is
     ``image_format``, by default the suffix of ``out`` (``png`` when it has none)."""
     out = Path(out)
@@ -158,10 +163,16 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False,
         ax2 = axes[0][1]
         xs, ys = curves.series("inner")
         ax2.plot(xs, ys, "-", label="train loss (log interval)")
-        vx = [int(curves.valid_epoch[e]["num_updates"]) for e in sorted(curves.valid_epoch)
-              if "num_updates" in curves.valid_epoch[e]]
-        vy = [curves.valid_epoch[e]["loss"] for e in sorted(curves.valid_epoch)
-              if "num_updates" in curves.valid_epoch[e]]
+        vx = [
+            int(curves.valid_epoch[e]["num_updates"])
+            for e in sorted(curves.valid_epoch)
+            if "num_updates" in curves.valid_epoch[e]
+        ]
+        vy = [
+            curves.valid_epoch[e]["loss"]
+            for e in sorted(curves.valid_epoch)
+            if "num_updates" in curves.valid_epoch[e]
+        ]
         if vx:
             ax2.plot(vx, vy, "s-", label="valid loss")
         ax2.set_xlabel("update")
@@ -180,8 +191,10 @@ def plot(curves: Curves, out: Path, title: str = "", nll: bool = False,
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = ArgumentParser(prog="python -m macaron_tools.plot_curves",
-                                     description="Plot train/valid loss of a fairseq training log as a PNG.")
+    parser = ArgumentParser(
+        prog="python -m macaron_tools.plot_curves",
+        description="Plot train/valid loss of a fairseq training log as a PNG.",
+    )
     parser.add_argument("--log", required=True, type=Path, help="fairseq-train log (json or simple format)")
     parser.add_argument("--out", required=True, type=Path, help="PNG to write")
     parser.add_argument("--title", default="", help="figure title")
@@ -232,4 +245,3 @@ def cli() -> None:
 
 if __name__ == "__main__":
     cli()
-

@@ -145,12 +145,14 @@ def fairseq_bleu_record(gen_lines: Sequence[str]) -> dict[str, Any]:
     """The BLEU4 line ``fairseq-generate`` printed (the last one, if a file holds several runs)."""
     found = [m for line in gen_lines if (m := _FAIRSEQ_BLEU.match(line.strip()))]
     if not found:
-        raise ScoreError("no 'Generate ... with beam=N: BLEU4 = ...' line: fairseq-generate printed no BLEU "
-                         "(it needs references in the data-bin and --scoring bleu, its default)")  # fmt: skip
+        raise ScoreError(
+            "no 'Generate ... with beam=N: BLEU4 = ...' line: fairseq-generate printed no BLEU "
+            "(it needs references in the data-bin and --scoring bleu, its default)"
+        )
     m = found[-1]
     return {
         "label": "fairseq BLEU4 (fairseq-generate's own, on the BPE-removed tokenized text; the authors' "
-                 "test-iwslt14.sh)",
+        "test-iwslt14.sh)",
         "score": float(m["score"]),
         "signature": f"fairseq-generate --scoring bleu, {m['subset']}, beam={m['beam']}",
         "precisions": [float(p) for p in m["precisions"].split("/")],
@@ -159,7 +161,7 @@ def fairseq_bleu_record(gen_lines: Sequence[str]) -> dict[str, Any]:
         "ref_len": int(m["ref"]),
         "length_ratio": length_ratio(int(m["sys"]), int(m["ref"])),
         "line": m.group(0),
-    }  # fmt: skip
+    }
 
 
 def retokenize(lines: Sequence[str], lang: str) -> list[str]:
@@ -235,8 +237,10 @@ def score(
         else:
             atat_refs = retokenize(refs, lang)
             reference = "stand-in reference: the raw references tokenized and split the same way"
-        label = (f"BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split, multi-bleu; {case}; "
-                 f"{reference})")  # fmt: skip
+        label = (
+            f"BLEU as the authors' test-wmt14 (Moses detok → tok, ##AT## split, multi-bleu; {case}; "
+            f"{reference})"
+        )
         results["scores"]["retokenized"] = bleu_record(
             retokenize(detok, lang), atat_refs, "none", lowercase, label
         )

@@ -139,11 +139,15 @@ class PreemptibleTraining:
             resuming = cfg.restore_file == "checkpoint_last.pt" and last.exists()
             extra_state, epoch_itr = load_checkpoint(cfg, trainer, **kwargs)
             if resuming:
-                logger.info(f"resumed from {last} at update {trainer.get_num_updates()} "
-                            f"(epoch {epoch_itr.epoch}){restart_text()}")  # fmt: skip
+                logger.info(
+                    f"resumed from {last} at update {trainer.get_num_updates()} "
+                    f"(epoch {epoch_itr.epoch}){restart_text()}"
+                )
             elif restart_text():
-                logger.warning(f"{last} does not exist (the checkpoint directory is gone, or no checkpoint "
-                               f"was written yet): starting fresh{restart_text()}")  # fmt: skip
+                logger.warning(
+                    f"{last} does not exist (the checkpoint directory is gone, or no checkpoint "
+                    f"was written yet): starting fresh{restart_text()}"
+                )
             return extra_state, epoch_itr
 
         import torch
@@ -179,8 +183,10 @@ class PreemptibleTraining:
 
         self.preempted = True
         name = self.preemption.reason
-        logger.info(f"{name} received: checkpoint saved at update {trainer.get_num_updates()} "
-                    f"(epoch {epoch_itr.epoch}); stopping")  # fmt: skip
+        logger.info(
+            f"{name} received: checkpoint saved at update {trainer.get_num_updates()} "
+            f"(epoch {epoch_itr.epoch}); stopping"
+        )
         if is_rank_zero():
             self.preemption.requeue(logger.info)
         if dist.is_available() and dist.is_initialized():
@@ -210,8 +216,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     if training.preempted:
         if is_rank_zero() and not os.environ.get("SLURM_JOB_ID"):
-            print("train_preemptible: stopped by the signal after saving checkpoint_last.pt; rerun the same "
-                  "command to resume", file=sys.stderr)  # fmt: skip
+            print(
+                "train_preemptible: stopped by the signal after saving checkpoint_last.pt; rerun the same "
+                "command to resume",
+                file=sys.stderr,
+            )
         return PREEMPTED_EXIT
     return 0
 

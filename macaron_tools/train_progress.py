@@ -71,8 +71,9 @@ class ProgressDisplay(progress.ProgressDisplay):
     def record(self, tag: str, stats: dict[str, Any]) -> None:
         if tag == "train_inner":
             updates = int(float(stats.get("num_updates", self.last_update)))
-            postfix = (f"epoch {stats.get('epoch', '?')} | loss {stats.get('loss', '?')} "
-                       f"| lr {stats.get('lr', '?')}")
+            postfix = (
+                f"epoch {stats.get('epoch', '?')} | loss {stats.get('loss', '?')} | lr {stats.get('lr', '?')}"
+            )
             if self.bar is not None:
                 self.advance(updates - self.last_update, postfix)
             else:
@@ -85,16 +86,23 @@ class ProgressDisplay(progress.ProgressDisplay):
         elif tag == "valid":
             epoch = int(float(stats.get("epoch", 0)))
             updates = stats.get("valid_num_updates", "?")
-            self.message(f"[epoch {epoch}] valid loss {stats.get('valid_loss', '?')} "
-                         f"(ppl {stats.get('valid_ppl', '?')}) after {updates} updates | {self.elapsed()}")
+            self.message(
+                f"[epoch {epoch}] valid loss {stats.get('valid_loss', '?')} "
+                f"(ppl {stats.get('valid_ppl', '?')}) after {updates} updates | {self.elapsed()}"
+            )
 
     def epoch_summary(self, epoch: int) -> None:
         if epoch in self.train_loss:
             self.message(f"[epoch {epoch}] train loss {self.train_loss[epoch]} | {self.elapsed()}")
 
 
-def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, use_bar: bool | None = None,
-        tail_lines: int = 40) -> int:
+def run(
+    command: Sequence[str],
+    log_path: Path,
+    stream: TextIO | None = None,
+    use_bar: bool | None = None,
+    tail_lines: int = 40,
+) -> int:
     """Run ``command``, tee its output to ``log_path``, display progress on ``stream`` (the current
     ``sys.stderr`` by default)."""
     stream = stream if stream is not None else sys.stderr
@@ -117,8 +125,9 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
             display.message(line)
 
     try:  # Ctrl-C: the command gets SIGINT and ends by itself; its status is this one's
-        code = processes.run(command, env=env, log=log_path, append=True, on_line=show,
-                             on_interrupt="return").status  # fmt: skip
+        code = processes.run(
+            command, env=env, log=log_path, append=True, on_line=show, on_interrupt="return"
+        ).status
     except OSError as err:
         if err.filename != command[0]:  # not the command: the log cannot be written
             raise
@@ -127,8 +136,9 @@ def run(command: Sequence[str], log_path: Path, stream: TextIO | None = None, us
     finally:
         display.close()
     if code != 0:
-        print(f"train_progress: command failed with exit status {code}; last lines of {log_path}:",
-              file=stream)
+        print(
+            f"train_progress: command failed with exit status {code}; last lines of {log_path}:", file=stream
+        )
         for line in tail:
             print("  " + line, file=stream)
     return code

@@ -42,9 +42,15 @@ class _DeprecatedSpelling(argparse.Action):
 
     def __init__(self, option_strings: list[str], dest: str, new: argparse.Action, **_: object) -> None:
         super().__init__(
-            option_strings, dest, nargs=new.nargs, type=new.type, choices=new.choices, metavar=new.metavar,
-            default=argparse.SUPPRESS, help=argparse.SUPPRESS,
-        )  # fmt: skip
+            option_strings,
+            dest,
+            nargs=new.nargs,
+            type=new.type,
+            choices=new.choices,
+            metavar=new.metavar,
+            default=argparse.SUPPRESS,
+            help=argparse.SUPPRESS,
+        )
         self.new = new
 
     def __call__(

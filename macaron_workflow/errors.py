@@ -105,8 +105,10 @@ def storage_failure(path: Path | str, exc: BaseException) -> OutputError | None:
     if full:
         return cannot_write(path, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC)))
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return OutputError(f"cannot write {path}: torch could not write the file ({first}); check the space and "
-                       "the health of its file system, and rerun")  # fmt: skip
+    return OutputError(
+        f"cannot write {path}: torch could not write the file ({first}); check the space and "
+        "the health of its file system, and rerun"
+    )
 
 
 def cannot_write(path: Path | str, exc: OSError) -> OutputError:

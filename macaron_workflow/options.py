@@ -72,6 +72,7 @@ def add_run_options(parser: argparse.ArgumentParser) -> None:
     """--workers and --force, identical in every command that has them (:data:`RUN_OPTIONS`)."""
     add_options(parser, RUN_OPTIONS)
 
+
 SKIP_INSTALL = Option(
     "--skip-install",
     "the .sh wrapper does not run scripts/install.sh first (python -m never installs)",

@@ -44,8 +44,12 @@ def relation(output: Path, input_path: Path) -> str | None:
 ALL = ("is", "is inside", "contains")
 
 
-def refuse_overlap(outputs: Mapping[str, Path | None], inputs: Mapping[str, Path | None],
-                   change: str | None = None, forbid: Collection[str] = ALL) -> None:  # fmt: skip
+def refuse_overlap(
+    outputs: Mapping[str, Path | None],
+    inputs: Mapping[str, Path | None],
+    change: str | None = None,
+    forbid: Collection[str] = ALL,
+) -> None:
     """Raise :class:`OverlapError` for the first output that is, lies inside or contains an input.
 
     ``outputs`` and ``inputs`` map how the user gave each path (``"--dest"``, ``"GLUE_DIR="``) to the path

@@ -102,8 +102,10 @@ class Preemption:
             return requeue(log)
         preempting = slurm_preempting(job)
         if preempting is False:
-            log(f"SIGTERM without a preemption (scancel, or a time limit without --signal): Slurm job {job} "
-                "is not requeued")  # fmt: skip
+            log(
+                f"SIGTERM without a preemption (scancel, or a time limit without --signal): Slurm job {job} "
+                "is not requeued"
+            )
             return False
         if preempting is None:
             log(f"warning: could not ask Slurm whether job {job} is being preempted; requeueing it")
@@ -128,8 +130,9 @@ def slurm_port(job_id: int | str) -> int:
 def job_fields(job: str) -> dict[str, str] | None:
     """``scontrol show job -o JOB`` as ``{key: value}`` (None when scontrol fails)."""
     try:
-        result = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True, text=True,
-                                check=False, timeout=60)  # fmt: skip
+        result = subprocess.run(
+            ["scontrol", "show", "job", "-o", job], capture_output=True, text=True, check=False, timeout=60
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     if result.returncode != 0 or not result.stdout.startswith("JobId="):
@@ -153,14 +156,17 @@ def requeue(log: Callable[[str], None]) -> bool:
     if job is None:
         return False
     try:
-        result = subprocess.run(["scontrol", "requeue", job], capture_output=True, text=True, check=False,
-                                timeout=120)  # fmt: skip
+        result = subprocess.run(
+            ["scontrol", "requeue", job], capture_output=True, text=True, check=False, timeout=120
+        )
     except (OSError, subprocess.TimeoutExpired) as err:
         log(f"warning: scontrol requeue {job} failed ({err}); resubmit the job to resume")
         return False
     if result.returncode == 0:
         log(f"requeued Slurm job {job}: it restarts from this checkpoint")
         return True
-    log(f"warning: scontrol requeue {job} failed ({result.stderr.strip() or result.returncode}); "
-        "resubmit the job to resume")  # fmt: skip
+    log(
+        f"warning: scontrol requeue {job} failed ({result.stderr.strip() or result.returncode}); "
+        "resubmit the job to resume"
+    )
     return False

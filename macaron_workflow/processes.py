@@ -90,9 +90,14 @@ def run(
         else:
             streams = {"stdout": out_file or log_file, "stderr": log_file}
         proc = subprocess.Popen(
-            argv, cwd=cwd, env=None if env is None else dict(env), text=True, bufsize=1, errors="replace",
+            argv,
+            cwd=cwd,
+            env=None if env is None else dict(env),
+            text=True,
+            bufsize=1,
+            errors="replace",
             **streams,  # type: ignore[arg-type]
-        )  # fmt: skip
+        )
         captured: list[str] = []
         interrupted = False
 

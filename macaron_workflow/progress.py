@@ -34,8 +34,15 @@ class ProgressDisplay:
         if active and (self.stream.isatty() if use_bar is None else use_bar):
             from tqdm import tqdm  # only where a bar is shown
 
-            self.bar = tqdm(total=total, initial=initial, unit=unit, file=self.stream, dynamic_ncols=True,
-                            desc=desc, leave=True)  # fmt: skip
+            self.bar = tqdm(
+                total=total,
+                initial=initial,
+                unit=unit,
+                file=self.stream,
+                dynamic_ncols=True,
+                desc=desc,
+                leave=True,
+            )
 
     def elapsed(self) -> str:
         """Seconds since the display started, as ``12s``."""

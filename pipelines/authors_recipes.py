@@ -41,14 +41,26 @@ LOGGING_FLAGS = ("--no-progress-bar",)
 
 _COMMON = (
     "--share-all-embeddings",
-    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--clip-norm", "0.0",
-)  # fmt: skip
+    "--optimizer",
+    "adam",
+    "--adam-betas",
+    "(0.9, 0.98)",
+    "--clip-norm",
+    "0.0",
+)
 _SCHEDULE = ("--lr-scheduler", "inverse_sqrt", "--warmup-init-lr", "1e-07", "--warmup-updates", "8000")
 _LOSS = ("--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1")
 _TAIL = (
-    "--no-progress-bar", "--log-interval", "50", "--ddp-backend", "no_c10d",
-    "--save-interval-updates", "10000", "--keep-interval-updates", "20",
-)  # fmt: skip
+    "--no-progress-bar",
+    "--log-interval",
+    "50",
+    "--ddp-backend",
+    "no_c10d",
+    "--save-interval-updates",
+    "10000",
+    "--keep-interval-updates",
+    "20",
+)
 
 
 @dataclass(frozen=True)
@@ -132,10 +144,26 @@ AUTHORS: dict[str, AuthorsScripts] = {
     "iwslt14": AuthorsScripts(
         train_script="train/train-iwslt14.sh",
         train=(
-            "--seed", "1", "--arch", "transformer_iwslt_de_en_macaron_v2", *_COMMON, "--dropout", "0.3",
-            *_SCHEDULE, "--lr", "0.0015", "--min-lr", "1e-09",
-            *_LOSS, "--weight-decay", "0.0001",
-            "--max-tokens", "4096", "--update-freq", "1", *_TAIL,
+            "--seed",
+            "1",
+            "--arch",
+            "transformer_iwslt_de_en_macaron_v2",
+            *_COMMON,
+            "--dropout",
+            "0.3",
+            *_SCHEDULE,
+            "--lr",
+            "0.0015",
+            "--min-lr",
+            "1e-09",
+            *_LOSS,
+            "--weight-decay",
+            "0.0001",
+            "--max-tokens",
+            "4096",
+            "--update-freq",
+            "1",
+            *_TAIL,
         ),
         test_script="test/test-iwslt14.sh",
         test=("--batch-size", "128", "--beam", "5", "--lenpen", "1.0", "--remove-bpe"),
@@ -145,10 +173,24 @@ AUTHORS: dict[str, AuthorsScripts] = {
     "wmt14": AuthorsScripts(
         train_script="train/train-wmt14-base.sh",
         train=(
-            "--seed", "1", "--arch", "transformer_wmt_en_de_macaron_v2", *_COMMON, *_SCHEDULE,
-            "--lr", "0.0015", "--min-lr", "1e-09",
-            *_LOSS, "--weight-decay", "0.0",
-            "--max-tokens", "8192", "--update-freq", "1", *_TAIL,
+            "--seed",
+            "1",
+            "--arch",
+            "transformer_wmt_en_de_macaron_v2",
+            *_COMMON,
+            *_SCHEDULE,
+            "--lr",
+            "0.0015",
+            "--min-lr",
+            "1e-09",
+            *_LOSS,
+            "--weight-decay",
+            "0.0",
+            "--max-tokens",
+            "8192",
+            "--update-freq",
+            "1",
+            *_TAIL,
         ),
         test_script="test/test-wmt14-base.sh",
         test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
@@ -158,17 +200,31 @@ AUTHORS: dict[str, AuthorsScripts] = {
     "wmt14-big": AuthorsScripts(
         train_script="train/train-wmt14-big.sh",
         train=(
-            "--seed", "1", "--arch", "transformer_wmt_en_de_big_t2t_macaron", *_COMMON, *_SCHEDULE,
-            "--lr", "0.003", "--min-lr", "1e-09",
-            *_LOSS, "--weight-decay", "0.0",
-            "--max-tokens", "4096", "--update-freq", "16", *_TAIL,
+            "--seed",
+            "1",
+            "--arch",
+            "transformer_wmt_en_de_big_t2t_macaron",
+            *_COMMON,
+            *_SCHEDULE,
+            "--lr",
+            "0.003",
+            "--min-lr",
+            "1e-09",
+            *_LOSS,
+            "--weight-decay",
+            "0.0",
+            "--max-tokens",
+            "4096",
+            "--update-freq",
+            "16",
+            *_TAIL,
         ),
         test_script="test/test-wmt14-big.sh",
         test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
         bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
         gpus=4,
     ),
-}  # fmt: skip
+}
 
 #: fairseq setting -> why the pipeline's value differs from the authors' (the only differences allowed)
 DEVIATIONS: dict[str, str] = {

@@ -79,17 +79,25 @@ def recipe_table(name: str) -> str:
         if flag in ar.LOGGING_FLAGS:
             ours = "—"
         lines.append(f"| `{flag}` | `{theirs}` | `{ours}` | {where_set(flag, recipe)} |")
-    lines.append(f"| (none: they stop by hand) | — | `--max-update {args.max_update}` | pipeline option "
-                 "`--max-update` |")  # fmt: skip
-    lines.append(f"| (GPUs → tokens per update) | {scripts.gpus} GPU(s) → {scripts.tokens_per_update:,} | "
-                 f"{args.batch.tokens_per_update:,} on {scripts.gpus} GPU(s); on any other count "
-                 "`--update-freq` is derived to match (printed; one line says so when no whole value can) | "
-                 "their `translation/README.md`; pipeline |")  # fmt: skip
+    lines.append(
+        f"| (none: they stop by hand) | — | `--max-update {args.max_update}` | pipeline option "
+        "`--max-update` |"
+    )
+    lines.append(
+        f"| (GPUs → tokens per update) | {scripts.gpus} GPU(s) → {scripts.tokens_per_update:,} | "
+        f"{args.batch.tokens_per_update:,} on {scripts.gpus} GPU(s); on any other count "
+        "`--update-freq` is derived to match (printed; one line says so when no whole value can) | "
+        "their `translation/README.md`; pipeline |"
+    )
     for label, attr in ARCH_SETTINGS.items():
-        lines.append(f"| ({label}) | implied by `--arch` | `{shown(getattr(parsed, attr))}` | arch function "
-                     "(`macaron_fairseq/models/authors.py`) |")  # fmt: skip
-    lines.append(f"| (initialisation) | their fork's code | {initialisation_of(args.arch)} | "
-                 "`macaron_fairseq/models/authors_init.py` |")  # fmt: skip
+        lines.append(
+            f"| ({label}) | implied by `--arch` | `{shown(getattr(parsed, attr))}` | arch function "
+            "(`macaron_fairseq/models/authors.py`) |"
+        )
+    lines.append(
+        f"| (initialisation) | their fork's code | {initialisation_of(args.arch)} | "
+        "`macaron_fairseq/models/authors_init.py` |"
+    )
     lines.append(f"| (data) | their `prepare-*.sh` | {ar.DATA[name]} | `{recipe.preprocess_module}` |")
     test = ar.flag_groups(scripts.test)
     ours_test = {
@@ -106,8 +114,10 @@ def recipe_table(name: str) -> str:
             value, origin = ours_test[flag]
             lines.append(f"| test `{flag}` | `{theirs}` | `{value}` | {origin} |")
     then = ", ".join(f"`{m}`" for m in recipe.bleu.metrics[1:])
-    lines.append(f"| test BLEU | {scripts.bleu} | printed first: `{recipe.bleu.metrics[0]}` (then {then}) | "
-                 "`macaron_tools.score_bleu` |")  # fmt: skip
+    lines.append(
+        f"| test BLEU | {scripts.bleu} | printed first: `{recipe.bleu.metrics[0]}` (then {then}) | "
+        "`macaron_tools.score_bleu` |"
+    )
     return "\n".join(lines)
 
 

@@ -82,14 +82,25 @@ def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> l
     ``--distributed-port`` (derived from the job id, which a requeue keeps)."""
     job, tasks = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_NTASKS")
     if job is None or tasks is None:
-        raise PipelineError("--slurm: not inside a Slurm job with tasks (no SLURM_JOB_ID/SLURM_NTASKS): "
-                            "submit slurm/translate.sbatch with sbatch")  # fmt: skip
+        raise PipelineError(
+            "--slurm: not inside a Slurm job with tasks (no SLURM_JOB_ID/SLURM_NTASKS): "
+            "submit slurm/translate.sbatch with sbatch"
+        )
     port = slurm_port(job)
     return [
-        "srun", "--kill-on-bad-exit=1", sys.executable, "-m", "macaron_tools.train_preemptible",
-        "--preemption-signal", signal_name, *command[1:],
-        "--distributed-world-size", tasks, "--distributed-port", str(port),
-    ]  # fmt: skip
+        "srun",
+        "--kill-on-bad-exit=1",
+        sys.executable,
+        "-m",
+        "macaron_tools.train_preemptible",
+        "--preemption-signal",
+        signal_name,
+        *command[1:],
+        "--distributed-world-size",
+        tasks,
+        "--distributed-port",
+        str(port),
+    ]
 
 
 def move_aside(path: Path) -> Path:
@@ -140,8 +151,10 @@ def train(
         if status == -signal.SIGINT:  # Ctrl-C: train_progress passed it on and waited for fairseq-train
             raise KeyboardInterrupt
         if launch and status == PREEMPTED_EXIT:
-            raise Preempted(f"training saved {save_dir / 'checkpoint_last.pt'} on the preemption signal and "
-                            "stopped; the requeued job (or a rerun) resumes from it")  # fmt: skip
+            raise Preempted(
+                f"training saved {save_dir / 'checkpoint_last.pt'} on the preemption signal and "
+                "stopped; the requeued job (or a rerun) resumes from it"
+            )
         if status != 0:
             raise PipelineError(f"fairseq-train failed with exit status {status} (full log: {log})")
         return {}
@@ -169,10 +182,19 @@ def average(
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         run_command(
-            [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", save_dir,
-             "--num-update-checkpoints", count, "--out", temps[output]],
+            [
+                sys.executable,
+                "-m",
+                "macaron_tools.average_checkpoints",
+                "--inputs",
+                save_dir,
+                "--num-update-checkpoints",
+                count,
+                "--out",
+                temps[output],
+            ],
             console,
-        )  # fmt: skip
+        )
         return {"averaged": [path.name for path in reads]}
 
     runner.run(stage, reads, [output], {"count": count}, build)
@@ -198,11 +220,29 @@ def generate(
     subword-nmt's ``@@`` — fairseq's ``--remove-bpe`` — for a data-bin with ``subword_nmt.codes``): the
     stdout of ``fairseq-generate`` goes to ``output``, its stderr to ``output`` with the suffix ``.log``."""
     command = [
-        "fairseq-generate", str(data_bin), "--user-dir", str(USER_DIR), "--task", "translation",
-        "--source-lang", src, "--target-lang", tgt, "--path", str(checkpoint), "--gen-subset", "test",
-        "--beam", str(beam), "--lenpen", str(lenpen), "--post-process", post_process_of(data_bin),
-        "--batch-size", str(batch_size),
-    ]  # fmt: skip
+        "fairseq-generate",
+        str(data_bin),
+        "--user-dir",
+        str(USER_DIR),
+        "--task",
+        "translation",
+        "--source-lang",
+        src,
+        "--target-lang",
+        tgt,
+        "--path",
+        str(checkpoint),
+        "--gen-subset",
+        "test",
+        "--beam",
+        str(beam),
+        "--lenpen",
+        str(lenpen),
+        "--post-process",
+        post_process_of(data_bin),
+        "--batch-size",
+        str(batch_size),
+    ]
     if cpu:
         command += ["--num-workers", "0", "--cpu"]
     errors = output.with_suffix(".log")
@@ -259,9 +299,16 @@ def score(
     def build(temps: Mapping[Path, Path]) -> StageReport:
         try:
             results, hypotheses = score_bleu.score_file(
-                str(generated), ref, tok_ref, lang, bleu.metrics, lowercase=bleu.lowercase,
-                split_compounds=bleu.compound_split, name=name, atat_ref_path=atat_ref,
-            )  # fmt: skip
+                str(generated),
+                ref,
+                tok_ref,
+                lang,
+                bleu.metrics,
+                lowercase=bleu.lowercase,
+                split_compounds=bleu.compound_split,
+                name=name,
+                atat_ref_path=atat_ref,
+            )
         except (score_bleu.ScoreError, OSError) as err:
             raise PipelineError(f"cannot score {generated}: {err}") from err
         if hyp_out is not None:

@@ -161,8 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             path.write_text(text, encoding="utf-8")
     if stale:
-        print(f"hydra_recipes: {', '.join(stale)} differ from their recipes: run python -m "
-              "macaron_pipelines.hydra_recipes", file=sys.stderr)  # fmt: skip
+        print(
+            f"hydra_recipes: {', '.join(stale)} differ from their recipes: run python -m "
+            "macaron_pipelines.hydra_recipes",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -68,10 +68,24 @@ from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_o
 from macaron_workflow.stages import StageReport, StageRunner
 
 CONFIGS = REPO / "configs" / "deepspeed"
-FULL = dict(arch="macaron_bert_base", config=CONFIGS / "bert_phase1.json", save_interval=5000, log=100,
-            phases="1 2", phase2_config=CONFIGS / "bert_phase2.json", phase2_tokens=512)  # fmt: skip
-SMALL = dict(arch="macaron_bert_tiny", config=CONFIGS / "tiny_cpu.json", save_interval=10, log=5, phases="1",
-             phase2_config=CONFIGS / "tiny_cpu.json", phase2_tokens=256)  # fmt: skip
+FULL = dict(
+    arch="macaron_bert_base",
+    config=CONFIGS / "bert_phase1.json",
+    save_interval=5000,
+    log=100,
+    phases="1 2",
+    phase2_config=CONFIGS / "bert_phase2.json",
+    phase2_tokens=512,
+)
+SMALL = dict(
+    arch="macaron_bert_tiny",
+    config=CONFIGS / "tiny_cpu.json",
+    save_interval=10,
+    log=5,
+    phases="1",
+    phase2_config=CONFIGS / "tiny_cpu.json",
+    phase2_tokens=256,
+)
 SMALL_PHASE2_MAX_UPDATE = 10
 DEFAULT_TOKENS_PER_SAMPLE = 128
 """The task's default sequence length (BERT's phase 1)."""
@@ -149,11 +163,23 @@ def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tu
             f"({SYNTHETIC['dump_mb']} MB Wikipedia-style dump + {SYNTHETIC['books']} books) in {root}"
         )
         run_command(
-            [sys.executable, "-m", "macaron_synthetic.wiki", "--out", dump,
-             "--mb", SYNTHETIC["dump_mb"], "--seed", SYNTHETIC["seed"], "--books-dir", books,
-             "--books", SYNTHETIC["books"]],
+            [
+                sys.executable,
+                "-m",
+                "macaron_synthetic.wiki",
+                "--out",
+                dump,
+                "--mb",
+                SYNTHETIC["dump_mb"],
+                "--seed",
+                SYNTHETIC["seed"],
+                "--books-dir",
+                books,
+                "--books",
+                SYNTHETIC["books"],
+            ],
             console,
-        )  # fmt: skip
+        )
         files = sorted(path.name for path in books.glob("*.txt"))
         if len(files) != SYNTHETIC["books"] or not dump.exists() or not index.exists():
             raise PipelineError(f"the synthetic corpus in {root} is incomplete")
@@ -162,9 +188,13 @@ def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tu
         return {"books": len(files), "dump_bytes": dump.stat().st_size}
 
     runner.run_in_place(
-        "synthetic-corpus", inputs=[], outputs=[dump, index, manifest], params=dict(SYNTHETIC), build=build,
+        "synthetic-corpus",
+        inputs=[],
+        outputs=[dump, index, manifest],
+        params=dict(SYNTHETIC),
+        build=build,
         workspace=root,
-    )  # fmt: skip
+    )
     return [dump], books
 
 
@@ -179,8 +209,14 @@ def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace
         command += ["--wikipedia", *wikipedia]
     if bookcorpus is not None:
         command += ["--bookcorpus", bookcorpus]
-    command += ["--workers", args.workers, "--bpe-vocab-size", args.bpe_vocab_size,
-                "--valid-ratio", args.valid_ratio]  # fmt: skip
+    command += [
+        "--workers",
+        args.workers,
+        "--bpe-vocab-size",
+        args.bpe_vocab_size,
+        "--valid-ratio",
+        args.valid_ratio,
+    ]
     if args.force:
         command += ["--force"]
     run_command(command, console)
@@ -190,12 +226,30 @@ def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace
 # ---------------------------------------------------------------------------------------------- pretrain
 def pretrain_command(args: argparse.Namespace, data_bin: Path, paths: ArchPaths) -> list[str]:
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(args.gpus),
-        "-m", "macaron_fairseq.pretrain", str(data_bin), "--arch", args.arch,
-        "--deepspeed-config", str(args.deepspeed_config), "--save-dir", str(paths.save_dir),
-        "--max-update", str(args.max_update), "--save-interval-updates", str(args.save_interval_updates),
-        "--log-interval", str(args.log_interval), "--seed", str(args.seed),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(args.gpus),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(data_bin),
+        "--arch",
+        args.arch,
+        "--deepspeed-config",
+        str(args.deepspeed_config),
+        "--save-dir",
+        str(paths.save_dir),
+        "--max-update",
+        str(args.max_update),
+        "--save-interval-updates",
+        str(args.save_interval_updates),
+        "--log-interval",
+        str(args.log_interval),
+        "--seed",
+        str(args.seed),
+    ]
     if args.tokens_per_sample:
         command += ["--tokens-per-sample", str(args.tokens_per_sample)]
     return command + list(args.train_flags)
@@ -256,12 +310,17 @@ def phase2_args(args: argparse.Namespace) -> argparse.Namespace:
     """The settings of BERT's phase 2: its own config (a fresh warm-up), longer sequences, its own length,
     and phase 1's weights (``--init-from`` phase 1's save dir: weights only)."""
     phase1 = ArchPaths(args.workdir, args.arch, 1)
-    return argparse.Namespace(**{
-        **vars(args), "phase": 2, "deepspeed_config": args.phase2_config,
-        "tokens_per_sample": args.phase2_tokens_per_sample, "max_update": args.phase2_max_update,
-        "train_flags": [*args.train_flags, "--init-from", str(phase1.save_dir)],
-        "phase_inputs": [phase1.save_dir / "latest"],
-    })  # fmt: skip
+    return argparse.Namespace(
+        **{
+            **vars(args),
+            "phase": 2,
+            "deepspeed_config": args.phase2_config,
+            "tokens_per_sample": args.phase2_tokens_per_sample,
+            "max_update": args.phase2_max_update,
+            "train_flags": [*args.train_flags, "--init-from", str(phase1.save_dir)],
+            "phase_inputs": [phase1.save_dir / "latest"],
+        }
+    )
 
 
 # ------------------------------------------------------------------------------------------------ export
@@ -283,10 +342,18 @@ def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> N
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         run_command(
-            [sys.executable, "-m", "macaron_fairseq.pretrain.export", paths.save_dir, "--tag", tag,
-             "--out", temps[paths.model]],
+            [
+                sys.executable,
+                "-m",
+                "macaron_fairseq.pretrain.export",
+                paths.save_dir,
+                "--tag",
+                tag,
+                "--out",
+                temps[paths.model],
+            ],
             console,
-        )  # fmt: skip
+        )
         return {"tag": tag}
 
     runner.run(stage_name("export", args), reads, [paths.model], {"tag": tag}, build)
@@ -392,45 +459,104 @@ def config_total_steps(path: Path) -> int | None:
 
 
 OPTIONS = (
-    Option("--workdir", "data-bin/, ARCH/ (checkpoints, model, plots) go here (the wrapper's default: "
-           "work_dirs/pretrain)", env="WORKDIR", type=Path, required=True),
-    Option("--wikipedia", "MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2), or 'latest' to "
-           "download the newest English dump (see docs/pretraining_data.md); the variable: files separated "
-           "by spaces",
-           env="WIKIPEDIA", kind="list", default=[], metavar="DUMP"),
+    Option(
+        "--workdir",
+        "data-bin/, ARCH/ (checkpoints, model, plots) go here (the wrapper's default: work_dirs/pretrain)",
+        env="WORKDIR",
+        type=Path,
+        required=True,
+    ),
+    Option(
+        "--wikipedia",
+        "MediaWiki XML export files (enwiki-*-pages-articles*.xml.bz2), or 'latest' to "
+        "download the newest English dump (see docs/pretraining_data.md); the variable: files separated "
+        "by spaces",
+        env="WIKIPEDIA",
+        kind="list",
+        default=[],
+        metavar="DUMP",
+    ),
     Option("--bookcorpus", "a directory of books, one .txt each", env="BOOKCORPUS", type=Path, metavar="DIR"),
-    Option("--arch", "macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); "
-           "default: macaron_bert_base (--small: macaron_bert_tiny)", env="ARCH"),
-    Option("--deepspeed-config", "default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
-           env="DS_CONFIG", type=Path),
-    Option("--gpus", "processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank "
-           "(--small: 2)", env="GPUS", type=positive_int),
-    Option("--max-update", "optimizer steps; default: the config's scheduler total_num_steps (--small: 30); "
-           "raising it later continues the finished run", env="MAX_UPDATE", type=positive_int),
-    Option("--tokens-per-sample", "sequence length (default: the task's, 128 = BERT phase 1)",
-           env="TOKENS_PER_SAMPLE", type=positive_int),
-    Option("--phases", "BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs "
-           "phase 1's checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a "
-           "fresh optimizer, schedule and data position) and writes to DIR/ARCH/phase2/", env="PHASES"),
-    Option("--phase2-config", "phase 2's DeepSpeed config (default: bert_phase2.json)", env="PHASE2_CONFIG",
-           type=Path),
-    Option("--phase2-tokens-per-sample", "phase 2's sequence length (default 512; --small: 256)",
-           type=positive_int),
-    Option("--phase2-max-update", "phase 2's optimizer steps (default: its config's total_num_steps; "
-           "--small: 10)", env="PHASE2_MAX_UPDATE", type=positive_int),
+    Option(
+        "--arch",
+        "macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); "
+        "default: macaron_bert_base (--small: macaron_bert_tiny)",
+        env="ARCH",
+    ),
+    Option(
+        "--deepspeed-config",
+        "default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
+        env="DS_CONFIG",
+        type=Path,
+    ),
+    Option(
+        "--gpus",
+        "processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank (--small: 2)",
+        env="GPUS",
+        type=positive_int,
+    ),
+    Option(
+        "--max-update",
+        "optimizer steps; default: the config's scheduler total_num_steps (--small: 30); "
+        "raising it later continues the finished run",
+        env="MAX_UPDATE",
+        type=positive_int,
+    ),
+    Option(
+        "--tokens-per-sample",
+        "sequence length (default: the task's, 128 = BERT phase 1)",
+        env="TOKENS_PER_SAMPLE",
+        type=positive_int,
+    ),
+    Option(
+        "--phases",
+        "BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs "
+        "phase 1's checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a "
+        "fresh optimizer, schedule and data position) and writes to DIR/ARCH/phase2/",
+        env="PHASES",
+    ),
+    Option(
+        "--phase2-config",
+        "phase 2's DeepSpeed config (default: bert_phase2.json)",
+        env="PHASE2_CONFIG",
+        type=Path,
+    ),
+    Option(
+        "--phase2-tokens-per-sample",
+        "phase 2's sequence length (default 512; --small: 256)",
+        type=positive_int,
+    ),
+    Option(
+        "--phase2-max-update",
+        "phase 2's optimizer steps (default: its config's total_num_steps; --small: 10)",
+        env="PHASE2_MAX_UPDATE",
+        type=positive_int,
+    ),
     Option("--save-interval-updates", "default 5000 (--small: 10)", type=positive_int),
     Option("--log-interval", "a progress line every N steps; default 100 (--small: 5)", type=positive_int),
     Option("--seed", "default 1", env="SEED", type=int, default=1),
-    Option("--bpe-vocab-size", "BPE pieces; default 32768 (--small: 500)", type=positive_int,
-           deprecated=("--vocab-size",)),
+    Option(
+        "--bpe-vocab-size",
+        "BPE pieces; default 32768 (--small: 500)",
+        type=positive_int,
+        deprecated=("--vocab-size",),
+    ),
     Option("--valid-ratio", "share of validation documents; default 0.005 (--small: 0.1)", type=float),
     WORKERS.with_env("WORKERS"),
-    Option("--small", "CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated "
-           "corpus when no input is given", env="SMALL", kind="switch"),
-    replace(FORCE, help="redo every stage, the corpus included (downloads are kept; the old checkpoints "
-            "of this --arch are moved aside)"),
+    Option(
+        "--small",
+        "CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated "
+        "corpus when no input is given",
+        env="SMALL",
+        kind="switch",
+    ),
+    replace(
+        FORCE,
+        help="redo every stage, the corpus included (downloads are kept; the old checkpoints "
+        "of this --arch are moved aside)",
+    ),
     SKIP_INSTALL,
-)  # fmt: skip
+)
 """Every option of the pipeline; ``bash pipelines/pretrain.sh`` maps the [env NAME] variables to them."""
 
 
@@ -516,8 +642,10 @@ def run_pipeline(args: argparse.Namespace) -> None:
 def run_phase(runner: StageRunner, console: Console, args: argparse.Namespace, data_bin: Path) -> None:
     """Pre-train one phase, export its model, plot its curves, write its results."""
     if args.phase == 2:
-        console.say(f"phase 2: {args.tokens_per_sample} tokens per sequence, {args.deepspeed_config.name}, "
-                    f"{args.max_update} steps from phase 1's weights")  # fmt: skip
+        console.say(
+            f"phase 2: {args.tokens_per_sample} tokens per sequence, {args.deepspeed_config.name}, "
+            f"{args.max_update} steps from phase 1's weights"
+        )
     pretrain(runner, console, args, data_bin)
     export(runner, console, args)
     plot(runner, args)

@@ -64,12 +64,29 @@ from macaron_workflow.stages import StageRunner
 
 #: the small-scale mode: same pipeline, a model and schedule that run in seconds on a CPU
 SMALL_MODEL = [
-    "--encoder-layers", "2", "--decoder-layers", "2",
-    "--encoder-embed-dim", "64", "--decoder-embed-dim", "64",
-    "--encoder-ffn-embed-dim", "64", "--decoder-ffn-embed-dim", "64",
-    "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-    "--warmup-updates", "20", "--lr", "0.005", "--dropout", "0.1",
-]  # fmt: skip
+    "--encoder-layers",
+    "2",
+    "--decoder-layers",
+    "2",
+    "--encoder-embed-dim",
+    "64",
+    "--decoder-embed-dim",
+    "64",
+    "--encoder-ffn-embed-dim",
+    "64",
+    "--decoder-ffn-embed-dim",
+    "64",
+    "--encoder-attention-heads",
+    "4",
+    "--decoder-attention-heads",
+    "4",
+    "--warmup-updates",
+    "20",
+    "--lr",
+    "0.005",
+    "--dropout",
+    "0.1",
+]
 
 
 @dataclass(frozen=True)
@@ -106,19 +123,35 @@ class Recipe:
         return workdir / "data-bin"
 
 
-def authors_recipe(name: str, *, preprocess_module: str, src: str, tgt: str, max_update: int,
-                   bleu: BleuSettings, workdir_name: str, preprocess_flags: tuple[str, ...] = ()
-                   ) -> Recipe:  # fmt: skip
+def authors_recipe(
+    name: str,
+    *,
+    preprocess_module: str,
+    src: str,
+    tgt: str,
+    max_update: int,
+    bleu: BleuSettings,
+    workdir_name: str,
+    preprocess_flags: tuple[str, ...] = (),
+) -> Recipe:
     """The recipe that follows the authors' scripts ``AUTHORS[name]`` flag for flag."""
     scripts = AUTHORS[name]
     defaults, training = split_training_flags(scripts)
     test = flag_groups(scripts.test)
     return Recipe(
-        name=name, preprocess_module=preprocess_module, src=src, tgt=tgt, defaults=defaults,
-        training=training, max_update=max_update, beam=int(test["--beam"][0]),
-        lenpen=float(test["--lenpen"][0]), bleu=bleu, workdir_name=workdir_name,
+        name=name,
+        preprocess_module=preprocess_module,
+        src=src,
+        tgt=tgt,
+        defaults=defaults,
+        training=training,
+        max_update=max_update,
+        beam=int(test["--beam"][0]),
+        lenpen=float(test["--lenpen"][0]),
+        bleu=bleu,
+        workdir_name=workdir_name,
         preprocess_flags=preprocess_flags,
-    )  # fmt: skip
+    )
 
 
 #: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU
@@ -129,19 +162,35 @@ WMT14_DATA = ("--data", "authors")
 
 RECIPES = {
     "iwslt14": authors_recipe(
-        "iwslt14", preprocess_module="macaron_preprocess.iwslt14", src="de", tgt="en", max_update=100_000,
-        bleu=BleuSettings(metrics=("fairseq", "tokenized"), lowercase=True), workdir_name="iwslt14",
+        "iwslt14",
+        preprocess_module="macaron_preprocess.iwslt14",
+        src="de",
+        tgt="en",
+        max_update=100_000,
+        bleu=BleuSettings(metrics=("fairseq", "tokenized"), lowercase=True),
+        workdir_name="iwslt14",
     ),
     "wmt14": authors_recipe(
-        "wmt14", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de", max_update=300_000,
-        bleu=WMT14_BLEU, workdir_name="wmt14", preprocess_flags=WMT14_DATA,
+        "wmt14",
+        preprocess_module="macaron_preprocess.wmt14_en_de",
+        src="en",
+        tgt="de",
+        max_update=300_000,
+        bleu=WMT14_BLEU,
+        workdir_name="wmt14",
+        preprocess_flags=WMT14_DATA,
     ),
     "wmt14-big": authors_recipe(
-        "wmt14-big", preprocess_module="macaron_preprocess.wmt14_en_de", src="en", tgt="de",
-        max_update=300_000, preprocess_flags=WMT14_DATA,
-        bleu=WMT14_BLEU, workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
+        "wmt14-big",
+        preprocess_module="macaron_preprocess.wmt14_en_de",
+        src="en",
+        tgt="de",
+        max_update=300_000,
+        preprocess_flags=WMT14_DATA,
+        bleu=WMT14_BLEU,
+        workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
     ),
-}  # fmt: skip
+}
 
 
 @dataclass(frozen=True)
@@ -201,15 +250,37 @@ def preprocess(recipe: Recipe, args: argparse.Namespace, console: Console) -> Pa
 
 def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save_dir: Path) -> list[str]:
     command = [
-        "fairseq-train", str(data_bin), "--user-dir", str(USER_DIR), "--arch", args.arch,
-        "-s", recipe.src, "-t", recipe.tgt, *recipe.training,
-        "--max-tokens", str(args.max_tokens), "--update-freq", str(args.update_freq),
-        "--max-update", str(args.max_update), "--seed", str(args.seed),
-        "--save-dir", str(save_dir), "--save-interval-updates", str(args.save_interval_updates),
-        "--keep-interval-updates", str(max(args.num_avg, args.keep_interval_updates)),
+        "fairseq-train",
+        str(data_bin),
+        "--user-dir",
+        str(USER_DIR),
+        "--arch",
+        args.arch,
+        "-s",
+        recipe.src,
+        "-t",
+        recipe.tgt,
+        *recipe.training,
+        "--max-tokens",
+        str(args.max_tokens),
+        "--update-freq",
+        str(args.update_freq),
+        "--max-update",
+        str(args.max_update),
+        "--seed",
+        str(args.seed),
+        "--save-dir",
+        str(save_dir),
+        "--save-interval-updates",
+        str(args.save_interval_updates),
+        "--keep-interval-updates",
+        str(max(args.num_avg, args.keep_interval_updates)),
         "--no-epoch-checkpoints",
-        "--log-format", "json", "--log-interval", str(args.log_interval),
-    ]  # fmt: skip
+        "--log-format",
+        "json",
+        "--log-interval",
+        str(args.log_interval),
+    ]
     if args.small:
         command += SMALL_MODEL
     if args.gpus:
@@ -259,49 +330,102 @@ def write_results(
 
 
 OPTIONS = (
-    Option("--workdir", "data-bin/, checkpoints/, results go here (the wrapper's default: work_dirs/RECIPE)",
-           env="WORKDIR", type=Path, required=True),
+    Option(
+        "--workdir",
+        "data-bin/, checkpoints/, results go here (the wrapper's default: work_dirs/RECIPE)",
+        env="WORKDIR",
+        type=Path,
+        required=True,
+    ),
     Option("--raw-dir", "the downloaded archives (default: download them)", env="RAW_DIR", type=Path),
-    Option("--arch", "default: the authors' (transformer_iwslt_de_en_macaron_v2 / "
-           "transformer_wmt_en_de_macaron_v2 / transformer_wmt_en_de_big_t2t_macaron); their baselines are "
-           "the same names without _macaron (transformer_iwslt_de_en_v2 ...); the post-LN "
-           "macaron_small/base/big also work", env="ARCH"),
-    Option("--init-scheme", f"passed to fairseq-train ({', '.join(INIT_SCHEMES)}; not given: fairseq-train's "
-           "default)", env="INIT_SCHEME", choices=INIT_SCHEMES),
+    Option(
+        "--arch",
+        "default: the authors' (transformer_iwslt_de_en_macaron_v2 / "
+        "transformer_wmt_en_de_macaron_v2 / transformer_wmt_en_de_big_t2t_macaron); their baselines are "
+        "the same names without _macaron (transformer_iwslt_de_en_v2 ...); the post-LN "
+        "macaron_small/base/big also work",
+        env="ARCH",
+    ),
+    Option(
+        "--init-scheme",
+        f"passed to fairseq-train ({', '.join(INIT_SCHEMES)}; not given: fairseq-train's default)",
+        env="INIT_SCHEME",
+        choices=INIT_SCHEMES,
+    ),
     Option("--gpus", "--distributed-world-size (default: fairseq's)", env="GPUS", type=int, default=0),
-    Option("--max-tokens", "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
-           env="MAX_TOKENS", type=positive_int),
-    Option("--update-freq", "gradient accumulation (default: derived from the number of GPUs so that the "
-           "tokens per update equal the authors' — 4,096 iwslt14 (1 GPU × 4096) / 32,768 wmt14 (4 GPUs × "
-           "8192) / 262,144 wmt14-big (4 GPUs × 4096 × 16); the pipeline prints it, and says so when no "
-           "whole value matches)", env="UPDATE_FREQ", type=positive_int),
-    Option("--max-update", "default: 100000 iwslt14 / 300000 wmt14 (the authors' scripts never stop); "
-           "raising it later continues the finished training", env="MAX_UPDATE", type=positive_int),
+    Option(
+        "--max-tokens",
+        "per GPU (default: the authors', 4096 iwslt14 / 8192 wmt14 / 4096 wmt14-big)",
+        env="MAX_TOKENS",
+        type=positive_int,
+    ),
+    Option(
+        "--update-freq",
+        "gradient accumulation (default: derived from the number of GPUs so that the "
+        "tokens per update equal the authors' — 4,096 iwslt14 (1 GPU × 4096) / 32,768 wmt14 (4 GPUs × "
+        "8192) / 262,144 wmt14-big (4 GPUs × 4096 × 16); the pipeline prints it, and says so when no "
+        "whole value matches)",
+        env="UPDATE_FREQ",
+        type=positive_int,
+    ),
+    Option(
+        "--max-update",
+        "default: 100000 iwslt14 / 300000 wmt14 (the authors' scripts never stop); "
+        "raising it later continues the finished training",
+        env="MAX_UPDATE",
+        type=positive_int,
+    ),
     Option("--save-interval-updates", "default: the authors', 10000", type=positive_int),
     Option("--keep-interval-updates", "default: the authors', 20", type=positive_int),
-    Option("--num-avg", "evaluate the average of the last N interval checkpoints instead of "
-           "checkpoint_best.pt (the authors' test scripts take one checkpoint; default 0: the best)",
-           env="NUM_AVG", type=int, default=0),
-    Option("--bpe-vocab-size", "default: the preprocessor's (iwslt14: 10000 sentencepiece pieces; wmt14: "
-           "the authors' 32764 subword-nmt merges)", type=positive_int),
-    Option("--authors-test-dir", "wmt14: the raw-test directory of the authors' released WMT14 archive "
-           "(en-de.de.tok.atat): their test reference for their BLEU", type=Path),
+    Option(
+        "--num-avg",
+        "evaluate the average of the last N interval checkpoints instead of "
+        "checkpoint_best.pt (the authors' test scripts take one checkpoint; default 0: the best)",
+        env="NUM_AVG",
+        type=int,
+        default=0,
+    ),
+    Option(
+        "--bpe-vocab-size",
+        "default: the preprocessor's (iwslt14: 10000 sentencepiece pieces; wmt14: "
+        "the authors' 32764 subword-nmt merges)",
+        type=positive_int,
+    ),
+    Option(
+        "--authors-test-dir",
+        "wmt14: the raw-test directory of the authors' released WMT14 archive "
+        "(en-de.de.tok.atat): their test reference for their BLEU",
+        type=Path,
+    ),
     WORKERS.with_env("WORKERS"),
-    Option("--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int,
-           default=128),
+    Option(
+        "--gen-batch-size", "fairseq-generate's --batch-size (default 128)", type=positive_int, default=128
+    ),
     Option("--seed", "default: the authors', 1", type=int),
     Option("--log-interval", "default: the authors', 50", type=positive_int),
     Option("--small", "tiny model and schedule (CPU smoke scale)", env="SMALL", kind="switch"),
-    Option("--cpu", "train the full-size recipe on the CPU (days); without it, a machine without CUDA stops "
-           "before anything runs", env="TRAIN_ON_CPU", kind="switch"),
-    Option("--slurm", "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
-           "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
-           "process", kind="switch"),
+    Option(
+        "--cpu",
+        "train the full-size recipe on the CPU (days); without it, a machine without CUDA stops "
+        "before anything runs",
+        env="TRAIN_ON_CPU",
+        kind="switch",
+    ),
+    Option(
+        "--slurm",
+        "inside a Slurm job (slurm/translate.sbatch): train with one task per GPU of the "
+        "allocation (srun), saving and requeueing on --preemption-signal; the other stages run in this "
+        "process",
+        kind="switch",
+    ),
     Option("--preemption-signal", "with --slurm (default HUP)", env="PREEMPT_SIGNAL", default="HUP"),
-    replace(FORCE, help="redo every stage, preprocessing included (downloads are kept; the old checkpoints "
-            "of this --arch are moved aside)"),
+    replace(
+        FORCE,
+        help="redo every stage, preprocessing included (downloads are kept; the old checkpoints "
+        "of this --arch are moved aside)",
+    ),
     SKIP_INSTALL,
-)  # fmt: skip
+)
 """Every option of the pipeline (after the recipe); ``bash pipelines/translation.sh`` maps the [env NAME]
 variables to them."""
 
@@ -375,28 +499,51 @@ def run_pipeline(args: argparse.Namespace) -> None:
     console.say(args.batch.line(AUTHORS[recipe.name]))
     command = train_command(recipe, args, data_bin, paths.save_dir)
     fairseq_steps.train(
-        runner, console, stage=f"train-{args.arch}", command=command,
-        data_bin=data_bin, save_dir=paths.save_dir, log=paths.train_log,
+        runner,
+        console,
+        stage=f"train-{args.arch}",
+        command=command,
+        data_bin=data_bin,
+        save_dir=paths.save_dir,
+        log=paths.train_log,
         launch=fairseq_steps.slurm_launch(command, args.preemption_signal) if args.slurm else None,
-    )  # fmt: skip
+    )
     if args.num_avg:
         fairseq_steps.average(
-            runner, console, stage=f"average-{args.arch}", save_dir=paths.save_dir, count=args.num_avg,
+            runner,
+            console,
+            stage=f"average-{args.arch}",
+            save_dir=paths.save_dir,
+            count=args.num_avg,
             output=paths.averaged,
-        )  # fmt: skip
+        )
     elif not paths.evaluated.is_file():
         raise PipelineError(f"training wrote no {paths.evaluated} (fairseq saves it after a validation)")
     fairseq_steps.generate(
-        runner, console, stage=f"generate-{args.arch}", data_bin=data_bin, checkpoint=paths.evaluated,
-        src=recipe.src, tgt=recipe.tgt, beam=recipe.beam, lenpen=recipe.lenpen, output=paths.generated,
+        runner,
+        console,
+        stage=f"generate-{args.arch}",
+        data_bin=data_bin,
+        checkpoint=paths.evaluated,
+        src=recipe.src,
+        tgt=recipe.tgt,
+        beam=recipe.beam,
+        lenpen=recipe.lenpen,
+        output=paths.generated,
         batch_size=args.gen_batch_size,
-    )  # fmt: skip
+    )
     fairseq_steps.score(
-        runner, stage=f"score-{args.arch}", generated=paths.generated,
-        ref=data_bin / "raw" / f"test.{recipe.tgt}", tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
-        lang=recipe.tgt, bleu=recipe.bleu, name=f"{recipe.name} test ({args.arch})", json_out=paths.bleu,
+        runner,
+        stage=f"score-{args.arch}",
+        generated=paths.generated,
+        ref=data_bin / "raw" / f"test.{recipe.tgt}",
+        tok_ref=data_bin / "tok" / f"test.{recipe.tgt}",
+        lang=recipe.tgt,
+        bleu=recipe.bleu,
+        name=f"{recipe.name} test ({args.arch})",
+        json_out=paths.bleu,
         atat_ref=fairseq_steps.authors_reference(data_bin),
-    )  # fmt: skip
+    )
     results = write_results(runner, recipe, args, paths, paths.evaluated)
     console.say(f"results: {paths.results}")
     console.say(f"done in {time.time() - start:.0f} s; BLEU of {results['checkpoint']} is printed above")

@@ -87,9 +87,13 @@ def vocabulary_from(args: argparse.Namespace) -> Vocabulary:
         data_bin = Path(args.data_bin) if args.data_bin else checkpoint_data_bin(Path(args.checkpoint))
         wordpiece = wordpiece_tokenizer(data_bin)  # an imported HuggingFace model: its own tokenizer
         authors = authors_bpe_codes(data_bin)  # an upgraded authors' BERT: their text processing and BPE
-        vocab = (Vocabulary(wordpiece, data_bin / "dict.txt", "wordpiece") if wordpiece
-                 else Vocabulary(authors, data_bin / "dict.txt", "authors-bpe") if authors
-                 else Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt"))  # fmt: skip
+        vocab = (
+            Vocabulary(wordpiece, data_bin / "dict.txt", "wordpiece")
+            if wordpiece
+            else Vocabulary(authors, data_bin / "dict.txt", "authors-bpe")
+            if authors
+            else Vocabulary(data_bin / SPM_MODEL, data_bin / "dict.txt")
+        )
     for path, flag in ((vocab.sentencepiece_model, "--sentencepiece-model"), (vocab.dictionary, "--dict")):
         if not path.is_file():
             raise UserError(f"{path}: no such file (give it with {flag} or --data-bin)")
@@ -126,8 +130,10 @@ def check_dictionary_fits(checkpoint: Path, dictionary: Path) -> int:
 
     rows = describe_checkpoint(checkpoint).embedding_rows
     if rows is None:
-        raise UserError(f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin "
-                        "(no encoder.embed_tokens.weight)")  # fmt: skip
+        raise UserError(
+            f"--checkpoint {checkpoint}: not a pre-trained BERT encoder of this plugin "
+            "(no encoder.embed_tokens.weight)"
+        )
     symbols = len(Dictionary.load(str(dictionary))) + MASK_SYMBOLS
     if symbols != rows:
         raise UserError(
@@ -157,9 +163,15 @@ def majority_label(examples: Sequence[GlueExample]) -> str | None:
 
 
 def write_split(
-    task_dir: Path, split: str, examples: Sequence[GlueExample], spec: TaskSpec, vocab: Vocabulary,
-    dictionary: object, labels: object | None, workers: int,
-) -> dict[str, Any]:  # fmt: skip
+    task_dir: Path,
+    split: str,
+    examples: Sequence[GlueExample],
+    spec: TaskSpec,
+    vocab: Vocabulary,
+    dictionary: object,
+    labels: object | None,
+    workers: int,
+) -> dict[str, Any]:
     """Binarize one split into ``task_dir`` (input0, input1, label, index); its counts."""
     counts = {}
     sides = [("input0", [e.sentence1 for e in examples])]
@@ -198,21 +210,33 @@ def build_task(
         shutil.copyfile(vocab.dictionary, staging / "input1" / "dict.txt")
     labels = label_dictionary(spec.labels, staging / "label" / "dict.txt") if spec.labels else None
     meta: dict[str, Any] = {
-        "task": spec.name, "labels": list(spec.labels) if spec.labels else None,
-        "regression": spec.labels is None, "num_classes": len(spec.labels) if spec.labels else 1,
-        "pair": spec.pair, "label_scale": STSB_SCALE if spec.labels is None else None, "splits": {},
-    }  # fmt: skip
+        "task": spec.name,
+        "labels": list(spec.labels) if spec.labels else None,
+        "regression": spec.labels is None,
+        "num_classes": len(spec.labels) if spec.labels else 1,
+        "pair": spec.pair,
+        "label_scale": STSB_SCALE if spec.labels is None else None,
+        "splits": {},
+    }
     plan = [(glue, ours, spec) for glue, ours in fairseq_split_names(spec).items()]
     if with_ax:
         plan.append(("test", "test_ax", TASKS["AX"]))
     for glue_split, fairseq_split, source in plan:
         read = read_split(glue_dir, source.name, glue_split)
-        print(f"[{spec.name}] {source.name} {glue_split}: {len(read.examples)} examples"
-              + (f", {read.dropped} malformed lines dropped (first at lines {read.dropped_lines[:5]})"
-                 if read.dropped else ""), file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"[{spec.name}] {source.name} {glue_split}: {len(read.examples)} examples"
+            + (
+                f", {read.dropped} malformed lines dropped (first at lines {read.dropped_lines[:5]})"
+                if read.dropped
+                else ""
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         record = write_split(staging, fairseq_split, read.examples, spec, vocab, dictionary, labels, workers)
-        record.update(glue_task=source.name, glue_split=glue_split, file=source.splits[glue_split],
-                      dropped=read.dropped)  # fmt: skip
+        record.update(
+            glue_task=source.name, glue_split=glue_split, file=source.splits[glue_split], dropped=read.dropped
+        )
         meta["splits"][fairseq_split] = record
         if fairseq_split == "train":
             meta["majority_label"] = majority_label(read.examples)
@@ -249,16 +273,21 @@ def parse_tasks(text: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog=program_name(*PROG), description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = ArgumentParser(
+        prog=program_name(*PROG), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--glue-dir", required=True, type=Path, help="the unpacked GLUE distribution")
     parser.add_argument("--dest", required=True, type=Path, help="output: one directory per task")
     parser.add_argument("--checkpoint", type=Path, help="the pre-trained model (export of the pre-trainer)")
     parser.add_argument("--data-bin", type=Path, help="the pre-training data-bin (sentencepiece + dict)")
     parser.add_argument("--sentencepiece-model", type=Path, help="instead of --data-bin")
     parser.add_argument("--dict", type=Path, help="instead of --data-bin: the data-bin's dict.txt")
-    parser.add_argument("--tasks", type=parse_tasks, default=list(BERT_TASKS),
-                        help=f"comma-separated (default: {','.join(BERT_TASKS)}; also WNLI)")  # fmt: skip
+    parser.add_argument(
+        "--tasks",
+        type=parse_tasks,
+        default=list(BERT_TASKS),
+        help=f"comma-separated (default: {','.join(BERT_TASKS)}; also WNLI)",
+    )
     parser.add_argument("--download", action="store_true", help="download the missing tasks into --glue-dir")
     parser.add_argument("--skip", default="", help="'AX' to leave the diagnostic set out of MNLI")
     add_run_options(parser)
@@ -272,8 +301,11 @@ def check_apart(args: argparse.Namespace, vocab: Vocabulary | None = None) -> No
     refuse_file_as_directory("--dest", args.dest)
     refuse_overlap({"--dest": args.dest}, {"--glue-dir": args.glue_dir, "--data-bin": args.data_bin})
     replaced = {f"--dest's {task}/": args.dest / TASKS[task].name for task in args.tasks}
-    files = {"--checkpoint": args.checkpoint, "--sentencepiece-model": args.sentencepiece_model,
-             "--dict": args.dict}  # fmt: skip
+    files = {
+        "--checkpoint": args.checkpoint,
+        "--sentencepiece-model": args.sentencepiece_model,
+        "--dict": args.dict,
+    }
     if vocab is not None:
         files.update(
             {"its sentencepiece model": vocab.sentencepiece_model, "its dictionary": vocab.dictionary}

@@ -164,14 +164,24 @@ class DataRecipe:
 _NAMES = [spec.filename for spec in ARCHIVES]
 DATA: dict[str, DataRecipe] = {
     "authors": DataRecipe(
-        "authors", NC_V12, tuple(n for n in _NAMES if n != "training-parallel-nc-v9.tgz"), AUTHORS_CLEAN,
-        training_config, "subword-nmt", AUTHORS_MERGES,
+        "authors",
+        NC_V12,
+        tuple(n for n in _NAMES if n != "training-parallel-nc-v9.tgz"),
+        AUTHORS_CLEAN,
+        training_config,
+        "subword-nmt",
+        AUTHORS_MERGES,
     ),
     "icml17": DataRecipe(
-        "icml17", TRAIN_CORPORA[2], tuple(n for n in _NAMES if n != "training-parallel-nc-v12.tgz"), CLEAN,
-        evaluation_config, "sentencepiece", 37000,
+        "icml17",
+        TRAIN_CORPORA[2],
+        tuple(n for n in _NAMES if n != "training-parallel-nc-v12.tgz"),
+        CLEAN,
+        evaluation_config,
+        "sentencepiece",
+        37000,
     ),
-}  # fmt: skip
+}
 #: the files of their released archive's ``raw-test`` directory that their test script reads
 AUTHORS_TEST_FILES = ("en-de.en.bpe", "en-de.de.tok.atat")
 
@@ -191,12 +201,19 @@ CLI = CorpusCli(
 
 def parser() -> argparse.ArgumentParser:
     p = CLI.parser()
-    p.add_argument("--data", choices=sorted(DATA), default="authors",
-                   help="authors: the Macaron authors' prepare-wmt14en2de.sh (default); icml17: this "
-                   "project's earlier recipe after fairseq's --icml17 (see above)")  # fmt: skip
-    p.add_argument("--authors-test-dir", type=Path,
-                   help="the raw-test directory of the authors' released WMT14 archive (en-de.en.bpe, "
-                   "en-de.de.tok.atat): their test reference is kept for scoring")  # fmt: skip
+    p.add_argument(
+        "--data",
+        choices=sorted(DATA),
+        default="authors",
+        help="authors: the Macaron authors' prepare-wmt14en2de.sh (default); icml17: this "
+        "project's earlier recipe after fairseq's --icml17 (see above)",
+    )
+    p.add_argument(
+        "--authors-test-dir",
+        type=Path,
+        help="the raw-test directory of the authors' released WMT14 archive (en-de.en.bpe, "
+        "en-de.de.tok.atat): their test reference is kept for scoring",
+    )
     return p
 
 
@@ -249,14 +266,22 @@ def main(argv: list[str] | None = None) -> None:
             data.clean,
         ),
         TokenizeJob(
-            "valid", (located(VALID_PREFIX),), layout.raw("valid"), layout.tok("valid"),
-            data.valid_config(SRC), data.valid_config(TGT),
+            "valid",
+            (located(VALID_PREFIX),),
+            layout.raw("valid"),
+            layout.tok("valid"),
+            data.valid_config(SRC),
+            data.valid_config(TGT),
         ),
         TokenizeJob(
-            "test", (test_text,), layout.raw("test"), layout.tok("test"),
-            evaluation_config(SRC), evaluation_config(TGT),
+            "test",
+            (test_text,),
+            layout.raw("test"),
+            layout.tok("test"),
+            evaluation_config(SRC),
+            evaluation_config(TGT),
         ),
-    ]  # fmt: skip
+    ]
     for job in jobs:
         tokenize_split(runner, job, args.workers)
     splits = ["train", "valid", "test"]

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command (README "The two commands"; .ci/run calls exactly this).
 #   bash scripts/test.sh [--quick] [pytest args...]
-# Installs what is missing (scripts/install.sh --dev), lints with ruff, runs the whole pytest suite.
+# Installs what is missing (scripts/install.sh --dev), lints with ruff (and checks its formatting), runs the
+# whole pytest suite.
 # --quick deselects the tests marked slow or slurm (the unit tests and fast CLI checks remain);
 # CI runs everything. The tests run on PYTEST_WORKERS pytest-xdist workers (default 2; 0 = in this
 # process), the tests of one file on one worker (tests/conftest.py); the slurm-marked tests then run in
@@ -16,8 +17,9 @@ if [ "${1:-}" = "--quick" ]; then
   shift
 fi
 bash scripts/install.sh --dev
-echo "[test] ruff check"
+echo "[test] ruff check, ruff format --check"
 "$PY" -m ruff check .
+"$PY" -m ruff format --check .
 echo "[test] pytest"
 export PYTHONWARNINGS="${PYTHONWARNINGS:-ignore::DeprecationWarning}"
 workers="${PYTEST_WORKERS:-2}"

@@ -76,8 +76,9 @@ def time_limit_seconds(text: str) -> int | None:
         return None
     match = _TIME.match(text.strip())
     if match is None:
-        raise UserError(f"--time {text!r}: not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS, "
-                        "UNLIMITED)")  # fmt: skip
+        raise UserError(
+            f"--time {text!r}: not a Slurm time (minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM:SS, UNLIMITED)"
+        )
     days, a, b, c = (int(g) if g is not None else None for g in match.groups())
     if not any((days, a, b, c)):
         return None
@@ -154,8 +155,14 @@ def common_options(args: argparse.Namespace, job: Job, gpus: int) -> list[str]:
 def sbatch_command(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[str]:
     """The one ``sbatch`` of a ``tasks`` job (pretrain, translate)."""
     tasks = args.ntasks_per_node if args.ntasks_per_node is not None else args.gpus_per_node
-    return ["sbatch", f"--nodes={args.nodes}", f"--ntasks-per-node={tasks}",
-            *common_options(args, job, args.gpus_per_node), str(SLURM_DIR / job.script), *extra]  # fmt: skip
+    return [
+        "sbatch",
+        f"--nodes={args.nodes}",
+        f"--ntasks-per-node={tasks}",
+        *common_options(args, job, args.gpus_per_node),
+        str(SLURM_DIR / job.script),
+        *extra,
+    ]
 
 
 def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[list[str]]:
@@ -172,9 +179,15 @@ def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) ->
     options = common_options(args, job, 0)
     return [
         ["sbatch", "--parsable", f"--array=0-{sources - 1}%{args.max_parallel}", *options, *script],
-        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", "--kill-on-invalid-dep=yes", *options,
-         *script],
-    ]  # fmt: skip
+        [
+            "sbatch",
+            "--parsable",
+            "--dependency=afterok:$ARRAY",
+            "--kill-on-invalid-dep=yes",
+            *options,
+            *script,
+        ],
+    ]
 
 
 def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -186,8 +199,10 @@ def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
         raise UserError(f"{shlex.join(count)} failed: {proc.stderr.strip()}")
     cells = int(proc.stdout.split()[-1])
     if cells < 1:
-        raise UserError(f"the GLUE grid has no cells ({shlex.join(count[3:])}): give at least one task, "
-                        "seed and configuration")  # fmt: skip
+        raise UserError(
+            f"the GLUE grid has no cells ({shlex.join(count[3:])}): give at least one task, "
+            "seed and configuration"
+        )
     return cells
 
 
@@ -198,19 +213,38 @@ def glue_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> l
     no_gpu, gpu = common_options(args, job, 0), common_options(args, job, args.gpus_per_node)
     return [
         ["sbatch", "--parsable", *no_gpu, script, "prepare", *extra],
-        ["sbatch", "--parsable", "--dependency=afterok:$PREP", "--kill-on-invalid-dep=yes",
-         f"--array=0-{cells - 1}%{args.max_parallel}", *gpu, script, "cell", *extra],
-        ["sbatch", "--parsable", "--dependency=afterok:$ARRAY", "--kill-on-invalid-dep=yes", *no_gpu, script,
-         "collect", *extra],
-    ]  # fmt: skip
+        [
+            "sbatch",
+            "--parsable",
+            "--dependency=afterok:$PREP",
+            "--kill-on-invalid-dep=yes",
+            f"--array=0-{cells - 1}%{args.max_parallel}",
+            *gpu,
+            script,
+            "cell",
+            *extra,
+        ],
+        [
+            "sbatch",
+            "--parsable",
+            "--dependency=afterok:$ARRAY",
+            "--kill-on-invalid-dep=yes",
+            *no_gpu,
+            script,
+            "collect",
+            *extra,
+        ],
+    ]
 
 
 def submit_chain(commands: Sequence[list[str]], names: Sequence[str], dry_run: bool) -> None:
     """Run the ``sbatch`` commands in order, each later one's ``$NAME`` replaced by an earlier job id; all or
     nothing: when one fails, the jobs already submitted are cancelled (``scancel``) before the error."""
     if not dry_run and shutil.which("sbatch") is None:
-        raise UserError("sbatch: not found on the PATH (run this on a Slurm login node, or use --dry-run to "
-                        "print the commands)")  # fmt: skip
+        raise UserError(
+            "sbatch: not found on the PATH (run this on a Slurm login node, or use --dry-run to "
+            "print the commands)"
+        )
     ids: dict[str, str] = {}
     for command, name in zip(commands, names, strict=True):
         resolved = [_substitute(arg, ids) for arg in command]
@@ -224,8 +258,10 @@ def submit_chain(commands: Sequence[list[str]], names: Sequence[str], dry_run: b
         job_id = proc.stdout.strip().split(";")[0] if proc.returncode == 0 else ""
         if not job_id.isdigit():
             problem = (proc.stderr.strip() or proc.stdout.strip() or "no job id").replace("\n", "; ")
-            raise UserError(f"sbatch of the {name.lower()} job failed (exit status {proc.returncode}: "
-                            f"{problem}){_cancel(ids)}")  # fmt: skip
+            raise UserError(
+                f"sbatch of the {name.lower()} job failed (exit status {proc.returncode}: "
+                f"{problem}){_cancel(ids)}"
+            )
         ids[name] = job_id
         print(f"submitted {name.lower()} job {ids[name]}", flush=True)
 
@@ -259,8 +295,9 @@ PROG = "python -m macaron_slurm.submit"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog=PROG, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = ArgumentParser(
+        prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("job", choices=sorted(JOBS))
     parser.add_argument("--nodes", type=int, default=1)
     parser.add_argument(

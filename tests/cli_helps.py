@@ -52,12 +52,16 @@ def describe(parser: argparse.ArgumentParser) -> dict[str, Any]:
         shown = None if default is argparse.SUPPRESS else default
         if not isinstance(shown, str | int | float | bool | list | tuple | type(None)):
             shown = str(shown)
-        options.append({
-            "flags": action.option_strings or [action.dest],
-            "nargs": action.nargs if isinstance(action.nargs, int | str | type(None)) else str(action.nargs),
-            "default": list(shown) if isinstance(shown, tuple) else shown,
-            "entry": formatter._format_action(action),
-        })  # fmt: skip
+        options.append(
+            {
+                "flags": action.option_strings or [action.dest],
+                "nargs": action.nargs
+                if isinstance(action.nargs, int | str | type(None))
+                else str(action.nargs),
+                "default": list(shown) if isinstance(shown, tuple) else shown,
+                "entry": formatter._format_action(action),
+            }
+        )
     return {"prog": parser.prog, "options": options, "accepted": option_strings(parser)}
 
 

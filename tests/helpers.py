@@ -20,11 +20,23 @@ from macaron_synthetic.toy_bitext import SymbolTask  # noqa: E402
 
 #: a tiny model's dimensions (fairseq-train flags)
 TINY = [
-    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
-    "--encoder-ffn-embed-dim", "48", "--decoder-ffn-embed-dim", "40",
-    "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-    "--encoder-layers", "2", "--decoder-layers", "2",
-]  # fmt: skip
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-ffn-embed-dim",
+    "48",
+    "--decoder-ffn-embed-dim",
+    "40",
+    "--encoder-attention-heads",
+    "4",
+    "--decoder-attention-heads",
+    "4",
+    "--encoder-layers",
+    "2",
+    "--decoder-layers",
+    "2",
+]
 
 #: the paper's DT-Fixup (data-dependent factors, μ measured): ``--init-scheme dt-fixup`` on every model
 DT_FIXUP = ("--init-scheme", "dt-fixup")
@@ -60,8 +72,12 @@ def run_module(
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     completed = subprocess.run(
         [sys.executable, "-m", module, *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if check and completed.returncode != 0:
         raise AssertionError(
             f"{module} failed ({completed.returncode}):\n{completed.stdout}\n{completed.stderr}"
@@ -100,12 +116,16 @@ def save_model_checkpoint(path: Path, data_dir: Path, arch: str, extra: Sequence
         "cfg": {"model": args},
         "model": model.state_dict(),
         "optimizer_history": [
-            {"criterion_name": "CrossEntropyCriterion", "optimizer_name": "FairseqAdam",
-             "lr_scheduler_state": {"best": None}, "num_updates": 0},
+            {
+                "criterion_name": "CrossEntropyCriterion",
+                "optimizer_name": "FairseqAdam",
+                "lr_scheduler_state": {"best": None},
+                "num_updates": 0,
+            },
         ],
         "extra_state": {"train_iterator": {"epoch": 1}},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     torch.save(state, path)
     return Path(path)
 
@@ -126,11 +146,17 @@ def save_bert_checkpoint(path: Path, data_dir: Path, arch: str = "macaron_bert_t
         "args": None,
         "cfg": OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True),
         "model": model.state_dict(),
-        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "DeepSpeed",
-                               "lr_scheduler_state": {}, "num_updates": 1}],
+        "optimizer_history": [
+            {
+                "criterion_name": "BertPretrainingLoss",
+                "optimizer_name": "DeepSpeed",
+                "lr_scheduler_state": {},
+                "num_updates": 1,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     torch.save(state, path)
     return Path(path)
 

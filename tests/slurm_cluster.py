@@ -38,9 +38,16 @@ from pathlib import Path
 
 #: states in which a job has ended (for good, unless it is requeued)
 FINAL_STATES = (
-    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED", "BOOT_FAIL",
+    "COMPLETED",
+    "FAILED",
+    "CANCELLED",
+    "TIMEOUT",
+    "NODE_FAIL",
+    "OUT_OF_MEMORY",
+    "PREEMPTED",
+    "BOOT_FAIL",
     "DEADLINE",
-)  # fmt: skip
+)
 PACKAGES = ("slurm-wlm", "munge")
 #: the executables the cluster needs (``munge``/``unmunge`` test the munge daemon)
 EXECUTABLES = ("sbatch", "srun", "scontrol", "sinfo", "slurmctld", "slurmd", "munged", "munge", "unmunge")
@@ -352,9 +359,14 @@ class SlurmCluster:
     def _spawn(self, name: str, cmd: Sequence[str], **kw) -> None:
         with open(self.workdir / "log" / f"{name}.out", "ab") as log:  # the child keeps its own descriptor
             proc = subprocess.Popen(
-                list(cmd), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                start_new_session=True, env=self.env(), **kw,
-            )  # fmt: skip
+                list(cmd),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                env=self.env(),
+                **kw,
+            )
         self._procs[name] = proc
         self.pids[name] = proc.pid
 
@@ -383,12 +395,20 @@ class SlurmCluster:
         self._spawn(
             "munged",
             [
-                _which("munged"), "--foreground", "--socket", str(sock), "--key-file", str(key),
-                "--pid-file", str(self.rundir / "munged.pid"),
-                "--seed-file", str(self.rundir / "munged.seed"),
-                "--log-file", str(self.workdir / "log" / "munged.log"),
+                _which("munged"),
+                "--foreground",
+                "--socket",
+                str(sock),
+                "--key-file",
+                str(key),
+                "--pid-file",
+                str(self.rundir / "munged.pid"),
+                "--seed-file",
+                str(self.rundir / "munged.seed"),
+                "--log-file",
+                str(self.workdir / "log" / "munged.log"),
             ],
-        )  # fmt: skip
+        )
         self._wait(lambda: munge_works(sock), 20, "munged")
 
     def _write_conf(self) -> None:

@@ -39,8 +39,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     data_bin = root / "data-bin"
     data_bin.mkdir()
-    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(data_bin / "sentencepiece.bpe"),
-                                   vocab_size=60, model_type="bpe", minloglevel=2)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(text),
+        model_prefix=str(data_bin / "sentencepiece.bpe"),
+        vocab_size=60,
+        model_type="bpe",
+        minloglevel=2,
+    )
     pieces = [line.split("\t")[0] for line in (data_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (data_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))
     checkpoint = save_bert_checkpoint(root / "model.pt", data_bin)  # its embeddings fit the dictionary
@@ -49,8 +54,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 def snapshot(directory: Path) -> list[tuple[str, int, int]]:
     """Every file under ``directory`` with its size and modification time (to show nothing was written)."""
-    return sorted((str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns)
-                  for p in directory.rglob("*"))  # fmt: skip
+    return sorted(
+        (str(p.relative_to(directory)), p.stat().st_size, p.stat().st_mtime_ns) for p in directory.rglob("*")
+    )
 
 
 @dataclass
@@ -205,8 +211,9 @@ def truncate_last_line(glue: Path, task: str, split_file: str) -> Path:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_bad_input_table(case: Case, inputs: dict[str, Path], tmp_path: Path,
-                         capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_bad_input_table(
+    case: Case, inputs: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if "last line" in case.name:
         shutil.copytree(inputs["glue"], tmp_path / "GLUE")
         truncate_last_line(tmp_path / "GLUE", "RTE", "test.tsv")
@@ -247,13 +254,17 @@ def test_glue_sh_checks_its_inputs_before_installing(tmp_path: Path) -> None:
         k: v for k, v in os.environ.items() if k not in ("CHECKPOINT", "GLUE_DIR", "SMALL", "SKIP_INSTALL")
     }
     cases = [
-        ({"CHECKPOINT": str(tmp_path / "nope.pt")},
-         f"glue.sh: error: CHECKPOINT={tmp_path / 'nope.pt'}: no such file"),
-        ({"SMALL": "1", "GLUE_DIR": str(tmp_path / "mistyped")},
-         f"glue.sh: error: GLUE_DIR={tmp_path / 'mistyped'}: no such directory (a given GLUE directory is "
-         "only read); download GLUE into it with DOWNLOAD=1, or unset GLUE_DIR"),
+        (
+            {"CHECKPOINT": str(tmp_path / "nope.pt")},
+            f"glue.sh: error: CHECKPOINT={tmp_path / 'nope.pt'}: no such file",
+        ),
+        (
+            {"SMALL": "1", "GLUE_DIR": str(tmp_path / "mistyped")},
+            f"glue.sh: error: GLUE_DIR={tmp_path / 'mistyped'}: no such directory (a given GLUE directory is "
+            "only read); download GLUE into it with DOWNLOAD=1, or unset GLUE_DIR",
+        ),
         ({}, "glue.sh: error: give CHECKPOINT=model.pt"),
-    ]  # fmt: skip
+    ]
     for env, message in cases:
         env = {**base, **env, "WORKDIR": str(tmp_path / "work")}
         proc = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
@@ -284,8 +295,16 @@ def test_preprocess_glue_refuses_a_malicious_checkpoint(
 ) -> None:
     marker = tmp_path / "MARKER"
     evil = write_malicious_checkpoint(tmp_path / "evil.pt", marker)
-    argv = ["--glue-dir", str(inputs["glue"]), "--dest", str(tmp_path / "dest"), "--checkpoint", str(evil),
-            "--tasks", "RTE"]  # fmt: skip
+    argv = [
+        "--glue-dir",
+        str(inputs["glue"]),
+        "--dest",
+        str(tmp_path / "dest"),
+        "--checkpoint",
+        str(evil),
+        "--tasks",
+        "RTE",
+    ]
     result = ended(capsys, preprocess_glue_cli(argv))
     assert result.code == 2 and len(result.lines) == 1, result.stderr
     assert result.lines[0].startswith(
@@ -299,10 +318,18 @@ def test_glue_sh_refuses_a_malicious_checkpoint(inputs: dict[str, Path], tmp_pat
     """The issue's reproduction: ``CHECKPOINT=model.pt bash pipelines/glue.sh`` ran the file's code."""
     marker = tmp_path / "MARKER"
     evil = write_malicious_checkpoint(tmp_path / "evil.pt", marker)
-    env = dict(os.environ, CHECKPOINT=str(evil), GLUE_DIR=str(inputs["glue"]), TASKS="RTE", SKIP_INSTALL="1",
-               WORKDIR=str(tmp_path / "work"), PYTHONWARNINGS="ignore")  # fmt: skip
-    proc = subprocess.run(["bash", str(REPO / "pipelines" / "glue.sh")], env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    env = dict(
+        os.environ,
+        CHECKPOINT=str(evil),
+        GLUE_DIR=str(inputs["glue"]),
+        TASKS="RTE",
+        SKIP_INSTALL="1",
+        WORKDIR=str(tmp_path / "work"),
+        PYTHONWARNINGS="ignore",
+    )
+    proc = subprocess.run(
+        ["bash", str(REPO / "pipelines" / "glue.sh")], env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]  # one line
     assert "refusing to load checkpoint --checkpoint" in proc.stderr and "posix.system" in proc.stderr
@@ -407,16 +434,24 @@ def test_usage_errors_are_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--out", "avg.pt"],
-         "python -m macaron_tools.average_checkpoints: error: checkpoint files not found: ['nope.pt']"),
-        (["macaron_tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
-         "python -m macaron_tools.plot_curves: error: cannot read nope.log: No such file or directory"),
-        (["macaron_tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
-         "python -m macaron_tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu"),
-        (["macaron_preprocess.glue", "--glue-dir", "GLUE"],
-         "python -m macaron_preprocess.glue: error: the following arguments"),
+        (
+            ["macaron_tools.average_checkpoints", "--inputs", "nope.pt", "--out", "avg.pt"],
+            "python -m macaron_tools.average_checkpoints: error: checkpoint files not found: ['nope.pt']",
+        ),
+        (
+            ["macaron_tools.plot_curves", "--log", "nope.log", "--out", "x.png"],
+            "python -m macaron_tools.plot_curves: error: cannot read nope.log: No such file or directory",
+        ),
+        (
+            ["macaron_tools.score_bleu", "--gen", "gen.txt", "--metrics", "chrf"],
+            "python -m macaron_tools.score_bleu: error: --metrics: unknown ['chrf']; choose from sacrebleu",
+        ),
+        (
+            ["macaron_preprocess.glue", "--glue-dir", "GLUE"],
+            "python -m macaron_preprocess.glue: error: the following arguments",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_tools_follow_the_rule(argv: list[str], message: str, tmp_path: Path) -> None:
     """Before: the tools exited 1 for a user error (average_checkpoints, plot_curves, score_bleu)."""
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")

@@ -112,8 +112,15 @@ class World:
 
     def inputs(self) -> list[Path]:
         """What the cases and the shared run only read."""
-        return [self.glue, self.spm_bin, self.bert, self.translation_bin, self.translation, self.hf_dir,
-                self.bert_bin]  # fmt: skip
+        return [
+            self.glue,
+            self.spm_bin,
+            self.bert,
+            self.translation_bin,
+            self.translation,
+            self.hf_dir,
+            self.bert_bin,
+        ]
 
 
 def write_translation_bin(dest: Path) -> Path:
@@ -142,8 +149,14 @@ def write_hf_bert(directory: Path) -> Path:
 
     tokens = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "a", "cat", "dog", "sat", "on", ".", "##s"]
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=len(tokens), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                        intermediate_size=32, max_position_embeddings=24)  # fmt: skip
+    config = BertConfig(
+        vocab_size=len(tokens),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=24,
+    )
     BertForPreTraining(config).save_pretrained(str(directory))
     (directory / "vocab.txt").write_text("".join(f"{t}\n" for t in tokens), encoding="utf-8")
     BertTokenizer(str(directory / "vocab.txt")).save_pretrained(str(directory))
@@ -160,8 +173,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     )
     spm_bin = root / "spm-bin"
     spm_bin.mkdir()
-    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(spm_bin / "sentencepiece.bpe"),
-                                   vocab_size=60, model_type="bpe", minloglevel=2)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(text),
+        model_prefix=str(spm_bin / "sentencepiece.bpe"),
+        vocab_size=60,
+        model_type="bpe",
+        minloglevel=2,
+    )
     pieces = [line.split("\t")[0] for line in (spm_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (spm_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))
     translation_bin = write_translation_bin(root / "translation-bin")
@@ -188,24 +206,47 @@ def free_port() -> int:
 
 
 def subprocess_env(**extra: str) -> dict[str, str]:
-    return dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
-                OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1",
-                **extra)  # fmt: skip
+    return dict(
+        os.environ,
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD="1",
+        **extra,
+    )
 
 
 def pretrain_command(data: Path, save_dir: Path, *extra: str) -> list[str]:
-    return [sys.executable, "-m", "macaron_fairseq.pretrain", str(data), "--arch", "macaron_bert_tiny",
-            "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir), "--seed", "1",
-            "--no-validation", *extra]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(data),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "1",
+        "--no-validation",
+        *extra,
+    ]
 
 
 def save_dir_of(world: World) -> Path:
     """A tiny pre-training run saved at step 1 (one process, DeepSpeed ZeRO-1 on the CPU)."""
     if world.save_dir is None:
         save_dir = world.root / "run"
-        proc = subprocess.run(pretrain_command(world.bert_bin, save_dir, "--max-update", "1"), cwd=REPO,
-                              env=subprocess_env(MASTER_PORT=str(free_port())), capture_output=True,
-                              text=True, timeout=600)  # fmt: skip
+        proc = subprocess.run(
+            pretrain_command(world.bert_bin, save_dir, "--max-update", "1"),
+            cwd=REPO,
+            env=subprocess_env(MASTER_PORT=str(free_port())),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-4000:]
         world.save_dir = save_dir
     return world.save_dir
@@ -347,9 +388,13 @@ def execute(run: Run, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
 def leftovers(outputs: list[Path], root: Path) -> list[str]:
     """Files an interrupted write left: any file under the outputs (a resumable command's empty state
     directories aside), and temporary files anywhere under ``root``."""
-    found = [str(p) for out in outputs if out.exists()
-             for p in ([out] if out.is_file() else out.rglob("*"))
-             if p.is_file() and ".stages" not in p.parts]  # fmt: skip
+    found = [
+        str(p)
+        for out in outputs
+        if out.exists()
+        for p in ([out] if out.is_file() else out.rglob("*"))
+        if p.is_file() and ".stages" not in p.parts
+    ]
     found += [str(p) for p in root.rglob("*") if re.search(r"\.tmp($|-\d+)|\.pt\.tmp", p.name)]
     return found
 
@@ -358,24 +403,60 @@ def leftovers(outputs: list[Path], root: Path) -> list[str]:
 def generate(world: World, tmp: Path, path: Path) -> Run:
     from fairseq_cli.generate import cli_main
 
-    argv = [str(world.translation_bin), "-s", "src", "-t", "tgt", "--user-dir", str(USER_DIR), "--path",
-            str(path), "--cpu", "--gen-subset", "valid"]  # fmt: skip
+    argv = [
+        str(world.translation_bin),
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--user-dir",
+        str(USER_DIR),
+        "--path",
+        str(path),
+        "--cpu",
+        "--gen-subset",
+        "valid",
+    ]
     return Run(call=upstream("fairseq-generate", cli_main, argv), inputs=[path], names=[path])
 
 
 def fairseq_train_argv(world: World, tmp: Path, *extra: str) -> list[str]:
-    return [str(world.translation_bin), "--user-dir", str(USER_DIR), "--task", "translation", "-s", "src",
-            "-t", "tgt", "--arch", "transformer", *TINY, "--optimizer", "adam", "--lr", "1e-3",
-            "--max-tokens", "500", "--cpu", "--max-update", "1", "--save-dir", str(tmp / "ckpt"),
-            "--no-progress-bar", *extra]  # fmt: skip
+    return [
+        str(world.translation_bin),
+        "--user-dir",
+        str(USER_DIR),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        "transformer",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-tokens",
+        "500",
+        "--cpu",
+        "--max-update",
+        "1",
+        "--save-dir",
+        str(tmp / "ckpt"),
+        "--no-progress-bar",
+        *extra,
+    ]
 
 
 def fairseq_train(world: World, tmp: Path, flag: str, path: Path) -> Run:
     from fairseq_cli.train import cli_main
 
     argv = fairseq_train_argv(world, tmp, flag, str(path))
-    return Run(call=upstream("fairseq-train", cli_main, argv), inputs=[path], outputs=[tmp / "ckpt"],
-               names=[path])  # fmt: skip
+    return Run(
+        call=upstream("fairseq-train", cli_main, argv), inputs=[path], outputs=[tmp / "ckpt"], names=[path]
+    )
 
 
 def preemptible(world: World, tmp: Path, flag: str, path: Path) -> Run:
@@ -398,30 +479,56 @@ def resume(world: World, tmp: Path, damage: Callable[[Path], Any], name: str) ->
 
     save_dir = copy_save_dir(world, tmp, damage)
     argv = pretrain_command(world.bert_bin, save_dir, "--max-update", "2")[3:]
-    return Run(call=in_process(PROGS["pretrain resume"], lambda: main(argv)),
-               inputs=[save_dir, world.bert_bin],
-               names=[save_dir / "step1" / name] if name else [save_dir])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["pretrain resume"], lambda: main(argv)),
+        inputs=[save_dir, world.bert_bin],
+        names=[save_dir / "step1" / name] if name else [save_dir],
+    )
 
 
 def init_from(world: World, tmp: Path, path: Path) -> Run:
     from macaron_fairseq.pretrain.__main__ import main
 
     argv = pretrain_command(world.bert_bin, tmp / "phase2", "--max-update", "1", "--init-from", str(path))[3:]
-    return Run(call=in_process(PROGS["pretrain --init-from"], lambda: main(argv)), inputs=[path],
-               outputs=[tmp / "phase2"], names=[path])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["pretrain --init-from"], lambda: main(argv)),
+        inputs=[path],
+        outputs=[tmp / "phase2"],
+        names=[path],
+    )
 
 
 def export(world: World, tmp: Path, save_dir: Path, out: Path, names: list[Path]) -> Run:
     from macaron_fairseq.pretrain.export import main
 
-    return Run(call=in_process(PROGS["pretrain.export"], lambda: main([str(save_dir), "--out", str(out)])),
-               inputs=[save_dir], outputs=[] if out.is_dir() else [out], names=names)  # fmt: skip
+    return Run(
+        call=in_process(PROGS["pretrain.export"], lambda: main([str(save_dir), "--out", str(out)])),
+        inputs=[save_dir],
+        outputs=[] if out.is_dir() else [out],
+        names=names,
+    )
 
 
 def glue_argv(world: World, tmp: Path, checkpoint: Path, glue: Path, *extra: str) -> list[str]:
-    return ["--workdir", str(tmp / "work"), "--checkpoint", str(checkpoint), "--glue-dir", str(glue),
-            "--tasks", "RTE", "--seeds", "100", "--batch-sizes", "8", "--lrs", "1e-3", "--epochs", "1",
-            *extra]  # fmt: skip
+    return [
+        "--workdir",
+        str(tmp / "work"),
+        "--checkpoint",
+        str(checkpoint),
+        "--glue-dir",
+        str(glue),
+        "--tasks",
+        "RTE",
+        "--seeds",
+        "100",
+        "--batch-sizes",
+        "8",
+        "--lrs",
+        "1e-3",
+        "--epochs",
+        "1",
+        *extra,
+    ]
 
 
 def glue_pipeline(world: World, tmp: Path, checkpoint: Path, *extra: str, glue: Path | None = None) -> Run:
@@ -431,9 +538,12 @@ def glue_pipeline(world: World, tmp: Path, checkpoint: Path, *extra: str, glue: 
     glue = glue or world.glue
     argv = glue_argv(world, tmp, checkpoint, glue, *extra)
     work = tmp / "work"
-    return Run(call=lambda: report_errors("macaron_pipelines.glue", lambda: main(argv)),
-               inputs=[checkpoint, glue, world.spm_bin], outputs=[] if glue.is_relative_to(work) else [work],
-               names=[glue] if glue.is_relative_to(work) else [checkpoint])  # fmt: skip
+    return Run(
+        call=lambda: report_errors("macaron_pipelines.glue", lambda: main(argv)),
+        inputs=[checkpoint, glue, world.spm_bin],
+        outputs=[] if glue.is_relative_to(work) else [work],
+        names=[glue] if glue.is_relative_to(work) else [checkpoint],
+    )
 
 
 def copy_to(path: Path, target: Path) -> Path:
@@ -442,18 +552,37 @@ def copy_to(path: Path, target: Path) -> Path:
     return target
 
 
-def preprocess_glue(world: World, tmp: Path, checkpoint: Path, dest: Path | None = None,
-                    glue: Path | None = None, names: list[Path] | None = None) -> Run:  # fmt: skip
+def preprocess_glue(
+    world: World,
+    tmp: Path,
+    checkpoint: Path,
+    dest: Path | None = None,
+    glue: Path | None = None,
+    names: list[Path] | None = None,
+) -> Run:
     from macaron_preprocess.glue import main
 
     glue = glue or world.glue
     dest = dest or tmp / "dest"
-    argv = ["--glue-dir", str(glue), "--dest", str(dest), "--checkpoint", str(checkpoint), "--tasks", "RTE",
-            "--workers", "1"]  # fmt: skip
+    argv = [
+        "--glue-dir",
+        str(glue),
+        "--dest",
+        str(dest),
+        "--checkpoint",
+        str(checkpoint),
+        "--tasks",
+        "RTE",
+        "--workers",
+        "1",
+    ]
     outputs = [] if dest.exists() or glue.is_relative_to(dest) else [dest]
-    return Run(call=in_process(PROGS["macaron_preprocess.glue"], lambda: main(argv)),
-               inputs=[checkpoint, glue],
-               outputs=outputs, names=names or [checkpoint])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["macaron_preprocess.glue"], lambda: main(argv)),
+        inputs=[checkpoint, glue],
+        outputs=outputs,
+        names=names or [checkpoint],
+    )
 
 
 def copy(path: Path, tmp: Path, damage: Callable[[Path], Any] | None = None) -> Path:
@@ -464,16 +593,20 @@ def copy(path: Path, tmp: Path, damage: Callable[[Path], Any] | None = None) -> 
     return target
 
 
-def hf_import(world: World, tmp: Path, hf_dir: Path, out: Path | None = None,
-              names: list[Path] | None = None) -> Run:  # fmt: skip
+def hf_import(
+    world: World, tmp: Path, hf_dir: Path, out: Path | None = None, names: list[Path] | None = None
+) -> Run:
     from macaron_fairseq.hf.__main__ import main
 
     out = out or tmp / "imported.pt"
     outputs = [] if out.exists() else [out, out.with_suffix(".data")]
     argv = ["import", str(hf_dir), "--out", str(out)]
-    return Run(call=in_process(PROGS["hf import"], lambda: main(argv)),
-               inputs=[hf_dir] + ([out] if out.exists() else []), outputs=outputs,
-               names=names or [hf_dir])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["hf import"], lambda: main(argv)),
+        inputs=[hf_dir] + ([out] if out.exists() else []),
+        outputs=outputs,
+        names=names or [hf_dir],
+    )
 
 
 def hf_config(world: World, tmp: Path, change: Callable[[Any], Any]) -> Path:
@@ -484,16 +617,20 @@ def hf_config(world: World, tmp: Path, change: Callable[[Any], Any]) -> Path:
     return hf_dir
 
 
-def hf_export(world: World, tmp: Path, checkpoint: Path, dest: Path | None = None,
-              names: list[Path] | None = None) -> Run:  # fmt: skip
+def hf_export(
+    world: World, tmp: Path, checkpoint: Path, dest: Path | None = None, names: list[Path] | None = None
+) -> Run:
     from macaron_fairseq.hf.__main__ import main
 
     dest = dest or tmp / "hf-out"
     outputs = [] if dest.exists() else [dest]
     argv = ["export", str(checkpoint), "--dest", str(dest)]
-    return Run(call=in_process(PROGS["hf export"], lambda: main(argv)),
-               inputs=[checkpoint, world.spm_bin] + ([dest] if dest.exists() else []), outputs=outputs,
-               names=names or [checkpoint])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["hf export"], lambda: main(argv)),
+        inputs=[checkpoint, world.spm_bin] + ([dest] if dest.exists() else []),
+        outputs=outputs,
+        names=names or [checkpoint],
+    )
 
 
 def edited_translation(world: World, tmp: Path, edit: Callable[[dict[str, Any]], Any]) -> Path:
@@ -512,8 +649,13 @@ def edited_bert(world: World, tmp: Path, edit: Callable[[dict[str, Any]], Any]) 
     return path
 
 
-def averaged(world: World, tmp: Path, damage: Callable[[Path], Any] | None = None,
-             out: Path | None = None, names: list[Path] | None = None) -> Run:  # fmt: skip
+def averaged(
+    world: World,
+    tmp: Path,
+    damage: Callable[[Path], Any] | None = None,
+    out: Path | None = None,
+    names: list[Path] | None = None,
+) -> Run:
     from macaron_tools.average_checkpoints import main
 
     ckpts = tmp / "ckpts"
@@ -526,8 +668,12 @@ def averaged(world: World, tmp: Path, damage: Callable[[Path], Any] | None = Non
         damage(ckpts / "checkpoint2.pt")
     out = out or tmp / "avg.pt"
     argv = ["--inputs", str(ckpts / "checkpoint1.pt"), str(ckpts / "checkpoint2.pt"), "--out", str(out)]
-    return Run(call=in_process("average_checkpoints", lambda: main(argv)), inputs=[ckpts],
-               outputs=[] if out.exists() else [out], names=names or [ckpts / "checkpoint2.pt"])  # fmt: skip
+    return Run(
+        call=in_process("average_checkpoints", lambda: main(argv)),
+        inputs=[ckpts],
+        outputs=[] if out.exists() else [out],
+        names=names or [ckpts / "checkpoint2.pt"],
+    )
 
 
 def write_text_corpus(raw: Path) -> Path:
@@ -543,8 +689,12 @@ def custom(tmp: Path, raw: Path, dest: Path, names: list[Path] | None = None) ->
 
     prefixes = [x for split in ("train", "valid", "test") for x in (f"--{split}pref", str(raw / split))]
     argv = ["--src", "en", "--tgt", "de", *prefixes, "--dest", str(dest), "--workers", "1"]
-    return Run(call=in_process(PROGS["macaron_preprocess.custom"], lambda: main(argv)), inputs=[raw],
-               outputs=[] if raw.is_relative_to(dest) else [dest], names=names or [dest])  # fmt: skip
+    return Run(
+        call=in_process(PROGS["macaron_preprocess.custom"], lambda: main(argv)),
+        inputs=[raw],
+        outputs=[] if raw.is_relative_to(dest) else [dest],
+        names=names or [dest],
+    )
 
 
 def custom_with_a_directory(tmp: Path) -> Run:
@@ -565,8 +715,12 @@ def iwslt(tmp: Path, raw: Path, dest: Path, names: list[Path]) -> Run:
     from macaron_preprocess.iwslt14 import main
 
     argv = ["--dest", str(dest), "--raw-dir", str(raw), "--workers", "1"]
-    return Run(call=in_process(PROGS["macaron_preprocess.iwslt14"], lambda: main(argv)), inputs=[raw],
-               outputs=[] if raw.is_relative_to(dest) else [dest], names=names)  # fmt: skip
+    return Run(
+        call=in_process(PROGS["macaron_preprocess.iwslt14"], lambda: main(argv)),
+        inputs=[raw],
+        outputs=[] if raw.is_relative_to(dest) else [dest],
+        names=names,
+    )
 
 
 def bert_corpus(tmp: Path, dest: Path, *args: str, inputs: list[Path], names: list[Path]) -> Run:
@@ -574,8 +728,12 @@ def bert_corpus(tmp: Path, dest: Path, *args: str, inputs: list[Path], names: li
 
     argv = ["--dest", str(dest), *args, "--workers", "1"]
     inside = any(i.is_relative_to(dest) for i in inputs)
-    return Run(call=in_process(PROGS["macaron_preprocess.bert_corpus"], lambda: main(argv)), inputs=inputs,
-               outputs=[] if inside else [dest], names=names)  # fmt: skip
+    return Run(
+        call=in_process(PROGS["macaron_preprocess.bert_corpus"], lambda: main(argv)),
+        inputs=inputs,
+        outputs=[] if inside else [dest],
+        names=names,
+    )
 
 
 def evil(tmp: Path) -> Path:
@@ -1393,8 +1551,9 @@ def torch_defaults_off(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_a_bad_input_is_one_line_and_harms_nothing(case: Case, world: World, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+def test_a_bad_input_is_one_line_and_harms_nothing(
+    case: Case, world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     run = case.build(world, tmp_path)
     before = digest(run.inputs)
     existing = snapshot(tmp_path)
@@ -1435,7 +1594,7 @@ def test_every_cell_is_covered() -> None:
     [
         ("fairseq-generate", ["-s", "src", "-t", "tgt", "--gen-subset", "valid", "--path"]),
     ],
-)  # fmt: skip
+)
 def test_fairseqs_own_scripts_refuse_a_payload_in_one_line(
     command: str, args: list[str], world: World, tmp_path: Path
 ) -> None:
@@ -1474,9 +1633,14 @@ def test_a_run_resumes_under_the_allow_list(world: World, tmp_path: Path) -> Non
     """What #34 item 1 changed does not stop a real resume: DeepSpeed's files load through the allow-list
     (DeepSpeed asks for weights_only=False; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 is set too)."""
     save_dir = copy_save_dir(world, tmp_path)
-    proc = subprocess.run(pretrain_command(world.bert_bin, save_dir, "--max-update", "2"), cwd=REPO,
-                          env=subprocess_env(MASTER_PORT=str(free_port())), capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        pretrain_command(world.bert_bin, save_dir, "--max-update", "2"),
+        cwd=REPO,
+        env=subprocess_env(MASTER_PORT=str(free_port())),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert f"resumed from {save_dir / S} at step 1" in proc.stderr
     assert (save_dir / "step2" / checkpoints.MANIFEST).is_file()
@@ -1512,8 +1676,11 @@ def test_export_leaves_no_temporary_when_the_last_rename_fails(
     out.parent.mkdir()
     real_rename = os.rename
     monkeypatch.setattr(os, "replace", failing_replace(out))
-    monkeypatch.setattr(os, "rename", lambda s, d, **k: failing_replace(out)(s, d) if Path(d) == out
-                        else real_rename(s, d, **k))  # fmt: skip
+    monkeypatch.setattr(
+        os,
+        "rename",
+        lambda s, d, **k: failing_replace(out)(s, d) if Path(d) == out else real_rename(s, d, **k),
+    )
     code, stderr = execute(export(world, tmp_path, save_dir, out, []), capsys)
     assert code == 2 and "No space left on device (ENOSPC)" in error_lines(stderr)[0], stderr
     assert list(out.parent.iterdir()) == []
@@ -1607,18 +1774,31 @@ for split, record in meta["splits"].items():
 @pytest.mark.parametrize(
     ("module", "argv", "prog"),
     [
-        ("macaron_fairseq.pretrain.export", ["nowhere", "--out", "x.pt"],
-         "python -m macaron_fairseq.pretrain.export"),
-        ("macaron_preprocess.glue", ["--glue-dir", "nowhere", "--dest", "d", "--data-bin", "nowhere"],
-         "python -m macaron_preprocess.glue"),
-        ("macaron_preprocess.iwslt14", ["--dest", "d", "--raw-dir", "d"],
-         "python -m macaron_preprocess.iwslt14"),
+        (
+            "macaron_fairseq.pretrain.export",
+            ["nowhere", "--out", "x.pt"],
+            "python -m macaron_fairseq.pretrain.export",
+        ),
+        (
+            "macaron_preprocess.glue",
+            ["--glue-dir", "nowhere", "--dest", "d", "--data-bin", "nowhere"],
+            "python -m macaron_preprocess.glue",
+        ),
+        (
+            "macaron_preprocess.iwslt14",
+            ["--dest", "d", "--raw-dir", "d"],
+            "python -m macaron_preprocess.iwslt14",
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_error_names_its_program(
-    module: str, argv: list[str], prog: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    module: str,
+    argv: list[str],
+    prog: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
-) -> None:  # fmt: skip
+) -> None:
     """#34 item 6: the errors of these three lacked the program name (their console-script entry points, as
     ``python -m`` runs them, here in this process)."""
     import importlib

@@ -64,8 +64,9 @@ def test_the_documented_modules_exist() -> None:
     missing = []
     for module in documented_modules():
         spec = importlib.util.find_spec(module)
-        if spec is None or (spec.submodule_search_locations and importlib.util.find_spec(f"{module}.__main__")
-                            is None):  # fmt: skip
+        if spec is None or (
+            spec.submodule_search_locations and importlib.util.find_spec(f"{module}.__main__") is None
+        ):
             missing.append(module)
     assert not missing
 
@@ -150,8 +151,11 @@ def test_every_flag_the_docs_show_is_accepted(helps: dict[str, dict[str, Any]]) 
         accepted = set(helps[entry]["parsers"][0]["accepted"])
         for source, lines in sources.items():
             for line in lines:
-                refused += [f"{source}: {command} {flag}" for flag in flags_after(line, command)
-                            if flag not in accepted]  # fmt: skip
+                refused += [
+                    f"{source}: {command} {flag}"
+                    for flag in flags_after(line, command)
+                    if flag not in accepted
+                ]
     assert not sorted(set(refused))
 
 

@@ -67,8 +67,9 @@ def test_a_results_file_elsewhere_is_shown_and_a_missing_one_is_said(
     with pytest.raises(doc_tables.UserError, match="no docs block is rendered from it"):
         doc_tables.show(elsewhere)
     [problem] = doc_tables.mismatches((block,), results_dir=tmp_path / "nowhere")
-    assert problem.endswith("block 'speed': docs/results/speed_macaron_vs_transformer.json does not exist "
-                            "(run its benchmark)")  # fmt: skip
+    assert problem.endswith(
+        "block 'speed': docs/results/speed_macaron_vs_transformer.json does not exist (run its benchmark)"
+    )
     repo = _checkout(tmp_path / "repo", _block("speed", "kept"), {})
     assert doc_tables.rewrite((block,), repo, results_dir=tmp_path / "nowhere") == []  # left as it is
     assert "block 'speed' left as it is" in capsys.readouterr().err
@@ -127,12 +128,42 @@ def _free_port() -> int:
 
 def _train_argv(data: Path, save_dir: Path) -> list[str]:
     return [
-        "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
-        *DT_FIXUP, "--optimizer", "adam", "--lr", "1e-3", "--max-update", "1",
-        "--batch-size", "16", "--criterion", "cross_entropy", "--save-dir", str(save_dir), "--no-save",
-        "--cpu", "--num-workers", "0", "--disable-validation", "--seed", "1", "--log-format", "simple",
-    ]  # fmt: skip
+        "fairseq-train",
+        str(data),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        "macaron_small",
+        *TINY,
+        *DT_FIXUP,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        "1",
+        "--batch-size",
+        "16",
+        "--criterion",
+        "cross_entropy",
+        "--save-dir",
+        str(save_dir),
+        "--no-save",
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--disable-validation",
+        "--seed",
+        "1",
+        "--log-format",
+        "simple",
+    ]
 
 
 def mu_lines(log: str) -> dict[str, str]:
@@ -147,10 +178,16 @@ def test_distributed_mu_equals_the_single_process_mu_and_the_documented_line(
     single = mu_lines(proc.stdout + proc.stderr)
     port = _free_port()
     distributed = [
-        "--distributed-backend", "gloo", "--distributed-world-size", "2",
-        "--distributed-init-method", f"tcp://127.0.0.1:{port}", "--distributed-no-spawn",
-        "--ddp-backend", "legacy_ddp",
-    ]  # fmt: skip
+        "--distributed-backend",
+        "gloo",
+        "--distributed-world-size",
+        "2",
+        "--distributed-init-method",
+        f"tcp://127.0.0.1:{port}",
+        "--distributed-no-spawn",
+        "--ddp-backend",
+        "legacy_ddp",
+    ]
     ranks = []
     for r in range(2):
         argv = [*_train_argv(tiny_data_bin, tmp_path / f"rank{r}"), *distributed]

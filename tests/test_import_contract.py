@@ -244,8 +244,15 @@ def import_cycles(graph: dict[str, dict[str, Import]]) -> list[str]:
 
 def test_the_table_of_the_document_is_read() -> None:
     """Every package of the project has a row; each names only packages of the table, and never itself."""
-    packages = {"macaron_workflow", "macaron_fairseq", "macaron_tools", "macaron_preprocess",
-                "macaron_synthetic", "macaron_pipelines", "macaron_slurm"}
+    packages = {
+        "macaron_workflow",
+        "macaron_fairseq",
+        "macaron_tools",
+        "macaron_preprocess",
+        "macaron_synthetic",
+        "macaron_pipelines",
+        "macaron_slurm",
+    }
     assert packages | {"benchmarks", "scripts"} == set(ALLOWED)
     assert ALLOWED["macaron_workflow"] == frozenset() and ALLOWED["macaron_fairseq"] == {"macaron_workflow"}
     for package, allowed in ALLOWED.items():
@@ -305,20 +312,41 @@ def test_benchmarks_write_results_files_and_only_the_renderer_renders_them() -> 
 @pytest.mark.parametrize(
     ("file", "source", "edge"),
     [
-        ("macaron_fairseq/pretrain/trainer.py", "def f():\n    from macaron_tools import plot_curves\n",
-         "macaron_fairseq/pretrain/trainer.py:2: macaron_fairseq -> macaron_tools"),
-        ("macaron_workflow/stages.py", "import macaron_preprocess.text\n",
-         "macaron_workflow/stages.py:1: macaron_workflow -> macaron_preprocess"),
-        ("macaron_tools/average_checkpoints.py", "if True:\n    import macaron_fairseq.repairs\n",
-         "macaron_tools/average_checkpoints.py:2: macaron_tools -> macaron_fairseq"),
-        ("preprocess/glue.py", "import importlib\nimportlib.import_module('macaron_pipelines.glue')\n",
-         "preprocess/glue.py:2: macaron_preprocess -> macaron_pipelines"),
-        ("pipelines/glue/grid.py", "from benchmarks import results_file\n",
-         "pipelines/glue/grid.py:1: macaron_pipelines -> benchmarks"),
-        ("macaron_fairseq/models/bert.py", "from ..pretrain import trainer\n",
-         "macaron_fairseq/models/bert.py:1: plugin core -> macaron_fairseq.pretrain"),
-        ("macaron_fairseq/models/authors.py", "def f():\n    from macaron_fairseq.upgrade import convert\n",
-         "macaron_fairseq/models/authors.py:2: plugin core -> macaron_fairseq.upgrade"),
+        (
+            "macaron_fairseq/pretrain/trainer.py",
+            "def f():\n    from macaron_tools import plot_curves\n",
+            "macaron_fairseq/pretrain/trainer.py:2: macaron_fairseq -> macaron_tools",
+        ),
+        (
+            "macaron_workflow/stages.py",
+            "import macaron_preprocess.text\n",
+            "macaron_workflow/stages.py:1: macaron_workflow -> macaron_preprocess",
+        ),
+        (
+            "macaron_tools/average_checkpoints.py",
+            "if True:\n    import macaron_fairseq.repairs\n",
+            "macaron_tools/average_checkpoints.py:2: macaron_tools -> macaron_fairseq",
+        ),
+        (
+            "preprocess/glue.py",
+            "import importlib\nimportlib.import_module('macaron_pipelines.glue')\n",
+            "preprocess/glue.py:2: macaron_preprocess -> macaron_pipelines",
+        ),
+        (
+            "pipelines/glue/grid.py",
+            "from benchmarks import results_file\n",
+            "pipelines/glue/grid.py:1: macaron_pipelines -> benchmarks",
+        ),
+        (
+            "macaron_fairseq/models/bert.py",
+            "from ..pretrain import trainer\n",
+            "macaron_fairseq/models/bert.py:1: plugin core -> macaron_fairseq.pretrain",
+        ),
+        (
+            "macaron_fairseq/models/authors.py",
+            "def f():\n    from macaron_fairseq.upgrade import convert\n",
+            "macaron_fairseq/models/authors.py:2: plugin core -> macaron_fairseq.upgrade",
+        ),
     ],
 )
 def test_a_forbidden_edge_is_reported_with_file_and_line(file: str, source: str, edge: str) -> None:
@@ -368,8 +396,11 @@ HF_MODEL_FILES: frozenset[str] = frozenset(
 
 def modules_of(*packages: str) -> tuple[str, ...]:
     """Every importable module of ``packages`` (``__main__`` modules, which run on import, left out)."""
-    names = (module_name(p) for package in packages
-             for p in sorted((ROOT / FOLDER.get(package, package)).rglob("*.py")))  # fmt: skip
+    names = (
+        module_name(p)
+        for package in packages
+        for p in sorted((ROOT / FOLDER.get(package, package)).rglob("*.py"))
+    )
     return tuple(n for n in names if not n.endswith("__main__") and n not in HF_MODEL_FILES)
 
 

@@ -29,8 +29,15 @@ from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
 #: the installed packages' folders in the checkout
-PACKAGES = ("macaron_fairseq", "preprocess", "pipelines", "slurm", "macaron_workflow", "macaron_tools",
-            "macaron_synthetic")  # fmt: skip
+PACKAGES = (
+    "macaron_fairseq",
+    "preprocess",
+    "pipelines",
+    "slurm",
+    "macaron_workflow",
+    "macaron_tools",
+    "macaron_synthetic",
+)
 #: folder -> the name it is installed and imported as, where they differ (pyproject's package-dir)
 IMPORT_NAMES = {folder: name for name, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items()}
 #: the top-level import names of the wheel
@@ -129,8 +136,12 @@ def imports_in(path: Path) -> Iterator[Import]:
         else:
             continue
         for module in modules:
-            yield Import(module.split(".")[0], path.relative_to(REPO).as_posix(), node.lineno,
-                         id(node) in guarded_nodes)  # fmt: skip
+            yield Import(
+                module.split(".")[0],
+                path.relative_to(REPO).as_posix(),
+                node.lineno,
+                id(node) in guarded_nodes,
+            )
 
 
 def third_party(roots: list[Path], local: set[str]) -> list[Import]:
@@ -142,8 +153,12 @@ def third_party(roots: list[Path], local: set[str]) -> list[Import]:
 
 
 def owners(path: str) -> tuple[str, ...]:
-    return tuple(extra for prefix, extras in OWNERS.items() for extra in extras
-                 if path == prefix or (prefix.endswith("/") and path.startswith(prefix)))  # fmt: skip
+    return tuple(
+        extra
+        for prefix, extras in OWNERS.items()
+        for extra in extras
+        if path == prefix or (prefix.endswith("/") and path.startswith(prefix))
+    )
 
 
 @cache
@@ -178,8 +193,12 @@ def test_every_third_party_import_is_declared_in_the_base_or_in_the_extra_owning
             continue
         allowed = ("", *owners(imp.path))
         if not any(dist in declared()[extra] for extra in allowed):
-            problems.append(f"{where} ({dist}): declare it in " + " or ".join(
-                f"requirements-{extra}.txt" if extra else "requirements.txt" for extra in allowed))
+            problems.append(
+                f"{where} ({dist}): declare it in "
+                + " or ".join(
+                    f"requirements-{extra}.txt" if extra else "requirements.txt" for extra in allowed
+                )
+            )
     assert not problems, "\n".join(problems)
 
 
@@ -231,9 +250,12 @@ def test_metadata_names_the_supported_pythons_platform_and_license() -> None:
     classifiers = project["classifiers"]
     unknown = [c for c in classifiers if c not in trove_classifiers.classifiers]
     assert not unknown, unknown
-    assert {"Programming Language :: Python :: 3.11", "Programming Language :: Python :: 3.12",
-            "Programming Language :: Python :: Implementation :: CPython",
-            "Operating System :: POSIX :: Linux"} <= set(classifiers)  # fmt: skip
+    assert {
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Programming Language :: Python :: Implementation :: CPython",
+        "Operating System :: POSIX :: Linux",
+    } <= set(classifiers)
     versions = {c.rsplit(" ", 1)[1] for c in classifiers if re.fullmatch(r".*Python :: 3\.\d+", c)}
     assert versions == {"3.11", "3.12"}
     assert PYPROJECT["build-system"]["build-backend"] == "setuptools.build_meta"
@@ -266,8 +288,10 @@ def test_the_console_scripts_are_the_issue_list_and_each_runs_its_modules_main_b
 def script_path(name: str) -> Path:
     path = Path(sys.executable).parent / name
     if not path.exists():
-        pytest.fail(f"{path} is missing: run bash scripts/install.sh (it installs the package with "
-                    f"pip install --no-deps -e ., which creates the console scripts)")  # fmt: skip
+        pytest.fail(
+            f"{path} is missing: run bash scripts/install.sh (it installs the package with "
+            f"pip install --no-deps -e ., which creates the console scripts)"
+        )
     return path
 
 
@@ -282,7 +306,7 @@ def after_usage(text: str) -> str:
     script's name, ``__main__.py`` under ``python -m package``) and wraps by its length."""
     start = text.find("usage:")
     assert start >= 0, text[-2000:]
-    return text[text.index("\n\n", start):]
+    return text[text.index("\n\n", start) :]
 
 
 @pytest.mark.parametrize(
@@ -296,15 +320,25 @@ def test_console_script_help_is_the_modules_help(name: str) -> None:
     assert after_usage(script.stdout) == after_usage(module.stdout)
 
 
-@pytest.mark.parametrize(("name", "args", "message"), [
-    ("macaron-translate", [], "error: the following arguments are required"),
-    ("macaron-score-bleu", ["--gen", "/nonexistent/gen.txt", "--ref", "/nonexistent/ref.txt"],
-     "error: cannot read /nonexistent/gen.txt"),
-    ("macaron-average-checkpoints", ["--inputs", "/nonexistent/a.pt", "--out", "/nonexistent/b.pt"],
-     "error: checkpoint files not found"),
-])  # fmt: skip
-def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(name: str, args: list[str], message: str
-                                                                 ) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "args", "message"),
+    [
+        ("macaron-translate", [], "error: the following arguments are required"),
+        (
+            "macaron-score-bleu",
+            ["--gen", "/nonexistent/gen.txt", "--ref", "/nonexistent/ref.txt"],
+            "error: cannot read /nonexistent/gen.txt",
+        ),
+        (
+            "macaron-average-checkpoints",
+            ["--inputs", "/nonexistent/a.pt", "--out", "/nonexistent/b.pt"],
+            "error: checkpoint files not found",
+        ),
+    ],
+)
+def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(
+    name: str, args: list[str], message: str
+) -> None:
     """The one line names the command as the user typed it: the console script, or ``python -m MODULE``."""
     script = run([str(script_path(name)), *args])
     assert (script.returncode, script.stdout) == (2, ""), script.stderr[-3000:]
@@ -328,9 +362,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
         shutil.copy2(REPO / name, source / name)
     shutil.copytree(REPO / "tests", source / "tests", ignore=ignore)  # present, and must stay out
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True,
-                          timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (built,) = (tmp_path / "dist").glob("macaron_fairseq-*.whl")
     return built
@@ -387,15 +435,26 @@ def test_installed_next_to_a_package_called_preprocess_every_console_script_runs
     packages) beside another distribution's top-level ``preprocess``: neither shadows the other, and every
     console script answers ``--help`` from a directory without a checkout."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True,
-                   timeout=300)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=300
+    )
     python = venv / "bin" / "python"
-    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())  # fmt: skip
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     (site / "preprocess").mkdir()
     (site / "preprocess" / "__init__.py").write_text(DUMMY)  # the other distribution's module
-    proc = subprocess.run([str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        [str(python), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (site / "preprocess" / "__init__.py").read_text() == DUMMY
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -408,8 +467,14 @@ def test_installed_next_to_a_package_called_preprocess_every_console_script_runs
     assert str(site) in who.stdout  # ours comes from the wheel, not from the checkout
     failed = []
     for name in PYPROJECT["project"]["scripts"]:
-        run = subprocess.run([str(venv / "bin" / name), "--help"], capture_output=True, text=True, cwd=away,
-                             env=env, timeout=300)  # fmt: skip
+        run = subprocess.run(
+            [str(venv / "bin" / name), "--help"],
+            capture_output=True,
+            text=True,
+            cwd=away,
+            env=env,
+            timeout=300,
+        )
         if run.returncode != 0 or "usage" not in run.stdout.lower():
             failed.append(f"{name}: exit {run.returncode}\n{run.stderr[-800:]}")
     assert not failed, "\n".join(failed)
@@ -445,9 +510,14 @@ def checkout(tmp_path: Path) -> Path:
 
 
 def install(
-    tmp_path: Path, root: Path, *args: str, torch: str | None = "2.5.1", pip_status: int = 0,
-    fake_platform: str = "", python: str | None = None,
-) -> tuple[subprocess.CompletedProcess[str], list[str]]:  # fmt: skip
+    tmp_path: Path,
+    root: Path,
+    *args: str,
+    torch: str | None = "2.5.1",
+    pip_status: int = 0,
+    fake_platform: str = "",
+    python: str | None = None,
+) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     """Run the installer with the stand-in python and (optionally) a stand-in torch of that version."""
     log = tmp_path / "pip.log"
     log.write_text("")
@@ -460,10 +530,22 @@ def install(
         f"__version__ = {torch!r}\n" if torch else "raise ImportError('no torch here')\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "MACARON_TORCH_VERSION"}
-    env.update(PYTHON=python or str(stand_in), REAL_PYTHON=sys.executable, PIP_LOG=str(log),
-               PIP_STATUS=str(pip_status), FAKE_PLATFORM=fake_platform, PYTHONPATH=str(site))  # fmt: skip
-    proc = subprocess.run(["bash", str(root / "scripts" / "install.sh"), *args], capture_output=True,
-                          text=True, env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    env.update(
+        PYTHON=python or str(stand_in),
+        REAL_PYTHON=sys.executable,
+        PIP_LOG=str(log),
+        PIP_STATUS=str(pip_status),
+        FAKE_PLATFORM=fake_platform,
+        PYTHONPATH=str(site),
+    )
+    proc = subprocess.run(
+        ["bash", str(root / "scripts" / "install.sh"), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     return proc, log.read_text().splitlines()
 
 
@@ -472,15 +554,19 @@ def installed_by_name(calls: list[str]) -> set[str]:
     return {arg.split("==")[0] for arg in args if arg.startswith("macaron-missing-")}
 
 
-@pytest.mark.parametrize(("args", "extras"), [
-    ((), set()),
-    (("--extras", "pretrain,glue"), {"pretrain", "glue"}),
-    (("--extras=hf",), {"hf"}),
-    (("--extras", "corpus", "--extras", "corpus"), {"corpus"}),
-    (("--dev",), {"dev", "pretrain", "corpus", "glue", "hf"}),
-])  # fmt: skip
-def test_install_sh_installs_the_base_and_exactly_the_extras_asked_for(tmp_path: Path, args: tuple[str, ...],
-                                                                      extras: set[str]) -> None:
+@pytest.mark.parametrize(
+    ("args", "extras"),
+    [
+        ((), set()),
+        (("--extras", "pretrain,glue"), {"pretrain", "glue"}),
+        (("--extras=hf",), {"hf"}),
+        (("--extras", "corpus", "--extras", "corpus"), {"corpus"}),
+        (("--dev",), {"dev", "pretrain", "corpus", "glue", "hf"}),
+    ],
+)
+def test_install_sh_installs_the_base_and_exactly_the_extras_asked_for(
+    tmp_path: Path, args: tuple[str, ...], extras: set[str]
+) -> None:
     proc, calls = install(tmp_path, checkout(tmp_path), *args)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert installed_by_name(calls) == {"macaron-missing-base", *(f"macaron-missing-{e}" for e in extras)}
@@ -491,20 +577,29 @@ def test_install_sh_installs_the_base_and_exactly_the_extras_asked_for(tmp_path:
 def test_install_sh_refuses_an_unknown_extra_in_one_line(tmp_path: Path) -> None:
     proc, calls = install(tmp_path, checkout(tmp_path), "--extras", "pretrain,gpu")
     assert proc.returncode == 2 and calls == []
-    assert proc.stderr == ("install.sh: unknown extra 'gpu' (extras: corpus dev glue hf pretrain) "
-                           "(try --help)\n")  # fmt: skip
+    assert proc.stderr == (
+        "install.sh: unknown extra 'gpu' (extras: corpus dev glue hf pretrain) (try --help)\n"
+    )
 
 
-@pytest.mark.parametrize("found", [
-    "CPython 3.10.13 Linux x86_64", "CPython 3.13.0 Linux x86_64", "PyPy 3.11.13 Linux x86_64",
-    "CPython 3.11.7 Linux aarch64", "CPython 3.12.1 Darwin x86_64",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "found",
+    [
+        "CPython 3.10.13 Linux x86_64",
+        "CPython 3.13.0 Linux x86_64",
+        "PyPy 3.11.13 Linux x86_64",
+        "CPython 3.11.7 Linux aarch64",
+        "CPython 3.12.1 Darwin x86_64",
+    ],
+)
 def test_install_sh_refuses_an_unsupported_python_in_one_line(tmp_path: Path, found: str) -> None:
     proc, calls = install(tmp_path, checkout(tmp_path), fake_platform=found)
     assert (proc.returncode, proc.stdout, calls) == (2, "", [])
-    assert proc.stderr == (f"[install] unsupported Python: found {found} ({tmp_path / 'python'}); supported: "
-                           "CPython 3.11 or 3.12 on x86-64 Linux (the fairseq fork ve-fairseq ships wheels "
-                           "only for those)\n")  # fmt: skip
+    assert proc.stderr == (
+        f"[install] unsupported Python: found {found} ({tmp_path / 'python'}); supported: "
+        "CPython 3.11 or 3.12 on x86-64 Linux (the fairseq fork ve-fairseq ships wheels "
+        "only for those)\n"
+    )
 
 
 def test_install_sh_accepts_cpython_312_and_names_a_missing_interpreter(tmp_path: Path) -> None:
@@ -512,8 +607,10 @@ def test_install_sh_accepts_cpython_312_and_names_a_missing_interpreter(tmp_path
     assert proc.returncode == 0, proc.stderr
     proc, calls = install(tmp_path, checkout(tmp_path), python=str(tmp_path / "no-such-python"))
     assert (proc.returncode, calls) == (2, [])
-    assert proc.stderr == (f"[install] cannot run Python '{tmp_path / 'no-such-python'}'; supported: CPython "
-                           "3.11 or 3.12 on x86-64 Linux (set PYTHON=...)\n")  # fmt: skip
+    assert proc.stderr == (
+        f"[install] cannot run Python '{tmp_path / 'no-such-python'}'; supported: CPython "
+        "3.11 or 3.12 on x86-64 Linux (set PYTHON=...)\n"
+    )
 
 
 def test_install_sh_installs_only_a_cpu_torch_trying_the_pytorch_cpu_index_second(tmp_path: Path) -> None:

@@ -93,9 +93,10 @@ def iwslt_members(
 def wmt_sgm(lang: str, kind: str, segments: list[str]) -> str:
     """A newstest2014 .sgm file in the WMT layout."""
     head = (
-        f'<srcset setid="newstest2014" srclang="{lang}">' if kind == "src"
+        f'<srcset setid="newstest2014" srclang="{lang}">'
+        if kind == "src"
         else f'<refset setid="newstest2014" srclang="any" trglang="{lang}">'
-    )  # fmt: skip
+    )
     lines = [head, '<doc sysid="ref" docid="1012-bbc" genre="news" origlang="en">', "<p>"]
     lines += [f'<seg id="{i}">{text}</seg>' for i, text in enumerate(segments, start=1)]
     lines += ["</p>", "</doc>", "</srcset>" if kind == "src" else "</refset>"]

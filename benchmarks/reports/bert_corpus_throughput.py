@@ -79,8 +79,10 @@ def memory_table(results: dict) -> str:
     """Peak memory per dump size: the whole run, each stage (summed PSS), the largest single process."""
     stages = [s for s in STAGES if any(s in r.get("peak_pss_mb_by_stage", {}) for r in results.values())]
     head = " | ".join(f"{stage} PSS" for stage in stages)
-    lines = [f"| XML | bz2 | workers | wall | peak summed PSS | {head} | peak summed RSS | largest process |",
-             "|---" * (7 + len(stages)) + "|"]  # fmt: skip
+    lines = [
+        f"| XML | bz2 | workers | wall | peak summed PSS | {head} | peak summed RSS | largest process |",
+        "|---" * (7 + len(stages)) + "|",
+    ]
     for r in results.values():
         by_stage = " | ".join(f"{r['peak_pss_mb_by_stage'].get(s, 0):,.0f} MB" for s in stages)
         lines.append(

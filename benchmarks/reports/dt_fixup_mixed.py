@@ -31,13 +31,16 @@ def render(payload: dict) -> str:
     labelled = {**r, "depth_label": "new encoder layers K", "depth_symbol": "K"}
     return (
         "**Each scheme at its own learning rate** (chosen per K on the validation nll; test set; † = at the "
-        "edge of the grid)\n\n" + selected_table(labelled)
+        "edge of the grid)\n\n"
+        + selected_table(labelled)
         + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
         + grid_table(labelled)
         + "\n\n"
         + protocol_line(r)
-        + "\n\nMeasured by " + provenance(payload) + "."
-    )  # fmt: skip
+        + "\n\nMeasured by "
+        + provenance(payload)
+        + "."
+    )
 
 
 def render_curves(payload: dict) -> str:

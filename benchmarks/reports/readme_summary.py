@@ -60,8 +60,11 @@ def translation_row(payload: dict[str, Any]) -> str:
 
 def quickstart_row(payload: dict[str, Any]) -> str:
     """The latest default run (no option but the work dir) of the recorded quickstart runs."""
-    default = [run for run in payload["runs"] if "--threads" not in run["command"]
-               and "--cpu-kernels" not in run["command"]]  # fmt: skip
+    default = [
+        run
+        for run in payload["runs"]
+        if "--threads" not in run["command"] and "--cpu-kernels" not in run["command"]
+    ]
     run = max(default, key=lambda r: r["date"])
     return (
         f"sacreBLEU {run['sacrebleu']:.2f} on {run['n_sentences']} test sentences, "
@@ -122,26 +125,47 @@ def eval_cost_row(payload: dict[str, Any]) -> str:
 def render(results_dir: Path = RESULTS_DIR) -> str:
     """The table (computed from the results files as they are)."""
     rows = [
-        ("Does the quickstart learn? (generated En→De)", quickstart_row(load("quickstart.json", results_dir)),
-         "[quickstart](docs/quickstart.md)"),
-        ("Macaron vs Transformer, real En→De text (post-LN)",
-         translation_row(load("macaron_real_translation.json", results_dir)),
-         "[real text](docs/real_text.md)"),
-        ("… in the authors' configuration (pre-LN, their dropouts), fairseq 0.12's initialisation",
-         translation_row(load(PREVIOUS, results_dir)),
-         "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)"),
-        ("… the same with their initialisation too",
-         translation_row(load("macaron_real_translation_authors.json", results_dir)),
-         "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)"),
-        ("Macaron vs BERT, pre-training on real text", bert_row(load("macaron_real_bert.json", results_dir)),
-         "[real text §2](docs/real_text.md#2-bert-pre-training-the-python-documentation)"),
-        ("The authors' released models, here", eval_cost_row(load("authors_eval_cost.json", results_dir)),
-         "[translation](docs/translation.md#the-authors-released-models)"),
-        ("DT-Fixup / T-Fixup for deep stacks (generated task)",
-         depth_row(load("dt_fixup_ablation.json", results_dir)), "[dt_fixup §4](docs/dt_fixup.md)"),
-        ("What Macaron's extra FFN costs (time, CPU)",
-         speed_row(load("speed_macaron_vs_transformer.json", results_dir)), "[speed](docs/macaron_speed.md)"),
-    ]  # fmt: skip
+        (
+            "Does the quickstart learn? (generated En→De)",
+            quickstart_row(load("quickstart.json", results_dir)),
+            "[quickstart](docs/quickstart.md)",
+        ),
+        (
+            "Macaron vs Transformer, real En→De text (post-LN)",
+            translation_row(load("macaron_real_translation.json", results_dir)),
+            "[real text](docs/real_text.md)",
+        ),
+        (
+            "… in the authors' configuration (pre-LN, their dropouts), fairseq 0.12's initialisation",
+            translation_row(load(PREVIOUS, results_dir)),
+            "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
+        ),
+        (
+            "… the same with their initialisation too",
+            translation_row(load("macaron_real_translation_authors.json", results_dir)),
+            "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
+        ),
+        (
+            "Macaron vs BERT, pre-training on real text",
+            bert_row(load("macaron_real_bert.json", results_dir)),
+            "[real text §2](docs/real_text.md#2-bert-pre-training-the-python-documentation)",
+        ),
+        (
+            "The authors' released models, here",
+            eval_cost_row(load("authors_eval_cost.json", results_dir)),
+            "[translation](docs/translation.md#the-authors-released-models)",
+        ),
+        (
+            "DT-Fixup / T-Fixup for deep stacks (generated task)",
+            depth_row(load("dt_fixup_ablation.json", results_dir)),
+            "[dt_fixup §4](docs/dt_fixup.md)",
+        ),
+        (
+            "What Macaron's extra FFN costs (time, CPU)",
+            speed_row(load("speed_macaron_vs_transformer.json", results_dir)),
+            "[speed](docs/macaron_speed.md)",
+        ),
+    ]
     lines = ["| question | measured here | more |", "|---|---|---|"]
     lines += [f"| {q} | {a} | {link} |" for q, a, link in rows]
     return "\n".join(lines)

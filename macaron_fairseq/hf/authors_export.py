@@ -69,12 +69,16 @@ def hf_model(model: Any, vocab_size: int, pad: int) -> Any:
 
     layer = model.encoder.layers[0]
     config = AuthorsBertConfig(
-        vocab_size=vocab_size, hidden_size=model.encoder.embed_tokens.embedding_dim,
-        num_hidden_layers=len(model.encoder.layers), num_attention_heads=layer.self_attn.num_heads,
-        intermediate_size=layer.fc1.out_features, hidden_dropout_prob=float(layer.dropout_module.p),
+        vocab_size=vocab_size,
+        hidden_size=model.encoder.embed_tokens.embedding_dim,
+        num_hidden_layers=len(model.encoder.layers),
+        num_attention_heads=layer.self_attn.num_heads,
+        intermediate_size=layer.fc1.out_features,
+        hidden_dropout_prob=float(layer.dropout_module.p),
         attention_probs_dropout_prob=float(layer.self_attn.dropout_module.p),
-        activation_dropout=float(layer.activation_dropout_module.p), pad_token_id=pad,
-    )  # fmt: skip
+        activation_dropout=float(layer.activation_dropout_module.p),
+        pad_token_id=pad,
+    )
     stem = MODELING_FILE.removesuffix(".py")
     config.architectures = ["AuthorsBertForPreTraining"]
     config.auto_map = {
@@ -105,8 +109,10 @@ def check_logits(model: Any, exported: Any, pad: int) -> float:
         (nsp - out.seq_relationship_logits).abs().max().item(),
     )
     if not diff <= TOLERANCE:
-        raise UserError(f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-                        f"(> {TOLERANCE:g}): not written")  # fmt: skip
+        raise UserError(
+            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
+            f"(> {TOLERANCE:g}): not written"
+        )
     return diff
 
 
@@ -129,10 +135,19 @@ def export_authors(model: Any, task: Any, data_dir: Path, checkpoint: Path, out:
                 shutil.copyfile(data_dir / name, staging / name)
         vocab = {symbol: i for i, symbol in enumerate(dictionary.symbols)}
         (staging / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False, indent=0) + "\n", "utf-8")
-        (staging / "fairseq_export.json").write_text(json.dumps({
-            "checkpoint": str(checkpoint), "arch": arch, "max_abs_logit_difference": diff,
-            "tokenizer": "their Moses + BPE (bpe-code; macaron_preprocess.text.authors_bpe_encode)",
-        }, indent=1) + "\n", encoding="utf-8")  # fmt: skip
+        (staging / "fairseq_export.json").write_text(
+            json.dumps(
+                {
+                    "checkpoint": str(checkpoint),
+                    "arch": arch,
+                    "max_abs_logit_difference": diff,
+                    "tokenizer": "their Moses + BPE (bpe-code; macaron_preprocess.text.authors_bpe_encode)",
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         if out.exists():
             out.rmdir()
         staging.rename(out)

@@ -39,8 +39,13 @@ from macaron_workflow.overlap import refuse_overlap
 MODELING_FILE = "modeling_macaron_bert.py"
 TOLERANCE = 1e-4
 #: fairseq --activation-fn → HF hidden_act (BertConfig) of the same function
-HF_ACTIVATIONS = {"gelu": "gelu", "gelu_accurate": "gelu_new", "relu": "relu", "tanh": "tanh",
-                  "linear": "linear"}  # fmt: skip
+HF_ACTIVATIONS = {
+    "gelu": "gelu",
+    "gelu_accurate": "gelu_new",
+    "relu": "relu",
+    "tanh": "tanh",
+    "linear": "linear",
+}
 
 
 def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, dict[str, Any]]:
@@ -54,12 +59,16 @@ def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, d
     info = check_bert_weights(checkpoint)
     data_dir = Path(data) if data else info.data
     if data_dir is None or not (data_dir / "dict.txt").is_file():
-        raise UserError(f"{checkpoint}: its dictionary {data_dir}/dict.txt is not there; give --data DIR "
-                        "(the pre-training data-bin)")  # fmt: skip
+        raise UserError(
+            f"{checkpoint}: its dictionary {data_dir}/dict.txt is not there; give --data DIR "
+            "(the pre-training data-bin)"
+        )
     task_name = getattr(info.task_config, "_name", None)
     if task_name != "macaron_bert_pretraining":
-        raise UserError(f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
-                        f"(macaron_bert_pretraining): {BERT_SOURCES}")  # fmt: skip
+        raise UserError(
+            f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
+            f"(macaron_bert_pretraining): {BERT_SOURCES}"
+        )
     # fairseq's loader, under the plugin's allow-list (macaron_fairseq.repairs.checkpoint_safety)
     try:
         models, _, task = checkpoint_utils.load_model_ensemble_and_task(
@@ -134,20 +143,30 @@ def hf_state(model: Any, macaron: bool, rows_to_hf: Any) -> dict[str, torch.Tens
 
 def native(settings: dict[str, Any]) -> bool:
     """Whether ``BertForPreTraining`` computes this model."""
-    return (not settings["macaron"] and not settings["normalize_before"] and not settings["norm_free_layers"]
-            and settings["embedding_layer_norm"] and not settings["final_layer_norm"]
-            and settings["segments"] > 0)  # fmt: skip
+    return (
+        not settings["macaron"]
+        and not settings["normalize_before"]
+        and not settings["norm_free_layers"]
+        and settings["embedding_layer_norm"]
+        and not settings["final_layer_norm"]
+        and settings["segments"] > 0
+    )
 
 
 def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
     common = {
-        "vocab_size": vocab_size, "hidden_size": settings["hidden"], "num_hidden_layers": settings["layers"],
-        "num_attention_heads": settings["heads"], "intermediate_size": settings["ffn"],
+        "vocab_size": vocab_size,
+        "hidden_size": settings["hidden"],
+        "num_hidden_layers": settings["layers"],
+        "num_attention_heads": settings["heads"],
+        "intermediate_size": settings["ffn"],
         "hidden_dropout_prob": settings["dropout"],
         "attention_probs_dropout_prob": settings["attention_dropout"],
-        "max_position_embeddings": settings["positions"], "type_vocab_size": settings["segments"],
-        "layer_norm_eps": settings["eps"], "pad_token_id": pad,
-    }  # fmt: skip
+        "max_position_embeddings": settings["positions"],
+        "type_vocab_size": settings["segments"],
+        "layer_norm_eps": settings["eps"],
+        "pad_token_id": pad,
+    }
     if settings["activation"] not in HF_ACTIVATIONS:
         raise UserError(f"--activation-fn {settings['activation']!r} has no HuggingFace equivalent")
     if native(settings):
@@ -162,12 +181,16 @@ def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
 
     stem = MODELING_FILE.removesuffix(".py")
     config = MacaronBertConfig(
-        hidden_act=settings["activation"], activation_dropout=settings["activation_dropout"],
-        macaron=settings["macaron"], macaron_ffn_step=settings["step"],
-        normalize_before=settings["normalize_before"], norm_free_layers=settings["norm_free_layers"],
-        embedding_layer_norm=settings["embedding_layer_norm"], final_layer_norm=settings["final_layer_norm"],
+        hidden_act=settings["activation"],
+        activation_dropout=settings["activation_dropout"],
+        macaron=settings["macaron"],
+        macaron_ffn_step=settings["step"],
+        normalize_before=settings["normalize_before"],
+        norm_free_layers=settings["norm_free_layers"],
+        embedding_layer_norm=settings["embedding_layer_norm"],
+        final_layer_norm=settings["final_layer_norm"],
         **common,
-    )  # fmt: skip
+    )
     config.architectures = ["MacaronBertForPreTraining"]
     config.auto_map = {
         "AutoConfig": f"{stem}.MacaronBertConfig",
@@ -203,8 +226,10 @@ def check_logits(model: Any, exported: Any, to_hf_ids: torch.Tensor, fairseq_pad
         (nsp - out.seq_relationship_logits).abs().max().item(),
     )
     if not diff <= TOLERANCE:
-        raise UserError(f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-                        f"(> {TOLERANCE:g}): not written")  # fmt: skip
+        raise UserError(
+            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
+            f"(> {TOLERANCE:g}): not written"
+        )
     return diff
 
 
@@ -225,11 +250,17 @@ def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
     exported = hf_model(settings, len(task.source_dictionary), tokenizer.hf_pad)
     state = hf_state(model, settings["macaron"], tokenizer.to_hf_rows)
     missing, unexpected = exported.load_state_dict(state, strict=False)
-    tied = {"cls.predictions.decoder.weight", "cls.predictions.decoder.bias", "bert.embeddings.position_ids",
-            "bert.embeddings.token_type_ids"}  # fmt: skip
+    tied = {
+        "cls.predictions.decoder.weight",
+        "cls.predictions.decoder.bias",
+        "bert.embeddings.position_ids",
+        "bert.embeddings.token_type_ids",
+    }
     if set(missing) - tied or unexpected:
-        raise UserError(f"internal: HF model does not match: missing {sorted(set(missing) - tied)}, "
-                        f"unexpected {unexpected}")  # fmt: skip
+        raise UserError(
+            f"internal: HF model does not match: missing {sorted(set(missing) - tied)}, "
+            f"unexpected {unexpected}"
+        )
     exported.eval()
     diff = check_logits(model, exported, tokenizer.to_hf_ids, task.source_dictionary.pad(), tokenizer.hf_pad)
     # parents made (and removed again on a failure), a full disk one line (macaron_workflow.atomic.writing)
@@ -239,10 +270,19 @@ def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
         if not native(settings):
             shutil.copyfile(Path(__file__).with_name(MODELING_FILE), staging / MODELING_FILE)
         tokenizer.save(staging)
-        (staging / "fairseq_export.json").write_text(json.dumps({
-            "checkpoint": str(checkpoint), "arch": model_cfg.get("arch"), "max_abs_logit_difference": diff,
-            "tokenizer": tokenizer.kind,
-        }, indent=1) + "\n", encoding="utf-8")  # fmt: skip
+        (staging / "fairseq_export.json").write_text(
+            json.dumps(
+                {
+                    "checkpoint": str(checkpoint),
+                    "arch": model_cfg.get("arch"),
+                    "max_abs_logit_difference": diff,
+                    "tokenizer": tokenizer.kind,
+                },
+                indent=1,
+            )
+            + "\n",
+            encoding="utf-8",
+        )
         if out.exists():
             out.rmdir()
         staging.rename(out)

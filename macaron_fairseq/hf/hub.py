@@ -14,8 +14,12 @@ from macaron_workflow.errors import UserError
 #: a Hub repository id: NAME or ORG/NAME (letters, digits, - _ .), not a path
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?$")
 CONFIG_AND_TOKENIZER = [
-    "config.json", "vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-]  # fmt: skip
+    "config.json",
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+]
 SAFETENSORS = ["model.safetensors", "model.safetensors.index.json", "model-*.safetensors"]
 PYTORCH_BIN = ["pytorch_model.bin", "pytorch_model.bin.index.json", "pytorch_model-*.bin"]
 

@@ -103,8 +103,10 @@ def check_settings(path: Path, config: dict[str, Any]) -> None:
         if not _is_int(value) or value < low:
             raise UserError(f"{path}: {key} is {value!r}; expected an integer >= {low}{WRITTEN_BY}")
     if config["hidden_size"] % config["num_attention_heads"]:
-        raise UserError(f"{path}: hidden_size {config['hidden_size']} is not a multiple of "
-                        f"num_attention_heads {config['num_attention_heads']}{WRITTEN_BY}")  # fmt: skip
+        raise UserError(
+            f"{path}: hidden_size {config['hidden_size']} is not a multiple of "
+            f"num_attention_heads {config['num_attention_heads']}{WRITTEN_BY}"
+        )
     for key in PROBABILITIES:
         value = config.get(key, 0.0)
         if value is not None and (not _is_number(value) or not 0 <= value <= 1):
@@ -125,8 +127,9 @@ def read_config(hf_dir: Path) -> dict[str, Any]:
     if not isinstance(config, dict):
         raise UserError(f"{path}: a JSON {type(config).__name__}, not an object of settings{WRITTEN_BY}")
     if config.get("model_type") != "bert":
-        raise UserError(f"{path}: model_type {config.get('model_type')!r}; only BERT (model_type 'bert') "
-                        "is imported")  # fmt: skip
+        raise UserError(
+            f"{path}: model_type {config.get('model_type')!r}; only BERT (model_type 'bert') is imported"
+        )
     refused = {
         "position_embedding_type": ("absolute", "learned absolute positions"),
         "is_decoder": (False, "an encoder"),
@@ -134,34 +137,54 @@ def read_config(hf_dir: Path) -> dict[str, Any]:
     }
     for key, (wanted, meaning) in refused.items():
         if config.get(key, wanted) != wanted:
-            raise UserError(f"{path}: {key} = {config[key]!r}; the plugin's BERT has {meaning} ({key} = "
-                            f"{wanted!r})")  # fmt: skip
+            raise UserError(
+                f"{path}: {key} = {config[key]!r}; the plugin's BERT has {meaning} ({key} = {wanted!r})"
+            )
     if (
         not isinstance(config.get("hidden_act", "gelu"), str)
         or config.get("hidden_act", "gelu") not in ACTIVATIONS
     ):
-        raise UserError(f"{path}: hidden_act {config['hidden_act']!r} has no fairseq equivalent "
-                        f"(known: {', '.join(ACTIVATIONS)})")  # fmt: skip
+        raise UserError(
+            f"{path}: hidden_act {config['hidden_act']!r} has no fairseq equivalent "
+            f"(known: {', '.join(ACTIVATIONS)})"
+        )
     check_settings(path, config)
     return config
 
 
 def model_flags(config: dict[str, Any]) -> tuple[str, list[str]]:
     """The fairseq ``--arch`` and flags that build the model the HF config describes."""
-    sizes = (config["num_hidden_layers"], config["hidden_size"], config["num_attention_heads"],
-             config["intermediate_size"])  # fmt: skip
+    sizes = (
+        config["num_hidden_layers"],
+        config["hidden_size"],
+        config["num_attention_heads"],
+        config["intermediate_size"],
+    )
     arch = next((name for name, dims in SIZES.items() if dims == sizes), "vanilla_bert_base")
     flags = [
-        "--encoder-layers", str(sizes[0]), "--encoder-embed-dim", str(sizes[1]),
-        "--encoder-attention-heads", str(sizes[2]), "--encoder-ffn-embed-dim", str(sizes[3]),
-        "--activation-fn", ACTIVATIONS[config.get("hidden_act", "gelu")],
-        "--dropout", str(config.get("hidden_dropout_prob", 0.1)),
-        "--attention-dropout", str(config.get("attention_probs_dropout_prob", 0.1)),
-        "--activation-dropout", "0",
-        "--max-positions", str(config.get("max_position_embeddings", 512)),
-        "--num-segments", str(config.get("type_vocab_size", 2)),
-        "--layernorm-eps", repr(float(config.get("layer_norm_eps", 1e-12))),
-    ]  # fmt: skip
+        "--encoder-layers",
+        str(sizes[0]),
+        "--encoder-embed-dim",
+        str(sizes[1]),
+        "--encoder-attention-heads",
+        str(sizes[2]),
+        "--encoder-ffn-embed-dim",
+        str(sizes[3]),
+        "--activation-fn",
+        ACTIVATIONS[config.get("hidden_act", "gelu")],
+        "--dropout",
+        str(config.get("hidden_dropout_prob", 0.1)),
+        "--attention-dropout",
+        str(config.get("attention_probs_dropout_prob", 0.1)),
+        "--activation-dropout",
+        "0",
+        "--max-positions",
+        str(config.get("max_position_embeddings", 512)),
+        "--num-segments",
+        str(config.get("type_vocab_size", 2)),
+        "--layernorm-eps",
+        repr(float(config.get("layer_norm_eps", 1e-12))),
+    ]
     if config.get("classifier_dropout") is not None:
         flags += ["--pooler-dropout", str(config["classifier_dropout"])]
     return arch, flags
@@ -185,8 +208,9 @@ def build_fairseq_model(data_dir: Path, arch: str, flags: list[str]) -> tuple[An
     return model, task, OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
 
 
-def fairseq_state(hf: dict[str, torch.Tensor], model: Any, vocab: WordPieceVocabulary,
-                  source: Path) -> tuple[dict[str, torch.Tensor], list[str]]:  # fmt: skip
+def fairseq_state(
+    hf: dict[str, torch.Tensor], model: Any, vocab: WordPieceVocabulary, source: Path
+) -> tuple[dict[str, torch.Tensor], list[str]]:
     """The fairseq state dict from HF tensors; the fairseq keys left at their fresh initialisation."""
     hf = strip_base_prefix(hf)
     own = model.state_dict()
@@ -203,16 +227,21 @@ def fairseq_state(hf: dict[str, torch.Tensor], model: Any, vocab: WordPieceVocab
             used.add(theirs)
     decoder = hf.get("cls.predictions.decoder.weight")
     if decoder is not None and not torch.equal(decoder, hf[EMBED_TOKENS[1]]):
-        raise UserError(f"{source}: the MLM output (cls.predictions.decoder.weight) is not tied to the token "
-                        "embeddings; the plugin's BERT ties them")  # fmt: skip
+        raise UserError(
+            f"{source}: the MLM output (cls.predictions.decoder.weight) is not tied to the token "
+            "embeddings; the plugin's BERT ties them"
+        )
     unused = sorted(k for k in hf if k not in used and k not in HF_TIED)
     if unused:
-        raise UserError(f"{source}: weights the plugin's BERT has no place for: {unused[:8]}"
-                        + (f" (+{len(unused) - 8} more)" if len(unused) > 8 else ""))  # fmt: skip
+        raise UserError(
+            f"{source}: weights the plugin's BERT has no place for: {unused[:8]}"
+            + (f" (+{len(unused) - 8} more)" if len(unused) > 8 else "")
+        )
     for key, value in state.items():
         if tuple(value.shape) != tuple(own[key].shape):
-            raise UserError(f"{source}: {key} has shape {tuple(value.shape)}, the model "
-                            f"{tuple(own[key].shape)}")  # fmt: skip
+            raise UserError(
+                f"{source}: {key} has shape {tuple(value.shape)}, the model {tuple(own[key].shape)}"
+            )
     fresh = sorted(k for k in own if k not in state and k not in FAIRSEQ_ONLY)
     required = [k for k in fresh if k.startswith("encoder.")]
     if required:
@@ -249,12 +278,20 @@ def save_checkpoint(
     """A fairseq checkpoint of a pre-training BERT without optimizer state (what the pre-trainer's export
     writes); a storage failure is one line (:func:`macaron_workflow.atomic.save_torch`)."""
     checkpoint = {
-        "args": None, "cfg": cfg, "model": model_state,
-        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "none",
-                               "lr_scheduler_state": {}, "num_updates": 0}],
+        "args": None,
+        "cfg": cfg,
+        "model": model_state,
+        "optimizer_history": [
+            {
+                "criterion_name": "BertPretrainingLoss",
+                "optimizer_name": "none",
+                "lr_scheduler_state": {},
+                "num_updates": 0,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     # not fairseq's torch_persistent_save: it logs a traceback for each of its three attempts
     return save_torch(checkpoint, path, shown)
 
@@ -263,8 +300,9 @@ def check_out(hf_dir: Path, out: Path) -> None:
     """``--out`` is a file to write, and neither it nor its data directory overlaps the HF directory."""
     data_dir = data_dir_for(out)
     if out.is_dir():
-        raise UserError(f"--out {out}: is a directory; give the checkpoint file to write (e.g. "
-                        f"{out / 'model.pt'})")  # fmt: skip
+        raise UserError(
+            f"--out {out}: is a directory; give the checkpoint file to write (e.g. {out / 'model.pt'})"
+        )
     refuse_overlap({"--out": out, "--out's data directory": data_dir}, {"HF_DIR": hf_dir}, change="--out")
     if data_dir.exists() and not (data_dir / VOCABULARY_RECORD).is_file():
         raise UserError(f"{data_dir} exists and was not written by this importer: choose another --out")
@@ -299,8 +337,14 @@ def import_hf(hf_dir: Path, out: Path) -> Path:
         raise
 
 
-def _write(hf_dir: Path, out: Path, data_dir: Path, config: dict[str, Any], vocab: WordPieceVocabulary,
-           hf: dict[str, torch.Tensor]) -> Path:  # fmt: skip
+def _write(
+    hf_dir: Path,
+    out: Path,
+    data_dir: Path,
+    config: dict[str, Any],
+    vocab: WordPieceVocabulary,
+    hf: dict[str, torch.Tensor],
+) -> Path:
     """The data directory and the checkpoint, built in a temporary directory beside ``out``, moved
     together."""
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=f".{out.name}.") as tmp:
@@ -314,8 +358,14 @@ def _write(hf_dir: Path, out: Path, data_dir: Path, config: dict[str, Any], voca
         model.load_state_dict(state, strict=True)
         if fresh:
             logger.warning("%s has no %s: initialised as for pre-training", hf_dir, ", ".join(fresh))
-        record = {**vocab.record(), "tokenizer_dir": TOKENIZER_DIR, **tokenizer, "source": str(hf_dir),
-                  "hf_config": config, "fresh_parameters": fresh}  # fmt: skip
+        record = {
+            **vocab.record(),
+            "tokenizer_dir": TOKENIZER_DIR,
+            **tokenizer,
+            "source": str(hf_dir),
+            "hf_config": config,
+            "fresh_parameters": fresh,
+        }
         (staging / VOCABULARY_RECORD).write_text(json.dumps(record) + "\n", encoding="utf-8")
         cfg["task"]["data"] = str(data_dir.resolve())
         temp_checkpoint = save_checkpoint(Path(tmp) / "model.pt", cfg, model.state_dict(), shown=out)

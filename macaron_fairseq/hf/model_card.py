@@ -48,8 +48,10 @@ def results_for(checkpoint: Path, given: list[Path] | None = None) -> list[dict[
         for path in given:
             data = _read(path)
             if not _names_checkpoint(str(data.get("checkpoint", "")), path, checkpoint):
-                raise UserError(f"--results {path}: it records the checkpoint {data.get('checkpoint')!r}, "
-                                f"not {checkpoint}")  # fmt: skip
+                raise UserError(
+                    f"--results {path}: it records the checkpoint {data.get('checkpoint')!r}, "
+                    f"not {checkpoint}"
+                )
             found.append({"path": str(path), "data": data})
         return found
     folder = checkpoint.resolve().parent
@@ -74,8 +76,10 @@ def _bleu_lines(found: list[dict[str, Any]]) -> list[str]:
         scores = (data.get("bleu") or {}).get("scores") or {}
         for score in scores.values():
             if isinstance(score, dict) and isinstance(score.get("score"), (int, float)):
-                lines.append(f"| {score.get('label', '?')} | {score['score']:.2f} | beam {data.get('beam')}, "
-                             f"lenpen {data.get('lenpen')} | `{Path(record['path']).name}` |")  # fmt: skip
+                lines.append(
+                    f"| {score.get('label', '?')} | {score['score']:.2f} | beam {data.get('beam')}, "
+                    f"lenpen {data.get('lenpen')} | `{Path(record['path']).name}` |"
+                )
     return lines
 
 
@@ -103,58 +107,111 @@ def model_card(
     src, tgt = record.get("source_lang") or "src", record.get("target_lang") or "tgt"
     upgrade = (record.get("extra_state") or {}).get("macaron_upgrade")
     search = record["search"]
-    train_flags = ["arch", "optimizer", "lr", "lr_scheduler", "warmup_updates", "max_tokens", "update_freq",
-                   "dropout", "attention_dropout", "activation_dropout", "weight_decay", "criterion",
-                   "label_smoothing", "max_update", "seed", "init_scheme"]  # fmt: skip
+    train_flags = [
+        "arch",
+        "optimizer",
+        "lr",
+        "lr_scheduler",
+        "warmup_updates",
+        "max_tokens",
+        "update_freq",
+        "dropout",
+        "attention_dropout",
+        "activation_dropout",
+        "weight_decay",
+        "criterion",
+        "label_smoothing",
+        "max_update",
+        "seed",
+        "init_scheme",
+    ]
     task = record.get("fairseq_task_cfg") or {}
     rows = [f"| {name} | `{cfg[name]}` |" for name in train_flags if cfg.get(name) not in (None, "")]
     bleu = _bleu_lines(found)
     parts = [
-        "---", "library_name: transformers", "pipeline_tag: translation", f"language: [{src}, {tgt}]",
-        "license: mit", "tags: [macaron-net, fairseq, translation]", "---", "",
-        f"# {record.get('arch') or kind} ({src}→{tgt}), exported from fairseq", "",
+        "---",
+        "library_name: transformers",
+        "pipeline_tag: translation",
+        f"language: [{src}, {tgt}]",
+        "license: mit",
+        "tags: [macaron-net, fairseq, translation]",
+        "---",
+        "",
+        f"# {record.get('arch') or kind} ({src}→{tgt}), exported from fairseq",
+        "",
         f"A {kind} translation model ({paper}"
         f"), trained with fairseq and the macaron-fairseq plugin, exported by `macaron-hf export` from "
         f"`{Path(record['checkpoint']).name}`. Load it with `trust_remote_code=True` (the only code run is "
-        "`modeling_macaron_mt.py` in this directory):", "",
-        "```python", "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
+        "`modeling_macaron_mt.py` in this directory):",
+        "",
+        "```python",
+        "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
         "tokenizer = AutoTokenizer.from_pretrained(DIR, trust_remote_code=True)",
         "model = AutoModelForSeq2SeqLM.from_pretrained(DIR, trust_remote_code=True)",
-        "print(tokenizer.batch_decode(model.generate(**tokenizer([TEXT], return_tensors=\"pt\")), "
-        "skip_special_tokens=True))", "```", "",
-        "## Architecture", "",
-        "| | encoder | decoder |", "|---|---|---|",
+        'print(tokenizer.batch_decode(model.generate(**tokenizer([TEXT], return_tensors="pt")), '
+        "skip_special_tokens=True))",
+        "```",
+        "",
+        "## Architecture",
+        "",
+        "| | encoder | decoder |",
+        "|---|---|---|",
         f"| layers | {settings['encoder_layers']} | {settings['decoder_layers']} |",
         f"| width / heads | {settings['encoder_embed_dim']} / {settings['encoder_attention_heads']} | "
         f"{settings['decoder_embed_dim']} / {settings['decoder_attention_heads']} |",
         f"| FFN | {'2 × ' if settings['macaron'] else ''}{settings['encoder_ffn_embed_dim']} | "
         f"{'2 × ' if settings['macaron'] else ''}{settings['decoder_ffn_embed_dim']} |",
         f"| positions | {'learned' if settings['encoder_learned_pos'] else 'sinusoidal'} | "
-        f"{'learned' if settings['decoder_learned_pos'] else 'sinusoidal'} |", "",
+        f"{'learned' if settings['decoder_learned_pos'] else 'sinusoidal'} |",
+        "",
         f"{norm}; embeddings {sharing}; {step}"
         f"activation {settings['activation_fn']}; vocabularies {settings['src_vocab_size']} / "
-        f"{settings['tgt_vocab_size']}; **{parameters:,} parameters**.", "",
+        f"{settings['tgt_vocab_size']}; **{parameters:,} parameters**.",
+        "",
         f"The export was checked against the fairseq model: decoder logits differ by at most "
-        f"{record['max_abs_logit_difference']:.1e}.", "",
-        "## Training", "",
-    ]  # fmt: skip
+        f"{record['max_abs_logit_difference']:.1e}.",
+        "",
+        "## Training",
+        "",
+    ]
     if upgrade:
-        parts += [f"Upgraded by `macaron-upgrade` from a checkpoint of the authors' fairseq 0.6 fork "
-                  f"(`{upgrade.get('authors_arch')}`): {upgrade.get('description', '')}.", ""]  # fmt: skip
+        parts += [
+            f"Upgraded by `macaron-upgrade` from a checkpoint of the authors' fairseq 0.6 fork "
+            f"(`{upgrade.get('authors_arch')}`): {upgrade.get('description', '')}.",
+            "",
+        ]
     parts += ["| fairseq setting | value |", "|---|---|", *rows]
     if task.get("data"):
         parts.append(f"| data | `{task['data']}` |")
-    parts += ["", "## Generation", "",
-              f"`generation_config.json`: beam {search['beam']}, lenpen {search['lenpen']:g}, at most "
-              f"{search['max_len_b']} tokens (from {search['source']}); set so that `generate()` returns "
-              "what `fairseq-generate` does with the same settings.", "", "## Results", ""]  # fmt: skip
+    parts += [
+        "",
+        "## Generation",
+        "",
+        f"`generation_config.json`: beam {search['beam']}, lenpen {search['lenpen']:g}, at most "
+        f"{search['max_len_b']} tokens (from {search['source']}); set so that `generate()` returns "
+        "what `fairseq-generate` does with the same settings.",
+        "",
+        "## Results",
+        "",
+    ]
     if bleu:
         parts += ["| BLEU | score | search | results file |", "|---|---|---|---|", *bleu]
     else:
         parts.append("No results file names this checkpoint: no BLEU is reported here.")
-    parts += ["", "## Citation", "", "```bibtex", CITATION, "```", "", "## Licence", "",
-              "The code in this directory is MIT-licensed (the macaron-fairseq plugin's licence). "
-            "The weights "
-              "inherit the terms of the data they were trained on and, for an upgraded checkpoint of the "
-              "authors, the terms of their release.", ""]  # fmt: skip
+    parts += [
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        CITATION,
+        "```",
+        "",
+        "## Licence",
+        "",
+        "The code in this directory is MIT-licensed (the macaron-fairseq plugin's licence). "
+        "The weights "
+        "inherit the terms of the data they were trained on and, for an upgraded checkpoint of the "
+        "authors, the terms of their release.",
+        "",
+    ]
     return "\n".join(parts)

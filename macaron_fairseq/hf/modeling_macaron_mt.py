@@ -270,8 +270,9 @@ class Layer(nn.Module):
         self.self_attn_layer_norm = layer_norm(dim, eps, free)
         self.cross = side == "decoder"
         if self.cross:
-            self.encoder_attn = Attention(dim, heads, config.attention_dropout, layer_idx,
-                                          kdim=config.encoder_embed_dim)  # fmt: skip
+            self.encoder_attn = Attention(
+                dim, heads, config.attention_dropout, layer_idx, kdim=config.encoder_embed_dim
+            )
             self.encoder_attn_layer_norm = layer_norm(dim, eps, free)
         if self.macaron:
             self.ffn1_fc1 = nn.Linear(dim, ffn)
@@ -303,12 +304,17 @@ class Layer(nn.Module):
     ) -> torch.Tensor:
         if self.macaron:
             x = self._residual(x, self.ffn1_layer_norm, lambda h: self._ffn(self.ffn1_fc1, self.ffn1_fc2, h))
-        x = self._residual(x, self.self_attn_layer_norm,
-                           lambda h: self.self_attn(h, None, padding_mask, causal_offset, cache))  # fmt: skip
+        x = self._residual(
+            x,
+            self.self_attn_layer_norm,
+            lambda h: self.self_attn(h, None, padding_mask, causal_offset, cache),
+        )
         if self.cross:
-            x = self._residual(x, self.encoder_attn_layer_norm,
-                               lambda h: self.encoder_attn(h, memory, memory_padding_mask, None,
-                                                           cache))  # fmt: skip
+            x = self._residual(
+                x,
+                self.encoder_attn_layer_norm,
+                lambda h: self.encoder_attn(h, memory, memory_padding_mask, None, cache),
+            )
         return self._residual(x, self.final_layer_norm, lambda h: self._ffn(self.fc1, self.fc2, h))
 
 
@@ -322,11 +328,15 @@ class Stack(nn.Module):
         self.embed_tokens = embed_tokens
         self.embed_scale = math.sqrt(dim) if config.scale_embedding else 1.0
         self.embed_positions = (
-            PositionalEmbedding(getattr(config, "max_source_positions" if side == "encoder" else
-                                        "max_target_positions"), dim, config.pad_token_id,
-                                getattr(config, f"{side}_learned_pos"))
-            if config.token_positional_embeddings else None
-        )  # fmt: skip
+            PositionalEmbedding(
+                getattr(config, "max_source_positions" if side == "encoder" else "max_target_positions"),
+                dim,
+                config.pad_token_id,
+                getattr(config, f"{side}_learned_pos"),
+            )
+            if config.token_positional_embeddings
+            else None
+        )
         eps = config.layer_norm_eps
         self.layernorm_embedding = (
             nn.LayerNorm(dim, eps=eps) if getattr(config, f"{side}_layernorm_embedding") else None
@@ -351,9 +361,12 @@ class MacaronMTEncoder(Stack):
     main_input_name = "input_ids"
 
     def forward(
-        self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, return_dict: bool = True,
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        return_dict: bool = True,
         **kwargs,
-    ) -> BaseModelOutput:  # fmt: skip
+    ) -> BaseModelOutput:
         padding_mask = input_ids.eq(self.padding_idx)
         if attention_mask is not None:
             padding_mask = padding_mask | attention_mask.eq(0)
@@ -454,8 +467,11 @@ class MacaronMTForConditionalGeneration(MacaronMTPreTrainedModel, GenerationMixi
         super().__init__(config)
         pad = config.pad_token_id
         src = nn.Embedding(config.src_vocab_size, config.encoder_embed_dim, padding_idx=pad)
-        tgt = src if config.share_all_embeddings else nn.Embedding(
-            config.tgt_vocab_size, config.decoder_embed_dim, padding_idx=pad)  # fmt: skip
+        tgt = (
+            src
+            if config.share_all_embeddings
+            else nn.Embedding(config.tgt_vocab_size, config.decoder_embed_dim, padding_idx=pad)
+        )
         self.encoder = MacaronMTEncoder(config, "encoder", src)
         self.decoder = MacaronMTDecoder(config, tgt)
         tied = {}
@@ -516,8 +532,9 @@ class MacaronMTForConditionalGeneration(MacaronMTPreTrainedModel, GenerationMixi
         if decoder_input_ids is None:
             if labels is None:
                 raise ValueError("give decoder_input_ids (they start with </s>) or labels")
-            decoder_input_ids = shift_tokens_right(labels, self.config.pad_token_id,
-                                                   self.config.decoder_start_token_id)  # fmt: skip
+            decoder_input_ids = shift_tokens_right(
+                labels, self.config.pad_token_id, self.config.decoder_start_token_id
+            )
         if use_cache is None:  # no cache when training on labels
             use_cache = labels is None and getattr(self.config, "use_cache", True)
         if use_cache and cache is None:

@@ -55,8 +55,15 @@ class MacaronTokenizer(PreTrainedTokenizer):
         for i, symbol in enumerate(self.symbols):
             self.ids.setdefault(symbol, i)
         self.sp = spm.SentencePieceProcessor(model_file=sentencepiece_model)
-        defaults = {"bos_token": "<s>", "cls_token": "<s>", "eos_token": "</s>", "sep_token": "</s>",
-                    "pad_token": "<pad>", "unk_token": "<unk>", "mask_token": "<mask>"}  # fmt: skip
+        defaults = {
+            "bos_token": "<s>",
+            "cls_token": "<s>",
+            "eos_token": "</s>",
+            "sep_token": "</s>",
+            "pad_token": "<pad>",
+            "unk_token": "<unk>",
+            "mask_token": "<mask>",
+        }
         for key, value in defaults.items():
             kwargs.setdefault(key, value)
         kwargs.setdefault("special_tokens_pattern", "cls_sep")

@@ -100,8 +100,12 @@ class MacaronMTTokenizer(PreTrainedTokenizer):
                 raise ImportError("this tokenizer needs sacremoses: pip install sacremoses")
             self.moses_tokenizer = MosesTokenizer(lang=moses_lang)
             self.moses_detokenizer = MosesDetokenizer(lang=target_lang or moses_lang)
-        for key, value in {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>",
-                           "unk_token": "<unk>"}.items():  # fmt: skip
+        for key, value in {
+            "bos_token": "<s>",
+            "eos_token": "</s>",
+            "pad_token": "<pad>",
+            "unk_token": "<unk>",
+        }.items():
             kwargs.setdefault(key, value)
         super().__init__(**kwargs)
 
@@ -138,8 +142,12 @@ class MacaronMTTokenizer(PreTrainedTokenizer):
             raise ValueError("a translation source is one sentence")
         return [*token_ids_0, self.eos_token_id]
 
-    def get_special_tokens_mask(self, token_ids_0: list[int], token_ids_1: list[int] | None = None,
-                                already_has_special_tokens: bool = False) -> list[int]:  # fmt: skip
+    def get_special_tokens_mask(
+        self,
+        token_ids_0: list[int],
+        token_ids_1: list[int] | None = None,
+        already_has_special_tokens: bool = False,
+    ) -> list[int]:
         if already_has_special_tokens:
             return [1 if t in (0, 1, 2) else 0 for t in token_ids_0]
         return [0] * len(token_ids_0) + [1]

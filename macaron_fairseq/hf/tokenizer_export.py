@@ -68,9 +68,10 @@ def tokenizer_for(data_dir: Path, dictionary: Any) -> ExportTokenizer:
         config = {
             "tokenizer_class": "MacaronTokenizer",
             "auto_map": {"AutoTokenizer": [f"{stem}.MacaronTokenizer", None]},
-            "vocab_file": "dict.txt", "sentencepiece_model": SPM_MODEL,
+            "vocab_file": "dict.txt",
+            "sentencepiece_model": SPM_MODEL,
             "model_max_length": 512,
-        }  # fmt: skip
+        }
         (dest / "tokenizer_config.json").write_text(json.dumps(config, indent=1) + "\n", encoding="utf-8")
 
     kind = "sentencepiece" if spm_model.is_file() else "dictionary-only"

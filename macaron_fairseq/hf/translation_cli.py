@@ -20,10 +20,14 @@ def add_translation_options(export: argparse.ArgumentParser) -> None:
     )
     for flag, kind in SEARCH_OPTIONS:
         group.add_argument(flag, type=kind, help=f"fairseq-generate's {flag}")
-    group.add_argument("--results", type=Path, action="append",
-                       help="a results file (results.<arch>.json) naming the checkpoint, for the model card's"
-                       " "
-                       "BLEU and the search settings (default: those beside the checkpoint)")  # fmt: skip
+    group.add_argument(
+        "--results",
+        type=Path,
+        action="append",
+        help="a results file (results.<arch>.json) naming the checkpoint, for the model card's"
+        " "
+        "BLEU and the search settings (default: those beside the checkpoint)",
+    )
     group.add_argument(
         "--bpe-codes",
         type=Path,

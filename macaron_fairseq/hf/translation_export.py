@@ -82,9 +82,11 @@ def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
     state, info = read_checkpoint(checkpoint, "CHECKPOINT")
     cfg = state.get("cfg")
     if isinstance(cfg, dict) and not cfg.get("task") and state.get("args") is None:
-        raise UserError(f"{checkpoint}: a {info.arch} checkpoint whose fairseq configuration has no task "
-                        "section (fairseq cannot load it either); give a checkpoint saved by fairseq-train "
-                        "or macaron-upgrade")  # fmt: skip
+        raise UserError(
+            f"{checkpoint}: a {info.arch} checkpoint whose fairseq configuration has no task "
+            "section (fairseq cannot load it either); give a checkpoint saved by fairseq-train "
+            "or macaron-upgrade"
+        )
     task_cfg = info.task_config
     src, tgt = getattr(task_cfg, "source_lang", None), getattr(task_cfg, "target_lang", None)
     data_dir = Path(data) if data else info.data
@@ -94,8 +96,10 @@ def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
             f"{checkpoint}: no source/target language recorded (a translation checkpoint has them)"
         )
     if data_dir is None or not all((data_dir / name).is_file() for name in names):
-        raise UserError(f"{checkpoint}: its dictionaries {', '.join(names)} are not in {data_dir}; give "
-                        "--data DATA_BIN (the data-bin the model was trained on)")  # fmt: skip
+        raise UserError(
+            f"{checkpoint}: its dictionaries {', '.join(names)} are not in {data_dir}; give "
+            "--data DATA_BIN (the data-bin the model was trained on)"
+        )
     try:
         models, _, task = checkpoint_utils.load_model_ensemble_and_task(
             [str(checkpoint)], arg_overrides={"data": str(data_dir)}
@@ -104,9 +108,11 @@ def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
         raise
     except Exception as err:  # e.g. a --data dictionary of another size than the checkpoint's embeddings
         reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise UserError(f"{checkpoint}: fairseq cannot load it with the dictionaries of {data_dir} "
-                        f"({type(err).__name__}: {reason[:200]}); give --data the model's own "
-                        "data-bin") from None  # fmt: skip
+        raise UserError(
+            f"{checkpoint}: fairseq cannot load it with the dictionaries of {data_dir} "
+            f"({type(err).__name__}: {reason[:200]}); give --data the model's own "
+            "data-bin"
+        ) from None
     model_cfg = dict(vars(info.model_config)) if info.model_config is not None else {}
     return Loaded(models[0].eval(), task, data_dir, model_cfg, state)
 
@@ -141,9 +147,11 @@ def config_settings(model: Any, model_cfg: dict[str, Any], task: Any) -> dict[st
     enc_layers, dec_layers = list(encoder.layers), list(decoder.layers)
     kinds = {isinstance(layer, MacaronFFNMixin) for layer in enc_layers + dec_layers}
     if len(kinds) != 1:
-        raise UserError("a model mixing Macaron and vanilla layers (e.g. a pre-trained encoder of another "
-                        "kind) "
-                        "has no HuggingFace export")  # fmt: skip
+        raise UserError(
+            "a model mixing Macaron and vanilla layers (e.g. a pre-trained encoder of another "
+            "kind) "
+            "has no HuggingFace export"
+        )
     macaron = kinds.pop()
     for i, layer in enumerate(enc_layers):
         _check_layer(layer, f"encoder layer {i}")
@@ -154,8 +162,10 @@ def config_settings(model: Any, model_cfg: dict[str, Any], task: Any) -> dict[st
     if getattr(decoder, "adaptive_softmax", None) is not None:
         raise UserError("an adaptive softmax output (--adaptive-softmax-cutoff) has no HuggingFace export")
     if decoder.project_in_dim is not None or decoder.project_out_dim is not None:
-        raise UserError("decoder input/output projections (--decoder-input-dim/--decoder-output-dim ≠ "
-                        "--decoder-embed-dim) have no HuggingFace export")  # fmt: skip
+        raise UserError(
+            "decoder input/output projections (--decoder-input-dim/--decoder-output-dim ≠ "
+            "--decoder-embed-dim) have no HuggingFace export"
+        )
     if getattr(encoder, "quant_noise", None) is not None or getattr(decoder, "quant_noise", None) is not None:
         raise UserError("quant-noise embeddings have no HuggingFace export")
     if (
@@ -187,8 +197,10 @@ def config_settings(model: Any, model_cfg: dict[str, Any], task: Any) -> dict[st
     for side, p in positions.items():
         limit = encoder.max_source_positions if side == "encoder" else decoder.max_target_positions
         if learned[side] and p.weight.size(0) != limit + SPECIALS["pad"] + 1:
-            raise UserError(f"the {side}'s learned positions have {p.weight.size(0)} rows, not "
-                            f"max positions {limit} + padding_idx + 1")  # fmt: skip
+            raise UserError(
+                f"the {side}'s learned positions have {p.weight.size(0)} rows, not "
+                f"max positions {limit} + padding_idx + 1"
+            )
     scales = {encoder.embed_scale, decoder.embed_scale}
     dims = {"encoder": encoder.embed_tokens.embedding_dim, "decoder": decoder.embed_tokens.embedding_dim}
     scaled = encoder.embed_scale != 1.0
@@ -266,9 +278,11 @@ def build_hf(settings: dict[str, Any], state: dict[str, torch.Tensor]) -> Any:
     missing, unexpected = exported.load_state_dict(state, strict=False)
     tied = set(exported.all_tied_weights_keys)
     if set(missing) - tied or unexpected:
-        raise UserError(f"internal: the HF model does not match the checkpoint: missing "
-                        f"{sorted(set(missing) - tied)[:6]}, unexpected "
-                        f"{sorted(unexpected)[:6]}")  # fmt: skip
+        raise UserError(
+            f"internal: the HF model does not match the checkpoint: missing "
+            f"{sorted(set(missing) - tied)[:6]}, unexpected "
+            f"{sorted(unexpected)[:6]}"
+        )
     return exported.eval()
 
 
@@ -299,15 +313,21 @@ def check_logits(model: Any, exported: Any) -> float:
         theirs = exported(input_ids=src, decoder_input_ids=prev, use_cache=False).logits
     diff = (ours - theirs).abs().max().item()
     if not diff <= TOLERANCE:
-        raise UserError(f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-                        f"(> {TOLERANCE:g}): not written")  # fmt: skip
+        raise UserError(
+            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
+            f"(> {TOLERANCE:g}): not written"
+        )
     return diff
 
 
 def export_translation(
-    checkpoint: Path, out: Path, data: Path | None = None, search: dict[str, Any] | None = None,
-    results: list[Path] | None = None, bpe_codes: Path | None = None,
-) -> Path:  # fmt: skip
+    checkpoint: Path,
+    out: Path,
+    data: Path | None = None,
+    search: dict[str, Any] | None = None,
+    results: list[Path] | None = None,
+    bpe_codes: Path | None = None,
+) -> Path:
     """Write the HuggingFace directory ``out`` of translation ``checkpoint``; built aside, renamed into
     place. ``search``: beam/lenpen/max_len_a/max_len_b overrides; ``results``: results files to read the
     recipe's search and measured BLEU from (default: the ones beside the checkpoint that name it)."""
@@ -338,13 +358,18 @@ def export_translation(
         record = {
             "checkpoint": str(checkpoint),
             "arch": loaded.model_cfg.get("arch") or loaded.model_cfg.get("_name"),
-            "max_abs_logit_difference": diff, "tokenizer": tokenizer, "source_lang": src, "target_lang": tgt,
-            "search": chosen, "fairseq_model_cfg": _jsonable(loaded.model_cfg),
+            "max_abs_logit_difference": diff,
+            "tokenizer": tokenizer,
+            "source_lang": src,
+            "target_lang": tgt,
+            "search": chosen,
+            "fairseq_model_cfg": _jsonable(loaded.model_cfg),
             "fairseq_task_cfg": _jsonable(task_cfg or {}),
             "fairseq_cfg": _jsonable(fairseq_cfg(loaded.state)),
-            "extra_state": _jsonable({k: v for k, v in (loaded.state.get("extra_state") or {}).items()
-                                      if k == "macaron_upgrade"}),
-        }  # fmt: skip
+            "extra_state": _jsonable(
+                {k: v for k, v in (loaded.state.get("extra_state") or {}).items() if k == "macaron_upgrade"}
+            ),
+        }
         (staging / EXPORT_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         card = model_card(record, settings, exported, found)
         (staging / "README.md").write_text(card, encoding="utf-8")

@@ -63,8 +63,10 @@ def _record(hf_dir: Path) -> dict[str, Any]:
         raise UserError(f"{path}: not readable ({err}); export the checkpoint again") from None
     for key in ("fairseq_cfg", "source_lang", "target_lang"):
         if not record.get(key):
-            raise UserError(f"{path}: no {key}; a directory exported by an older macaron-hf cannot be "
-                            "imported back: export the checkpoint again")  # fmt: skip
+            raise UserError(
+                f"{path}: no {key}; a directory exported by an older macaron-hf cannot be "
+                "imported back: export the checkpoint again"
+            )
     return record
 
 
@@ -128,12 +130,15 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
         unexpected = sorted(set(weights) - set(own))
         missing = sorted(k for k in set(own) - set(weights) - tied if not k.endswith(NOT_WEIGHTS))
         if missing or unexpected:
-            raise UserError(f"{hf_dir}: its weights do not fit the model its fairseq configuration builds "
-                            f"(missing {missing[:4]}, unexpected {unexpected[:4]})")  # fmt: skip
+            raise UserError(
+                f"{hf_dir}: its weights do not fit the model its fairseq configuration builds "
+                f"(missing {missing[:4]}, unexpected {unexpected[:4]})"
+            )
         for name, tensor in weights.items():
             if tuple(tensor.shape) != tuple(own[name].shape):
-                raise UserError(f"{hf_dir}: {name} has shape {tuple(tensor.shape)}, the model "
-                                f"{tuple(own[name].shape)}")  # fmt: skip
+                raise UserError(
+                    f"{hf_dir}: {name} has shape {tuple(tensor.shape)}, the model {tuple(own[name].shape)}"
+                )
         with torch.no_grad():
             for name, tensor in weights.items():
                 own[name].copy_(tensor.to(own[name].dtype))
@@ -142,13 +147,24 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
         config = MacaronMTConfig.from_pretrained(str(hf_dir))
         check_logits(model, build_hf({k: getattr(config, k) for k in _SETTINGS}, weights))
         checkpoint = {
-            "args": None, "cfg": with_data(cfg, data_dir), "model": model.state_dict(),
-            "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "none",
-                                   "lr_scheduler_state": {}, "num_updates": 0}],
-            "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None,
-                            "macaron_hf_import": {"source": str(hf_dir)}},
+            "args": None,
+            "cfg": with_data(cfg, data_dir),
+            "model": model.state_dict(),
+            "optimizer_history": [
+                {
+                    "criterion_name": "CrossEntropyCriterion",
+                    "optimizer_name": "none",
+                    "lr_scheduler_state": {},
+                    "num_updates": 0,
+                }
+            ],
+            "extra_state": {
+                "train_iterator": {"epoch": 1},
+                "val_loss": None,
+                "macaron_hf_import": {"source": str(hf_dir)},
+            },
             "last_optimizer_state": None,
-        }  # fmt: skip
+        }
         temp_checkpoint = Path(tmp) / "model.pt"
         torch.save(checkpoint, temp_checkpoint)
         atomic.replace_together([(staging, data_dir), (temp_checkpoint, out)])
@@ -156,13 +172,40 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
 
 
 #: the MacaronMTConfig fields the export sets (translation_export.config_settings)
-_SETTINGS = frozenset({
-    "src_vocab_size", "tgt_vocab_size", "encoder_embed_dim", "decoder_embed_dim", "encoder_layers",
-    "decoder_layers", "encoder_attention_heads", "decoder_attention_heads", "encoder_ffn_embed_dim",
-    "decoder_ffn_embed_dim", "macaron", "macaron_ffn_step", "encoder_normalize_before",
-    "decoder_normalize_before", "encoder_norm_free", "decoder_norm_free", "encoder_final_layer_norm",
-    "decoder_final_layer_norm", "encoder_layernorm_embedding", "decoder_layernorm_embedding",
-    "encoder_learned_pos", "decoder_learned_pos", "token_positional_embeddings", "max_source_positions",
-    "max_target_positions", "scale_embedding", "share_all_embeddings", "share_decoder_input_output_embed",
-    "activation_fn", "dropout", "attention_dropout", "activation_dropout", "layer_norm_eps",
-})  # fmt: skip
+_SETTINGS = frozenset(
+    {
+        "src_vocab_size",
+        "tgt_vocab_size",
+        "encoder_embed_dim",
+        "decoder_embed_dim",
+        "encoder_layers",
+        "decoder_layers",
+        "encoder_attention_heads",
+        "decoder_attention_heads",
+        "encoder_ffn_embed_dim",
+        "decoder_ffn_embed_dim",
+        "macaron",
+        "macaron_ffn_step",
+        "encoder_normalize_before",
+        "decoder_normalize_before",
+        "encoder_norm_free",
+        "decoder_norm_free",
+        "encoder_final_layer_norm",
+        "decoder_final_layer_norm",
+        "encoder_layernorm_embedding",
+        "decoder_layernorm_embedding",
+        "encoder_learned_pos",
+        "decoder_learned_pos",
+        "token_positional_embeddings",
+        "max_source_positions",
+        "max_target_positions",
+        "scale_embedding",
+        "share_all_embeddings",
+        "share_decoder_input_output_embed",
+        "activation_fn",
+        "dropout",
+        "attention_dropout",
+        "activation_dropout",
+        "layer_norm_eps",
+    }
+)

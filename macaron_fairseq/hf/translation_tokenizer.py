@@ -41,10 +41,13 @@ def tokenizer_files(data: Path, src: str | None, tgt: str | None, dest: Path, bp
     config: dict[str, object] = {
         "tokenizer_class": "MacaronMTTokenizer",
         "auto_map": {"AutoTokenizer": [f"{TOKENIZER_FILE.removesuffix('.py')}.MacaronMTTokenizer", None]},
-        "source_vocab": "dict.source.txt", "target_vocab": "dict.target.txt",
-        "moses_lang": src, "target_lang": tgt, "lowercase": _lowercased(src_dict),
+        "source_vocab": "dict.source.txt",
+        "target_vocab": "dict.target.txt",
+        "moses_lang": src,
+        "target_lang": tgt,
+        "lowercase": _lowercased(src_dict),
         "model_max_length": 1024,
-    }  # fmt: skip
+    }
     if codes is not None:
         shutil.copyfile(codes, dest / "bpecodes")
         config["bpe_codes"], kind = "bpecodes", "bpe"

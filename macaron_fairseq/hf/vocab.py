@@ -24,9 +24,12 @@ FAIRSEQ_MASK = "<mask>"
 #: which of the tokenizer's special tokens plays which fairseq role, in fairseq's id order
 ROLES = ("cls_token", "pad_token", "sep_token", "unk_token")
 DEFAULT_SPECIALS = {
-    "cls_token": "[CLS]", "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]",
+    "cls_token": "[CLS]",
+    "pad_token": "[PAD]",
+    "sep_token": "[SEP]",
+    "unk_token": "[UNK]",
     "mask_token": "[MASK]",
-}  # fmt: skip
+}
 
 
 def _token(value: object) -> str | None:
@@ -98,15 +101,19 @@ class WordPieceVocabulary:
         ids: dict[str, int] = {}
         for i, token in enumerate(tokens):
             if not token or token != token.strip() or any(c.isspace() for c in token):
-                raise UserError(f"{source}:{i + 1}: token {token!r} is empty or holds whitespace, which a "
-                                "fairseq dictionary cannot hold")  # fmt: skip
+                raise UserError(
+                    f"{source}:{i + 1}: token {token!r} is empty or holds whitespace, which a "
+                    "fairseq dictionary cannot hold"
+                )
             if token in ids:
                 raise UserError(f"{source}:{i + 1}: token {token!r} repeats line {ids[token] + 1}")
             ids[token] = i
         reserved = [t for t in (*FAIRSEQ_SPECIALS, FAIRSEQ_MASK) if t in ids]
         if reserved:
-            raise UserError(f"{source}: tokens {reserved} are fairseq's special symbols; this vocabulary "
-                            "cannot be carried over token by token")  # fmt: skip
+            raise UserError(
+                f"{source}: tokens {reserved} are fairseq's special symbols; this vocabulary "
+                "cannot be carried over token by token"
+            )
         roles = [*ROLES, "mask_token"]
         missing = [f"{role}={specials[role]!r}" for role in roles if specials[role] not in ids]
         if missing:

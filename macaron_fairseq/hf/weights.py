@@ -41,8 +41,10 @@ def _read_safetensors(path: Path) -> dict[str, torch.Tensor]:
     try:
         return load_file(str(path), device="cpu")
     except (SafetensorError, OSError, ValueError) as err:
-        raise UserError(f"{path}: not a readable safetensors file ({err}); give the complete file (save the "
-                        "model again with save_pretrained)") from None  # fmt: skip
+        raise UserError(
+            f"{path}: not a readable safetensors file ({err}); give the complete file (save the "
+            "model again with save_pretrained)"
+        ) from None
 
 
 def _read_bin(path: Path) -> dict[str, torch.Tensor]:
@@ -63,8 +65,10 @@ def weight_files(hf_dir: Path) -> list[Path]:
             return [hf_dir / single]
         if (hf_dir / f"{single}.index.json").is_file():
             return _shards(hf_dir / f"{single}.index.json")
-    raise UserError(f"{hf_dir}: no {SAFETENSORS} or {PYTORCH_BIN} (nor a sharded index): not a directory "
-                    "written by save_pretrained")  # fmt: skip
+    raise UserError(
+        f"{hf_dir}: no {SAFETENSORS} or {PYTORCH_BIN} (nor a sharded index): not a directory "
+        "written by save_pretrained"
+    )
 
 
 def read_weights(hf_dir: Path) -> dict[str, torch.Tensor]:

@@ -72,49 +72,117 @@ _AUTHORS = dict(init=AUTHORS_INIT, source="authors")
 
 ROWS: tuple[Arch, ...] = (
     # the plugin's Macaron translation archs: fairseq's Transformer dimensions, post-LN (paper Eq. 17-19)
-    Arch("macaron_small", "macaron", transformer_iwslt_de_en, 512, "transformer_iwslt_de_en",
-         ("macaron_iwslt_de_en",)),
-    Arch("macaron_base", "macaron", transformer_wmt_en_de, 1024, "transformer_wmt_en_de",
-         ("macaron", "macaron_wmt_en_de")),
-    Arch("macaron_big", "macaron", transformer_vaswani_wmt_en_de_big, 2048,
-         "transformer_vaswani_wmt_en_de_big", ("macaron_wmt_en_de_big",)),
+    Arch(
+        "macaron_small",
+        "macaron",
+        transformer_iwslt_de_en,
+        512,
+        "transformer_iwslt_de_en",
+        ("macaron_iwslt_de_en",),
+    ),
+    Arch(
+        "macaron_base",
+        "macaron",
+        transformer_wmt_en_de,
+        1024,
+        "transformer_wmt_en_de",
+        ("macaron", "macaron_wmt_en_de"),
+    ),
+    Arch(
+        "macaron_big",
+        "macaron",
+        transformer_vaswani_wmt_en_de_big,
+        2048,
+        "transformer_vaswani_wmt_en_de_big",
+        ("macaron_wmt_en_de_big",),
+    ),
     # the authors' (zhuohan123/macaron-net): pre-LN *_v2 / *_big_t2t, their post-LN names, their baselines
-    Arch("transformer_iwslt_de_en_macaron_v2", "macaron", authors.transformer_iwslt_de_en_v2, 512,
-         "transformer_iwslt_de_en_v2", **_AUTHORS),
-    Arch("transformer_wmt_en_de_macaron_v2", "macaron", authors.transformer_wmt_en_de_v2, 1024,
-         "transformer_wmt_en_de_v2", **_AUTHORS),
-    Arch("transformer_wmt_en_de_big_t2t_macaron", "macaron", authors.transformer_wmt_en_de_big_t2t, 2048,
-         "transformer_wmt_en_de_big_t2t", **_AUTHORS),
-    Arch("transformer_iwslt_de_en_macaron", "macaron", counterpart="transformer_iwslt_de_en",
-         same_as="macaron_small", **_AUTHORS),
-    Arch("transformer_wmt_en_de_macaron", "macaron", counterpart="transformer_wmt_en_de",
-         same_as="macaron_base", **_AUTHORS),
+    Arch(
+        "transformer_iwslt_de_en_macaron_v2",
+        "macaron",
+        authors.transformer_iwslt_de_en_v2,
+        512,
+        "transformer_iwslt_de_en_v2",
+        **_AUTHORS,
+    ),
+    Arch(
+        "transformer_wmt_en_de_macaron_v2",
+        "macaron",
+        authors.transformer_wmt_en_de_v2,
+        1024,
+        "transformer_wmt_en_de_v2",
+        **_AUTHORS,
+    ),
+    Arch(
+        "transformer_wmt_en_de_big_t2t_macaron",
+        "macaron",
+        authors.transformer_wmt_en_de_big_t2t,
+        2048,
+        "transformer_wmt_en_de_big_t2t",
+        **_AUTHORS,
+    ),
+    Arch(
+        "transformer_iwslt_de_en_macaron",
+        "macaron",
+        counterpart="transformer_iwslt_de_en",
+        same_as="macaron_small",
+        **_AUTHORS,
+    ),
+    Arch(
+        "transformer_wmt_en_de_macaron",
+        "macaron",
+        counterpart="transformer_wmt_en_de",
+        same_as="macaron_base",
+        **_AUTHORS,
+    ),
     Arch("transformer_iwslt_de_en_v2", "transformer", authors.transformer_iwslt_de_en_v2, **_AUTHORS),
     Arch("transformer_wmt_en_de_v2", "transformer", authors.transformer_wmt_en_de_v2, **_AUTHORS),
     Arch("transformer_wmt_en_de_big_t2t", None, **_AUTHORS),
     # the plugin's vanilla (norm-free capable) model on fairseq's Transformer dimensions
     Arch("fixup_transformer_iwslt_de_en", "fixup_transformer", transformer_iwslt_de_en),
-    Arch("fixup_transformer_wmt_en_de", "fixup_transformer", transformer_wmt_en_de,
-         aliases=("fixup_transformer",)),
+    Arch(
+        "fixup_transformer_wmt_en_de",
+        "fixup_transformer",
+        transformer_wmt_en_de,
+        aliases=("fixup_transformer",),
+    ),
     Arch("fixup_transformer_vaswani_wmt_en_de_big", "fixup_transformer", transformer_vaswani_wmt_en_de_big),
     # BERT (MLM + NSP): BERT as published (Devlin et al.) and its Macaron versions (Lu et al. §5)
     Arch("vanilla_bert_tiny", "vanilla_bert", bert.vanilla_bert_tiny, init=BERT_INIT),
     Arch("vanilla_bert_small", "vanilla_bert", vanilla_bert_small, init=BERT_INIT),
     Arch("vanilla_bert_base", "vanilla_bert", bert.vanilla_bert_base, init=BERT_INIT),
     Arch("vanilla_bert_large", "vanilla_bert", bert.vanilla_bert_large, init=BERT_INIT),
-    Arch("macaron_bert_tiny", "macaron_bert", bert.vanilla_bert_tiny, 128, "vanilla_bert_tiny",
-         init=BERT_INIT),
+    Arch(
+        "macaron_bert_tiny", "macaron_bert", bert.vanilla_bert_tiny, 128, "vanilla_bert_tiny", init=BERT_INIT
+    ),
     Arch("macaron_bert_small", "macaron_bert", vanilla_bert_small, 512, "vanilla_bert_small", init=BERT_INIT),
-    Arch("macaron_bert_base", "macaron_bert", bert.vanilla_bert_base, 1536, "vanilla_bert_base",
-         init=BERT_INIT),
-    Arch("macaron_bert_large", "macaron_bert", bert.vanilla_bert_large, 2048, "vanilla_bert_large",
-         init=BERT_INIT),
+    Arch(
+        "macaron_bert_base", "macaron_bert", bert.vanilla_bert_base, 1536, "vanilla_bert_base", init=BERT_INIT
+    ),
+    Arch(
+        "macaron_bert_large",
+        "macaron_bert",
+        bert.vanilla_bert_large,
+        2048,
+        "vanilla_bert_large",
+        init=BERT_INIT,
+    ),
     # the authors' BERT (their bert/ fork): the pre-training model and the classifier their GLUE scripts tune
-    Arch("transformer_bert_base_macaron", "authors_bert", authors_bert.authors_bert_defaults,
-         source="authors", init="their released weights (macaron-upgrade)"),
-    Arch("transformer_classifier_base_macaron", "authors_bert", authors_bert.authors_bert_defaults,
-         source="authors", init="their released weights (macaron-upgrade)"),
-)  # fmt: skip
+    Arch(
+        "transformer_bert_base_macaron",
+        "authors_bert",
+        authors_bert.authors_bert_defaults,
+        source="authors",
+        init="their released weights (macaron-upgrade)",
+    ),
+    Arch(
+        "transformer_classifier_base_macaron",
+        "authors_bert",
+        authors_bert.authors_bert_defaults,
+        source="authors",
+        init="their released weights (macaron-upgrade)",
+    ),
+)
 
 BY_NAME: dict[str, Arch] = {row.name: row for row in ROWS}
 

@@ -244,9 +244,11 @@ class AuthorsBertModel(BertPretrainingBase):
         embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
         if embedding is not None:
             check_vocabulary(
-                int(embedding.shape[0]), self.encoder.embed_tokens.num_embeddings, "the checkpoint",
+                int(embedding.shape[0]),
+                self.encoder.embed_tokens.num_embeddings,
+                "the checkpoint",
                 self.dictionary_file,
-            )  # fmt: skip
+            )
         if not self.pretraining_heads:
             heads = (f"{prefix}lm_head.", f"{prefix}nsp_classifier.")
             for key in [k for k in state_dict if k.startswith(heads)]:
@@ -271,8 +273,12 @@ def authors_init(model: AuthorsBertModel) -> None:
         for proj in (attn.q_proj, attn.k_proj, attn.v_proj, attn.out_proj):
             nn.init.normal_(proj.weight, std=dim**-0.5)
             nn.init.zeros_(proj.bias)
-        for fc, gain in ((layer.fc1, "linear"), (layer.fc2, "relu"), (layer.ffn1_fc1, "linear"),
-                         (layer.ffn1_fc2, "relu")):  # fmt: skip
+        for fc, gain in (
+            (layer.fc1, "linear"),
+            (layer.fc2, "relu"),
+            (layer.ffn1_fc1, "linear"),
+            (layer.ffn1_fc2, "relu"),
+        ):
             nn.init.kaiming_normal_(fc.weight, nonlinearity=gain)
             nn.init.zeros_(fc.bias)
 

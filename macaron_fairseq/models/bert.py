@@ -352,9 +352,11 @@ class BertPretrainingBase(FairseqEncoderModel):
         embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
         if embedding is not None:
             check_vocabulary(
-                int(embedding.shape[0]), self.encoder.embed_tokens.num_embeddings, "the checkpoint",
+                int(embedding.shape[0]),
+                self.encoder.embed_tokens.num_embeddings,
+                "the checkpoint",
                 self.dictionary_file,
-            )  # fmt: skip
+            )
         positions = state_dict.get(f"{prefix}encoder.embed_positions.weight")
         own_positions = self.encoder.embed_positions.max_positions
         if positions is not None and positions.shape[0] != own_positions:
@@ -384,9 +386,12 @@ class BertPretrainingBase(FairseqEncoderModel):
             if current is None or current.out_proj.out_features != classes:
                 logger.warning(
                     "dropping the checkpoint's classification head %r (%s classes): %s",
-                    head, classes, "not in this model" if current is None else
-                    f"this model's has {current.out_proj.out_features}",
-                )  # fmt: skip
+                    head,
+                    classes,
+                    "not in this model"
+                    if current is None
+                    else f"this model's has {current.out_proj.out_features}",
+                )
                 for k in [k for k in state_dict if k.startswith(f"{prefix}{head}.")]:
                     del state_dict[k]
         for key, value in self.classification_heads.state_dict().items():

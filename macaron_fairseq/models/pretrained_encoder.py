@@ -101,9 +101,14 @@ class PretrainedEncoder:
         args.pretrained_encoder_norm_free = self.norm_free
         logger.info(
             "pre-trained encoder %s: %d %s layers (d=%d, ffn=%d%s) + %d new layers",
-            self.path, self.n_layers, self.layer_type, self.embed_dim, self.ffn_dim,
-            f", relative K={self.max_relative_positions}" if self.max_relative_positions else "", new,
-        )  # fmt: skip
+            self.path,
+            self.n_layers,
+            self.layer_type,
+            self.embed_dim,
+            self.ffn_dim,
+            f", relative K={self.max_relative_positions}" if self.max_relative_positions else "",
+            new,
+        )
 
     def load_into(self, encoder: nn.Module, args: Any) -> None:
         """Load the pre-trained weights; every encoder key must come from the checkpoint except those of

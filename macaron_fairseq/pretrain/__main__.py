@@ -159,8 +159,11 @@ def check_paths(args: argparse.Namespace, save_dir: Path, config: Path) -> None:
     if args.pair_cache not in ("", "off"):
         refuse_file_as_directory("--pair-cache", Path(args.pair_cache))
         outputs["--pair-cache"] = Path(args.pair_cache)
-    inputs = {"DATA": Path(args.data), "--deepspeed-config": config,
-              "--init-from": Path(args.init_from) if args.init_from else None}  # fmt: skip
+    inputs = {
+        "DATA": Path(args.data),
+        "--deepspeed-config": config,
+        "--init-from": Path(args.init_from) if args.init_from else None,
+    }
     refuse_overlap(outputs, inputs)
 
 
@@ -218,8 +221,10 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
         check_init_arch(init, cfg.model._name)
     if checkpoints_activations(ds_config) and not getattr(cfg.model, "checkpoint_activations", False):
         cfg.model.checkpoint_activations = args.checkpoint_activations = True
-        notes.append(f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "
-                     "the backward pass (fairseq's --checkpoint-activations)")  # fmt: skip
+        notes.append(
+            f"{config_path.name}: activation_checkpointing: every encoder layer is recomputed in "
+            "the backward pass (fairseq's --checkpoint-activations)"
+        )
     if where.rank == 0:
         for note in notes:
             print(f"[pretrain] {note}", file=sys.stderr, flush=True)

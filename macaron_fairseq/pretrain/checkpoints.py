@@ -193,8 +193,10 @@ def check_matches(save_dir: Path, choice: Choice, arch: str, world_size: int) ->
     assert choice.tag is not None
     manifest = choice.manifest or {}
     if manifest.get("arch") != arch:
-        raise UserError(f"{save_dir} holds a {manifest.get('arch')} run; this command trains {arch} (use "
-                        "another --save-dir, or --arch of that run)")  # fmt: skip
+        raise UserError(
+            f"{save_dir} holds a {manifest.get('arch')} run; this command trains {arch} (use "
+            "another --save-dir, or --arch of that run)"
+        )
     saved_world = int(manifest.get("world_size", world_size))
     if saved_world != world_size:
         raise UserError(

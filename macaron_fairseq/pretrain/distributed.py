@@ -97,8 +97,13 @@ def first_host(nodelist: str) -> str:
     ``rack1-node01``)."""
     if shutil.which("scontrol") is not None:
         try:
-            proc = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True,
-                                  timeout=30, check=False)  # fmt: skip
+            proc = subprocess.run(
+                ["scontrol", "show", "hostnames", nodelist],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             proc = None
         if proc is not None and proc.returncode == 0 and proc.stdout.split():

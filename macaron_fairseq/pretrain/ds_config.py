@@ -144,7 +144,7 @@ def check_supported(config: dict[str, Any], path: Path, cuda: bool) -> None:
             )
     unsupported = [
         key for key, value in config.get("activation_checkpointing", {}).items() if value and key != "enabled"
-    ]  # fmt: skip
+    ]
     if unsupported:
         raise UserError(
             f"{path}: activation_checkpointing.{unsupported[0]} configures deepspeed.checkpointing, which "

@@ -32,8 +32,14 @@ class Parts:
     choice: checkpoints.Choice  # the checkpoint the run resumes (its tag is None for a fresh run)
 
 
-def build(cfg: Any, args: Any, ds_config: dict[str, Any], where: Placement, init: InitWeights | None,
-          log: Callable[[str], None]) -> Parts:  # fmt: skip
+def build(
+    cfg: Any,
+    args: Any,
+    ds_config: dict[str, Any],
+    where: Placement,
+    init: InitWeights | None,
+    log: Callable[[str], None],
+) -> Parts:
     import deepspeed
     from fairseq import tasks
 

@@ -56,8 +56,9 @@ def check_paths(save_dir: Path, out: Path) -> None:
     checkpoints (checked before anything is read or written)."""
     if not save_dir.is_dir():
         what = "no such directory" if not save_dir.exists() else "not a directory"
-        raise UserError(f"SAVE_DIR {save_dir}: {what}; give the --save-dir of a python -m "
-                        "macaron_fairseq.pretrain run")  # fmt: skip
+        raise UserError(
+            f"SAVE_DIR {save_dir}: {what}; give the --save-dir of a python -m macaron_fairseq.pretrain run"
+        )
     if out.is_dir():
         raise UserError(f"--out {out}: is a directory; give the file to write (e.g. {out / 'model.pt'})")
     # SAVE_DIR is the run's, all of it an input (its log, DeepSpeed's zero_to_fp32.py, the checkpoints): --out
@@ -121,8 +122,9 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = ArgumentParser(prog=program_name(*PROG), description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = ArgumentParser(
+        prog=program_name(*PROG), description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("save_dir", type=Path, help="--save-dir of the pre-training run")
     parser.add_argument("--out", type=Path, required=True, help="fairseq checkpoint to write")
     parser.add_argument("--tag", help="checkpoint tag (default: the newest complete one)")

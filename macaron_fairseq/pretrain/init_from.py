@@ -60,8 +60,10 @@ def _from_save_dir(save_dir: Path) -> InitWeights:
 def check_init_arch(weights: InitWeights, arch: str) -> None:
     """The weights are of the architecture this run trains (checked before anything is built)."""
     if weights.arch is not None and weights.arch != arch:
-        raise UserError(f"{FLAG} {weights.source} holds a {weights.arch} model; this command trains {arch} "
-                        f"(give --arch {weights.arch}, or weights of {arch})")  # fmt: skip
+        raise UserError(
+            f"{FLAG} {weights.source} holds a {weights.arch} model; this command trains {arch} "
+            f"(give --arch {weights.arch}, or weights of {arch})"
+        )
 
 
 def load_into(model: torch.nn.Module, weights: InitWeights, arch: str) -> None:

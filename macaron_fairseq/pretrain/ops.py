@@ -58,8 +58,9 @@ def uses_torch_adam(params: Mapping[str, Any]) -> bool:
     return bool(params.get("torch_adam", False))
 
 
-def complete_optimizer(config: dict[str, Any], path: Path, cuda: bool,
-                       prebuilt: Mapping[str, bool]) -> tuple[dict[str, Any], list[str]]:  # fmt: skip
+def complete_optimizer(
+    config: dict[str, Any], path: Path, cuda: bool, prebuilt: Mapping[str, bool]
+) -> tuple[dict[str, Any], list[str]]:
     """``config`` with torch's (fused) AdamW where DeepSpeed would JIT-compile its FusedAdam (module
     docstring), and the note to show about it."""
     section = config.get("optimizer")
@@ -181,8 +182,9 @@ def nvcc_mismatch(nvcc: Path) -> str | None:
     return None
 
 
-def missing_for_build(cuda: bool, env: Mapping[str, str] | None = None,
-                      which: Callable[[str], str | None] = shutil.which) -> list[str]:  # fmt: skip
+def missing_for_build(
+    cuda: bool, env: Mapping[str, str] | None = None, which: Callable[[str], str | None] = shutil.which
+) -> list[str]:
     """What a JIT build of a CUDA op lacks here: a GPU, the CUDA toolkit (``CUDA_HOME``/``nvcc``), ninja, a
     C++ compiler, the Python headers (empty when it can build)."""
     env = os.environ if env is None else env
@@ -204,8 +206,9 @@ def missing_for_build(cuda: bool, env: Mapping[str, str] | None = None,
     return missing
 
 
-def check_buildable(config: dict[str, Any], path: Path, cuda: bool,
-                    prebuilt: Mapping[str, bool] | None = None) -> str | None:  # fmt: skip
+def check_buildable(
+    config: dict[str, Any], path: Path, cuda: bool, prebuilt: Mapping[str, bool] | None = None
+) -> str | None:
     """Before DeepSpeed starts, on every rank: the op the config needs (None if none) can be loaded or built
     here, and no killed build's lock would make the load wait forever; else a one-line :class:`UserError`."""
     op = needed_op(config)
@@ -252,8 +255,10 @@ def preflight(config_path: Path, log: Callable[[str], None] = print) -> None:
                 lock.with_name(OWNER).unlink(missing_ok=True)
     op = check_buildable(config, config_path, cuda, prebuilt)
     if op is None:
-        log(f"{config_path.name}: needs no compiled DeepSpeed op (optimizer "
-            f"{config.get('optimizer', {}).get('type', 'none')} runs as torch's)")  # fmt: skip
+        log(
+            f"{config_path.name}: needs no compiled DeepSpeed op (optimizer "
+            f"{config.get('optimizer', {}).get('type', 'none')} runs as torch's)"
+        )
         return
     from deepspeed.ops import op_builder
 

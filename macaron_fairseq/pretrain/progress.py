@@ -65,8 +65,16 @@ class PretrainProgress(ProgressDisplay):
         stream: TextIO | None = None,
         use_bar: bool | None = None,
     ) -> None:
-        super().__init__(stream, total=max_update, initial=start_step, unit="step", desc="pre-train",
-                         use_bar=use_bar, prefix="[pretrain] ", active=active)  # fmt: skip
+        super().__init__(
+            stream,
+            total=max_update,
+            initial=start_step,
+            unit="step",
+            desc="pre-train",
+            use_bar=use_bar,
+            prefix="[pretrain] ",
+            active=active,
+        )
         self.max_update = max_update
         self.log_interval = max(1, log_interval)
         self.peak_flops = peak_flops

@@ -29,15 +29,17 @@ class RunLog:
         elif self.rank == 0:
             print(f"[pretrain] {message}", file=sys.stderr, flush=True)
 
-    def start(self, step: int, max_update: int, log_interval: int, peak: float | None,
-              **tracking: Any) -> None:  # fmt: skip
+    def start(
+        self, step: int, max_update: int, log_interval: int, peak: float | None, **tracking: Any
+    ) -> None:
         """The progress display and the tracker (``tracking``: :class:`.tracking.Tracker`'s options) of a run
         starting at ``step``."""
         active = self.rank == 0
         self.progress = PretrainProgress(active, step, max_update, log_interval, peak)
         name = f"{self.arch}-{self.save_dir.name}"
-        self.tracker = Tracker(active=active, save_dir=self.save_dir, run_name=name, start_step=step,
-                               **tracking)  # fmt: skip
+        self.tracker = Tracker(
+            active=active, save_dir=self.save_dir, run_name=name, start_step=step, **tracking
+        )
 
     def write(self, record: dict[str, Any]) -> None:
         """Append ``record`` to the step log and send it to the tracker (rank 0); a training step's record
@@ -63,8 +65,11 @@ class RunLog:
         run logs those steps again)."""
         if not self.path.exists():
             return
-        kept = [line for line in self.path.read_text(encoding="utf-8").splitlines()
-                if line.strip() and json.loads(line)["step"] <= step]  # fmt: skip
+        kept = [
+            line
+            for line in self.path.read_text(encoding="utf-8").splitlines()
+            if line.strip() and json.loads(line)["step"] <= step
+        ]
         write_text_atomically(self.path, "".join(f"{line}\n" for line in kept))
 
     def plot(self) -> None:

@@ -76,8 +76,10 @@ class RunState:
                 self.log.truncate(0)  # records of a run killed before its first checkpoint
             if restarts:
                 job = os.environ.get("SLURM_JOB_ID")
-                self.log.message(f"restart {restarts} of Slurm job {job}, but {self.save_dir} holds no "
-                                 "checkpoint: starting fresh")  # fmt: skip
+                self.log.message(
+                    f"restart {restarts} of Slurm job {job}, but {self.save_dir} holds no "
+                    "checkpoint: starting fresh"
+                )
             return 0
         tag, manifest = choice.tag, choice.manifest or {}
         checkpoints.check_matches(self.save_dir, choice, self.arch, self.where.world_size)
@@ -122,8 +124,10 @@ class RunState:
         if path is None:
             raise UserError(f"{self.save_dir / tag}: the checkpoint could not be loaded; {hint}")
         if not isinstance(client, dict) or not {"step", "iterator"} <= client.keys():
-            raise UserError(f"{self.save_dir / tag}: not written by python -m macaron_fairseq.pretrain (no "
-                            f"step and data position in its client state); {hint}")  # fmt: skip
+            raise UserError(
+                f"{self.save_dir / tag}: not written by python -m macaron_fairseq.pretrain (no "
+                f"step and data position in its client state); {hint}"
+            )
         return client
 
     def _read_rng_state(self, tag: str) -> dict[str, Any]:
@@ -149,8 +153,10 @@ class RunState:
         tag_dir, staging = self.save_dir / tag, checkpoints.staging_dir(self.save_dir, tag)
         if self.where.rank == 0:
             if tag_dir.exists() and not checkpoints.is_own(tag_dir):
-                raise UserError(f"{tag_dir} is in the way of the checkpoint of step {step} and is not one of "
-                                f"this trainer's: move it out of {self.save_dir}")  # fmt: skip
+                raise UserError(
+                    f"{tag_dir} is in the way of the checkpoint of step {step} and is not one of "
+                    f"this trainer's: move it out of {self.save_dir}"
+                )
             shutil.rmtree(staging, ignore_errors=True)  # left by a save that was cut short
         if dist.is_initialized():
             dist.barrier()
@@ -166,8 +172,9 @@ class RunState:
         if scaler is not None:
             client["grad_scaler"] = scaler.state_dict()
         try:
-            self.engine.save_checkpoint(str(self.save_dir), tag=staging.name, client_state=client,
-                                        save_latest=False)  # fmt: skip
+            self.engine.save_checkpoint(
+                str(self.save_dir), tag=staging.name, client_state=client, save_latest=False
+            )
         except (OSError, RuntimeError) as exc:
             shutil.rmtree(staging, ignore_errors=True)
             error = storage_failure(staging, exc)
@@ -182,8 +189,12 @@ class RunState:
         if dist.is_initialized():
             dist.barrier()
         if self.where.rank == 0:
-            record = {"step": step, "arch": self.arch, "world_size": self.where.world_size,
-                      "zero_stage": self.engine.zero_optimization_stage()}  # fmt: skip
+            record = {
+                "step": step,
+                "arch": self.arch,
+                "world_size": self.where.world_size,
+                "zero_stage": self.engine.zero_optimization_stage(),
+            }
             checkpoints.write_manifest(staging, record)
             if tag_dir.exists():  # an incomplete one of this trainer, left by a save that was cut short
                 shutil.rmtree(tag_dir)

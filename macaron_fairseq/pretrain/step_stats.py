@@ -60,8 +60,9 @@ class StepLog:
         }
 
 
-def peak_flops(peak_tflops: float | None, local_rank: int, world_size: int,
-               log: Callable[[str], None]) -> float | None:  # fmt: skip
+def peak_flops(
+    peak_tflops: float | None, local_rank: int, world_size: int, log: Callable[[str], None]
+) -> float | None:
     """The peak FLOP/s of all GPUs of the run, for MFU: ``--peak-tflops`` per GPU, else a known device's; None
     on CPU."""
     if not torch.cuda.is_available():

@@ -33,8 +33,14 @@ from macaron_workflow.preemption import PREEMPTED_EXIT, Preemption
 class Pretrainer:
     """One training run: the engine and its data, the loop, its log and its checkpoints."""
 
-    def __init__(self, cfg: Any, args: Any, ds_config: dict[str, Any], where: Placement,
-                 init: InitWeights | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        cfg: Any,
+        args: Any,
+        ds_config: dict[str, Any],
+        where: Placement,
+        init: InitWeights | None = None,
+    ) -> None:
         self.cfg, self.args, self.ds_config, self.where = cfg, args, ds_config, where
         self.save_dir = Path(cfg.checkpoint.save_dir)
         self.log = RunLog(where.rank, self.save_dir, cfg.model._name)
@@ -52,13 +58,20 @@ class Pretrainer:
         max_update = self.cfg.optimization.max_update
         records: list[dict[str, Any]] = []
         self.engine.train()
-        self.peak = peak_flops(self.args.peak_tflops, self.where.local_rank, self.where.world_size,
-                               self.log.message)  # fmt: skip
+        self.peak = peak_flops(
+            self.args.peak_tflops, self.where.local_rank, self.where.world_size, self.log.message
+        )
         common = self.cfg.common
         config = {"arch": self.cfg.model._name, "deepspeed": self.ds_config, "seed": common.seed}
-        self.log.start(step, max_update, common.log_interval, self.peak, config=config,
-                       tensorboard_logdir=common.tensorboard_logdir,
-                       wandb_project=common.wandb_project)  # fmt: skip
+        self.log.start(
+            step,
+            max_update,
+            common.log_interval,
+            self.peak,
+            config=config,
+            tensorboard_logdir=common.tensorboard_logdir,
+            wandb_project=common.wandb_project,
+        )
         try:
             self._train_loop(step, max_update, records)
         finally:

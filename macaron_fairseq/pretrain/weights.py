@@ -27,8 +27,9 @@ def zero_stage(tag_dir: Path, manifest: dict[str, Any] | None) -> int:
     return 1 if any(tag_dir.glob("zero_pp_rank_*_optim_states.pt")) else 0
 
 
-def checkpoint_weights(save_dir: Path, tag: str, manifest: dict[str, Any] | None,
-                       flag: str | None = None) -> dict[str, torch.Tensor]:  # fmt: skip
+def checkpoint_weights(
+    save_dir: Path, tag: str, manifest: dict[str, Any] | None, flag: str | None = None
+) -> dict[str, torch.Tensor]:
     """The fp32 weights of checkpoint ``tag`` of ``save_dir`` (``manifest``: its ``complete.json``; ``flag``
     names the option in messages about unreadable files)."""
     from macaron_fairseq.checkpoint_reader import load_checkpoint, restricted_loads

@@ -116,8 +116,9 @@ def _no_directory_to_restore(load_checkpoint: Callable[..., Any]) -> Callable[..
         for field, flag in RESTORE_OPTIONS.items():
             value = getattr(cfg, field, None)
             if value and Path(str(value)).is_dir():
-                raise CheckpointError(f"{flag} {value}: is a directory, not a checkpoint file; give the "
-                                      "checkpoint file")  # fmt: skip
+                raise CheckpointError(
+                    f"{flag} {value}: is a directory, not a checkpoint file; give the checkpoint file"
+                )
         return load_checkpoint(cfg, trainer, **kwargs)
 
     load_checkpoint_refusing_directories.__macaron_guarded__ = True  # type: ignore[attr-defined]

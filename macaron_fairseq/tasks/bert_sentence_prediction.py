@@ -292,8 +292,12 @@ class BertSentencePredictionTask(SentencePredictionTask):
 
         pretrained = getattr(cfg, "pretrained_encoder", None)
         if pretrained and os.path.exists(pretrained):
-            check_vocabulary(checkpoint_vocabulary(pretrained), len(self.source_dictionary),
-                             f"--pretrained-encoder {pretrained}", self.dictionary_file)  # fmt: skip
+            check_vocabulary(
+                checkpoint_vocabulary(pretrained),
+                len(self.source_dictionary),
+                f"--pretrained-encoder {pretrained}",
+                self.dictionary_file,
+            )
         with open_dict(cfg) if OmegaConf.is_config(cfg) else contextlib.nullcontext():
             cfg.pretraining_heads = False
         model = models.build_model(cfg, self, from_checkpoint)

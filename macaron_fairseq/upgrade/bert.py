@@ -231,13 +231,32 @@ def build_plugin(
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "dict.txt").write_bytes(dictionary.read_bytes())
         argv = [
-            tmp, "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss", "--arch", ARCH,
-            "--encoder-layers", str(model.layers), "--encoder-embed-dim", str(model.dim),
-            "--encoder-ffn-embed-dim", str(model.ffn), "--encoder-attention-heads", str(model.heads),
-            "--dropout", repr(model.dropout), "--attention-dropout", repr(model.attention_dropout),
-            "--activation-dropout", repr(model.relu_dropout), "--max-positions", str(model.max_positions),
-            "--tokens-per-sample", str(model.max_positions),
-        ]  # fmt: skip
+            tmp,
+            "--task",
+            "macaron_bert_pretraining",
+            "--criterion",
+            "macaron_bert_loss",
+            "--arch",
+            ARCH,
+            "--encoder-layers",
+            str(model.layers),
+            "--encoder-embed-dim",
+            str(model.dim),
+            "--encoder-ffn-embed-dim",
+            str(model.ffn),
+            "--encoder-attention-heads",
+            str(model.heads),
+            "--dropout",
+            repr(model.dropout),
+            "--attention-dropout",
+            repr(model.attention_dropout),
+            "--activation-dropout",
+            repr(model.relu_dropout),
+            "--max-positions",
+            str(model.max_positions),
+            "--tokens-per-sample",
+            str(model.max_positions),
+        ]
         args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
         try:
             task = tasks.setup_task(args)

@@ -43,8 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     write_corpus(args.dest, corpus)
     total = sum(len(pairs) for pairs in corpus.values())
     size = sum((args.dest / f"{s}.{lang}").stat().st_size for s in corpus for lang in ("en", "de"))
-    print(f"[synthetic_en_de] wrote {total} sentence pairs ({size / 1e6:.2f} MB) to {args.dest}",
-          file=sys.stderr)
+    print(
+        f"[synthetic_en_de] wrote {total} sentence pairs ({size / 1e6:.2f} MB) to {args.dest}",
+        file=sys.stderr,
+    )
     return 0
 
 

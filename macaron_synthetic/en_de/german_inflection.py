@@ -22,21 +22,52 @@ AUXILIARY_PRESENT = {
 }
 SEIN_PRETERITE = ("war", "warst", "war", "waren", "waren")
 
-DEFINITE_ARTICLE = {"m": ("der", "den", "dem"), "f": ("die", "die", "der"), "n": ("das", "das", "dem"),
-                    "pl": ("die", "die", "den")}
-DIESER_ENDINGS = {"m": ("er", "en", "em"), "f": ("e", "e", "er"), "n": ("es", "es", "em"),
-                  "pl": ("e", "e", "en")}
+DEFINITE_ARTICLE = {
+    "m": ("der", "den", "dem"),
+    "f": ("die", "die", "der"),
+    "n": ("das", "das", "dem"),
+    "pl": ("die", "die", "den"),
+}
+DIESER_ENDINGS = {
+    "m": ("er", "en", "em"),
+    "f": ("e", "e", "er"),
+    "n": ("es", "es", "em"),
+    "pl": ("e", "e", "en"),
+}
 EIN_ENDINGS = {"m": ("", "en", "em"), "f": ("e", "e", "er"), "n": ("", "", "em"), "pl": ("e", "e", "en")}
-STRONG_ADJECTIVE_ENDINGS = {"m": ("er", "en", "em"), "f": ("e", "e", "er"), "n": ("es", "es", "em"),
-                            "pl": ("e", "e", "en")}
-WEAK_ADJECTIVE_ENDINGS = {"m": ("e", "en", "en"), "f": ("e", "e", "en"), "n": ("e", "e", "en"),
-                          "pl": ("en", "en", "en")}
-MIXED_ADJECTIVE_ENDINGS = {"m": ("er", "en", "en"), "f": ("e", "e", "en"), "n": ("es", "es", "en"),
-                           "pl": ("en", "en", "en")}
-RELATIVE_PRONOUN = {"m": ("der", "den", "dem"), "f": ("die", "die", "der"), "n": ("das", "das", "dem"),
-                    "pl": ("die", "die", "denen")}
-CONTRACTIONS = {("in", "dem"): "im", ("in", "das"): "ins", ("zu", "dem"): "zum", ("zu", "der"): "zur",
-                ("von", "dem"): "vom", ("an", "dem"): "am", ("bei", "dem"): "beim"}
+STRONG_ADJECTIVE_ENDINGS = {
+    "m": ("er", "en", "em"),
+    "f": ("e", "e", "er"),
+    "n": ("es", "es", "em"),
+    "pl": ("e", "e", "en"),
+}
+WEAK_ADJECTIVE_ENDINGS = {
+    "m": ("e", "en", "en"),
+    "f": ("e", "e", "en"),
+    "n": ("e", "e", "en"),
+    "pl": ("en", "en", "en"),
+}
+MIXED_ADJECTIVE_ENDINGS = {
+    "m": ("er", "en", "en"),
+    "f": ("e", "e", "en"),
+    "n": ("es", "es", "en"),
+    "pl": ("en", "en", "en"),
+}
+RELATIVE_PRONOUN = {
+    "m": ("der", "den", "dem"),
+    "f": ("die", "die", "der"),
+    "n": ("das", "das", "dem"),
+    "pl": ("die", "die", "denen"),
+}
+CONTRACTIONS = {
+    ("in", "dem"): "im",
+    ("in", "das"): "ins",
+    ("zu", "dem"): "zum",
+    ("zu", "der"): "zur",
+    ("von", "dem"): "vom",
+    ("an", "dem"): "am",
+    ("bei", "dem"): "beim",
+}
 
 
 def auxiliary(name: str, person: str) -> str:

@@ -42,8 +42,9 @@ class Sampler:
         candidates = [n for n in NOUNS if n.tags & tags]
         return self.pick(candidates)
 
-    def noun_phrase(self, tags: frozenset[str], role: str, depth: int, allow_pron: bool = True,
-                    allow_rel: bool = True) -> NounPhrase:
+    def noun_phrase(
+        self, tags: frozenset[str], role: str, depth: int, allow_pron: bool = True, allow_rel: bool = True
+    ) -> NounPhrase:
         """role: "subj", "obj" or "pp" (affects pronouns and coordination)."""
         if "person" in tags and allow_pron:
             r = self.rng.random()
@@ -112,8 +113,15 @@ class Sampler:
         tenses = tuple(TENSE_WEIGHTS)
         return self.rng.choices(tenses, weights=[TENSE_WEIGHTS[t] for t in tenses])[0]
 
-    def clause_for(self, verb: Verb | None, depth: int, tense: str | None = None,
-                   subj: NounPhrase | None = None, simple: bool = False, question: bool = False) -> Clause:
+    def clause_for(
+        self,
+        verb: Verb | None,
+        depth: int,
+        tense: str | None = None,
+        subj: NounPhrase | None = None,
+        simple: bool = False,
+        question: bool = False,
+    ) -> Clause:
         """A clause around ``verb`` (None: copula + adjective); ``simple`` leaves out adverbs and most
         prepositional phrases, ``question`` never negates nor fronts the time adverbial."""
         tense = tense or self.tense()
@@ -213,20 +221,27 @@ class Sampler:
             en_conj, de_conj = self.pick(fw.SUBORDINATORS)
             main = self.clause_for(self.any_verb(), 1, simple=True)
             sub = self.clause_for(self.any_verb(), 1, simple=True)
-            return ([*en_clause(main, "main"), en_conj, *en_clause(sub, "main"), "."],
-                    [*de_clause(main, "main"), ",", de_conj, *de_clause(sub, "sub"), "."])
+            return (
+                [*en_clause(main, "main"), en_conj, *en_clause(sub, "main"), "."],
+                [*de_clause(main, "main"), ",", de_conj, *de_clause(sub, "sub"), "."],
+            )
         if r < 0.88:
             tense = self.pick(("pres", "pres", "past"))
             sub = self.clause_for(self.any_verb(), 1, tense=tense, simple=True)
-            main = self.clause_for(self.any_verb(), 1, tense="past" if tense == "past" else "pres",
-                                   simple=True)
+            main = self.clause_for(
+                self.any_verb(), 1, tense="past" if tense == "past" else "pres", simple=True
+            )
             en_conj = "when" if tense == "past" or self.chance(0.5) else "if"
             de_conj = "als" if tense == "past" else "wenn"
-            return ([en_conj, *en_clause(sub, "main"), ",", *en_clause(main, "main"), "."],
-                    [de_conj, *de_clause(sub, "sub"), ",", *de_clause(main, "inverted"), "."])
+            return (
+                [en_conj, *en_clause(sub, "main"), ",", *en_clause(main, "main"), "."],
+                [de_conj, *de_clause(sub, "sub"), ",", *de_clause(main, "inverted"), "."],
+            )
         en_conj, de_conj = self.pick(fw.COORDINATORS)
         left = self.clause_for(self.any_verb(), 1, simple=True)
         right = self.clause_for(self.any_verb(), 1, simple=True)
         comma = [","] if en_conj == "but" else []
-        return (en_clause(left, "main") + comma + [en_conj] + en_clause(right, "main") + ["."],
-                de_clause(left, "main") + comma + [de_conj] + de_clause(right, "main") + ["."])
+        return (
+            en_clause(left, "main") + comma + [en_conj] + en_clause(right, "main") + ["."],
+            de_clause(left, "main") + comma + [de_conj] + de_clause(right, "main") + ["."],
+        )

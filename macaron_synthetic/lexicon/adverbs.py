@@ -14,11 +14,22 @@ class Adverb:
     de: str
 
 
-FREQ_ADVERBS = (Adverb("often", "oft"), Adverb("always", "immer"), Adverb("sometimes", "manchmal"),
-                Adverb("never", "nie"), Adverb("rarely", "selten"))
-MANNER_ADVERBS = (Adverb("quickly", "schnell"), Adverb("slowly", "langsam"), Adverb("quietly", "leise"),
-                  Adverb("loudly", "laut"), Adverb("carefully", "vorsichtig"), Adverb("happily", "fröhlich"),
-                  Adverb("well", "gut"))
+FREQ_ADVERBS = (
+    Adverb("often", "oft"),
+    Adverb("always", "immer"),
+    Adverb("sometimes", "manchmal"),
+    Adverb("never", "nie"),
+    Adverb("rarely", "selten"),
+)
+MANNER_ADVERBS = (
+    Adverb("quickly", "schnell"),
+    Adverb("slowly", "langsam"),
+    Adverb("quietly", "leise"),
+    Adverb("loudly", "laut"),
+    Adverb("carefully", "vorsichtig"),
+    Adverb("happily", "fröhlich"),
+    Adverb("well", "gut"),
+)
 # time adverbials and the tenses they combine with
 TIME_ADVERBS: tuple[tuple[Adverb, frozenset[str]], ...] = tuple(
     (Adverb(en, de), frozenset(tenses.split(",")))
@@ -39,10 +50,12 @@ TIME_ADVERBS: tuple[tuple[Adverb, frozenset[str]], ...] = tuple(
     )
 )
 
-ENCYCLOPEDIC_ADVERBS = tuple("""
+ENCYCLOPEDIC_ADVERBS = tuple(
+    """
 largely mostly partly briefly gradually rapidly slowly quickly eventually finally initially originally
 formerly later subsequently previously recently currently officially formally widely commonly rarely
 frequently occasionally regularly annually primarily mainly chiefly entirely completely extensively
 heavily severely successfully effectively reportedly allegedly apparently probably possibly certainly
 notably particularly especially significantly considerably substantially slightly relatively
-""".split())
+""".split()
+)

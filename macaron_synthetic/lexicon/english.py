@@ -13,7 +13,7 @@ IRREGULAR_PLURALS = {
         "thesis:theses leaf:leaves wolf:wolves volcano:volcanoes headquarters:headquarters aircraft:aircraft "
         "man:men woman:women child:children mouse:mice knife:knives potato:potatoes tomato:tomatoes"
     ).split())
-}  # fmt: skip
+}  # fmt: skip  # one entry per line: long literal strings
 VOWEL_LETTERS = "aeiou"
 _A_BEFORE_VOWEL = re.compile(rf"\b([Aa]) (?=[{VOWEL_LETTERS}{VOWEL_LETTERS.upper()}])")
 
@@ -57,7 +57,7 @@ def regular_past(verb: str) -> str:
 
 
 def indefinite_article(word: str) -> str:
-    """"an" before a vowel letter, else "a"."""
+    """ "an" before a vowel letter, else "a"."""
     return "an" if word[0].lower() in VOWEL_LETTERS else "a"
 
 

@@ -16,8 +16,9 @@ PRONOUNS = {  # person key → (English subject, English object, German nom, acc
 }
 SUBORDINATORS = (("because", "weil"), ("although", "obwohl"), ("while", "während"))
 COORDINATORS = (("and", "und"), ("but", "aber"), ("or", "oder"))
-MONTHS = tuple("January February March April May June July August September October November December"
-               .split())  # fmt: skip
+MONTHS = tuple(
+    "January February March April May June July August September October November December".split()
+)
 ORDINALS = tuple("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())
 CENTURIES = tuple(
     "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()

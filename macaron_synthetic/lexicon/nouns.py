@@ -175,8 +175,17 @@ def _parse_nouns(table: str) -> tuple[Noun, ...]:
     for line in table.strip().splitlines():
         en_sg, de_sg, de_pl, gender, tags, *flags = line.split()
         mass = de_pl == "-"
-        nouns.append(Noun(en_sg, None if mass else plural(en_sg), de_sg, None if mass else de_pl, gender,
-                          frozenset(tags.split(",")), weak="weak" in flags))  # fmt: skip
+        nouns.append(
+            Noun(
+                en_sg,
+                None if mass else plural(en_sg),
+                de_sg,
+                None if mass else de_pl,
+                gender,
+                frozenset(tags.split(",")),
+                weak="weak" in flags,
+            )
+        )
     return tuple(nouns)
 
 
@@ -184,7 +193,8 @@ NOUNS = _parse_nouns(_NOUN_TABLE)
 ANIMATE = frozenset({"person", "animal"})
 CONCRETE = frozenset({"portable", "thing", "vehicle", "food", "readable"})
 
-ENCYCLOPEDIC_NOUNS = tuple("""
+ENCYCLOPEDIC_NOUNS = tuple(
+    """
 building church river bridge castle village town city station railway road school college university museum
 library company club team album song film novel series species genus family plant tree forest lake island
 mountain valley hill coast harbour port ship vessel aircraft engine car locomotive line route canal tower
@@ -218,12 +228,15 @@ airport runway hangar fleet convoy squadron brigade division garrison outpost ca
 estate manor cottage barn granary brewery distillery foundry quarry workshop studio theatre cinema concert
 choir orchestra ensemble melody rhythm chorus lyric verse stanza novelist essay pamphlet sermon lecture
 thesis dictionary encyclopedia atlas map chart calendar clock bell organ piano violin guitar drum trumpet
-""".split())
-OCCUPATIONS = tuple("""
+""".split()
+)
+OCCUPATIONS = tuple(
+    """
 politician footballer cricketer actor singer songwriter novelist poet painter architect engineer
 physicist chemist botanist zoologist mathematician historian philosopher journalist broadcaster
 businessman diplomat judge lawyer bishop priest soldier sculptor composer conductor pianist violinist
 guitarist drummer photographer screenwriter cyclist rower sprinter swimmer boxer wrestler jockey
 astronomer geologist economist sociologist anthropologist archaeologist explorer missionary inventor
 entrepreneur activist
-""".split())
+""".split()
+)

@@ -36,9 +36,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("nothing to write: give --out and/or --books-dir")
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        m = write_dump(args.out, pages=args.pages, target_bytes=None if args.pages else int(args.mb * 1e6),
-                       seed=args.seed, start_id=args.start_id, pages_per_stream=args.pages_per_stream,
-                       compresslevel=args.compresslevel, threads=args.threads)  # fmt: skip
+        m = write_dump(
+            args.out,
+            pages=args.pages,
+            target_bytes=None if args.pages else int(args.mb * 1e6),
+            seed=args.seed,
+            start_id=args.start_id,
+            pages_per_stream=args.pages_per_stream,
+            compresslevel=args.compresslevel,
+            threads=args.threads,
+        )
         size = m.compressed_bytes / 1e6
         print(f"wrote {m.path} ({m.flavour}, {size:.1f} MB on disk, {m.streams} bz2 streams)")
         if m.index_path:

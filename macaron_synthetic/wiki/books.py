@@ -64,7 +64,10 @@ def write_books(
         title = v.fill("The $Adj $Noun") if rng.random() < 0.7 else v.fill("$Noun of $place")
         author = v.person()
         out: list[str] = [
-            title, f"by {author}", f"Copyright © {rng.randint(2008, 2016)} {author}", "Smashwords Edition",
+            title,
+            f"by {author}",
+            f"Copyright © {rng.randint(2008, 2016)} {author}",
+            "Smashwords Edition",
             "License Notes\nThis ebook is licensed for your personal enjoyment only. This ebook may not be "
             "re-sold or given away to other people. Thank you for respecting the hard work of this author.",
         ]
@@ -87,4 +90,3 @@ def write_books(
         path.write_text(text, encoding="utf-8")
         paths.append(path)
     return paths
-

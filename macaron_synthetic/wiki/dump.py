@@ -13,6 +13,7 @@ title unescaped). Page kinds (:data:`KINDS`): ``article`` (≥ 2 prose sentences
 ``empty`` (an article with no prose at all: templates, tables, lists, categories), ``redirect``,
 ``other_namespace``, ``disambiguation``.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -33,8 +34,14 @@ from macaron_synthetic.wiki.pages import PageGenerator
 
 KINDS = ("article", "stub", "empty", "redirect", "other_namespace", "disambiguation")
 #: Kind proportions of a dump drawn by size or page count (roughly those of enwiki pages-articles).
-DEFAULT_PROPORTIONS = {"article": 0.50, "stub": 0.04, "empty": 0.01, "redirect": 0.30,
-                       "other_namespace": 0.12, "disambiguation": 0.03}  # fmt: skip
+DEFAULT_PROPORTIONS = {
+    "article": 0.50,
+    "stub": 0.04,
+    "empty": 0.01,
+    "redirect": 0.30,
+    "other_namespace": 0.12,
+    "disambiguation": 0.03,
+}
 
 
 @dataclass
@@ -76,8 +83,13 @@ class DumpManifest:
         return {kind: len(self.ids(kind)) for kind in KINDS}
 
 
-_MANIFEST_FIELD = dict(zip(KINDS, ("articles", "stubs", "empty_articles", "redirects", "other_namespace",
-                                    "disambiguation"), strict=True))  # fmt: skip
+_MANIFEST_FIELD = dict(
+    zip(
+        KINDS,
+        ("articles", "stubs", "empty_articles", "redirects", "other_namespace", "disambiguation"),
+        strict=True,
+    )
+)
 
 
 def _kind_sequence(
@@ -306,4 +318,3 @@ def write_dump(
     manifest.compressed_bytes = path.stat().st_size
     manifest.seconds = time.perf_counter() - start
     return manifest
-

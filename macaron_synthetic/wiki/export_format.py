@@ -15,7 +15,7 @@ NAMESPACES: tuple[tuple[int, str], ...] = tuple(
         "15:Category talk|100:Portal|101:Portal talk|118:Draft|119:Draft talk|710:TimedText|"
         "711:TimedText talk|828:Module|829:Module talk"
     ).split("|"))
-)  # fmt: skip
+)  # fmt: skip  # one entry per line: long literal strings
 NAMESPACE_KEY = {name: key for key, name in NAMESPACES}
 
 
@@ -62,4 +62,3 @@ def sha1_base36(text: str) -> str:
         n, r = divmod(n, 36)
         digits.append(_B36[r])
     return "".join(reversed(digits)).rjust(31, "0")
-

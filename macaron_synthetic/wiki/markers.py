@@ -41,9 +41,21 @@ MARK_NAMESPACE = "Zqnamespace"
 #: Every marker: those of markup (none may survive the extraction of an article), then those of the bodies
 #: of pages that must be dropped whole.
 MARKERS = (
-    MARK_HEADING, MARK_LIST, MARK_TABLE, MARK_INFOBOX, MARK_CAPTION, MARK_REF, MARK_CATEGORY, MARK_TEMPLATE,
-    MARK_COMMENT, MARK_INTERWIKI, MARK_REDIRECT, MARK_DISAMBIGUATION, MARK_TALK, MARK_NAMESPACE,
-)  # fmt: skip
+    MARK_HEADING,
+    MARK_LIST,
+    MARK_TABLE,
+    MARK_INFOBOX,
+    MARK_CAPTION,
+    MARK_REF,
+    MARK_CATEGORY,
+    MARK_TEMPLATE,
+    MARK_COMMENT,
+    MARK_INTERWIKI,
+    MARK_REDIRECT,
+    MARK_DISAMBIGUATION,
+    MARK_TALK,
+    MARK_NAMESPACE,
+)
 
 ARTICLE_WORD_PREFIX = "artword"
 BOOK_WORD_PREFIX = "bookword"

@@ -41,8 +41,19 @@ class Page:
 
 
 #: the namespaces of ``other_namespace`` pages, and how often each is drawn
-_OTHER_NAMESPACES = {"Category": 30, "Template": 22, "File": 15, "Wikipedia": 8, "Talk": 6, "Draft": 5,
-                     "Portal": 4, "User": 3, "Module": 3, "User talk": 2, "Help": 2}  # fmt: skip
+_OTHER_NAMESPACES = {
+    "Category": 30,
+    "Template": 22,
+    "File": 15,
+    "Wikipedia": 8,
+    "Talk": 6,
+    "Draft": 5,
+    "Portal": 4,
+    "User": 3,
+    "Module": 3,
+    "User talk": 2,
+    "Help": 2,
+}
 _EDIT_COMMENTS = (
     "/* History */ copyedit",
     "fixed typo",
@@ -273,10 +284,13 @@ class PageGenerator:
         title = self._unique(variant)
         link = target if r.random() < 0.8 else f"{target}#{v.pick('heading')}"
         keyword = r.choice(("#REDIRECT [[", "#REDIRECT [[", "#REDIRECT[[", "#redirect [["))
-        rcat = r.choice((
-            "{{Rcat shell|\n{{R from move}}\n}}", "{{R from alternative spelling}}",
-            "{{Redirect category shell|\n{{R from other capitalisation}}\n{{R printworthy}}\n}}",
-        ))  # fmt: skip
+        rcat = r.choice(
+            (
+                "{{Rcat shell|\n{{R from move}}\n}}",
+                "{{R from alternative spelling}}",
+                "{{Redirect category shell|\n{{R from other capitalisation}}\n{{R printworthy}}\n}}",
+            )
+        )
         text = f"{keyword}{link}]]\n\n{rcat}\n{MARK_REDIRECT} note: {v.fill('$adj $noun of $place')}."
         return Page("redirect", page_id, title, 0, text, redirect=target)
 
@@ -310,8 +324,14 @@ class PageGenerator:
         lines += ["", "== See also ==", f"* {{{{lookfrom|{base}}}}} {m}", f"* {{{{intitle|{base}}}}} {m}", ""]
 
         hndis = f"{{{{hndis|{base.split()[-1]}, {base.split()[0]}}}}}"
-        lines.append({"plain": "{{Disambiguation}}", "surname": "{{Disambiguation|surname}}", "hndis": hndis,
-                      "geodis": "{{geodis}}"}[style])  # fmt: skip
+        lines.append(
+            {
+                "plain": "{{Disambiguation}}",
+                "surname": "{{Disambiguation|surname}}",
+                "hndis": hndis,
+                "geodis": "{{geodis}}",
+            }[style]
+        )
         return Page("disambiguation", page_id, title, 0, "\n".join(lines))
 
     def other_namespace(self, page_id: int) -> Page:
@@ -436,4 +456,3 @@ class PageGenerator:
     def page(self, kind: str, page_id: int) -> Page:
         """A page of one of :data:`~macaron_synthetic.wiki.dump.KINDS`."""
         return getattr(self, kind)(page_id)
-

@@ -272,8 +272,9 @@ def pools(seed: int) -> Pools:
     return Pools(
         sentences=sentences,
         refs=_marked(v, REFS, mk.MARK_REF, 400),
-        infoboxes={topic: _marked(v, (INFOBOXES[i],), mk.MARK_INFOBOX, 60)
-                   for topic, i in INFOBOX_OF_TOPIC.items()},
+        infoboxes={
+            topic: _marked(v, (INFOBOXES[i],), mk.MARK_INFOBOX, 60) for topic, i in INFOBOX_OF_TOPIC.items()
+        },
         tables=tables,
         lists=lists,
         files=_marked(v, FILES, mk.MARK_CAPTION, 300),
@@ -288,4 +289,3 @@ def pools(seed: int) -> Pools:
             v.fill(f"{{{{Short description|{mk.MARK_TEMPLATE} $Adj $noun in $place}}}}") for _ in range(300)
         ],
     )
-

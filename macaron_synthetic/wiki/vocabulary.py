@@ -26,25 +26,31 @@ LANG_PHRASES = tuple(tuple(pair.split(":")) for pair in (
     "fr:la vieille ville|fr:le pont neuf|fr:église Saint-Étienne|fr:rue des Écoles|de:Großer Markt|"
     "de:Schloss am See|de:Alte Brücke|es:la ciudad vieja|es:puente de piedra|it:il castello|"
     "it:piazza del Duomo|pt:a ponte velha|nl:de oude haven|sv:gamla staden|pl:Stare Miasto|la:terra incognita"
-).split("|"))  # fmt: skip
+).split("|"))  # fmt: skip  # one entry per line: long literal strings
 OLD_WORDS = tuple("burh|ford|hām|tūn|lēah|wīc|dūn|byrig|stān|feld|mere|brycg".split("|"))
-PUBLISHERS = tuple("""
+PUBLISHERS = tuple(
+    """
 Oxford University Press|Cambridge University Press|Penguin|Routledge|HarperCollins|Faber and Faber|
 Macmillan|Yale University Press|Springer|Éditions Gallimard|Thames & Hudson|Batsford
-""".replace("\n", "").split("|"))
+""".replace("\n", "").split("|")
+)
 SITES = tuple(
     "bbc.co.uk theguardian.com nytimes.com britannica.com historicengland.org.uk ons.gov.uk nature.com "
     "jstor.org archive.org lemonde.fr".split()
 )
-HEADINGS = tuple("""
+HEADINGS = tuple(
+    """
 History|Early life|Career|Geography|Climate|Demographics|Economy|Culture|Architecture|Description|
 Taxonomy|Distribution and habitat|Reception|Legacy|Personal life|Plot|Production|Track listing|
 Background|Notable people|Transport|Education|Sport|Governance|Etymology|Origins|Later years|Death|
 Design|Construction|Operations|Decline|Restoration|Awards and honours|Works|Ecology|Behaviour|Diet|
 Conservation|Structure|Development|Release|Critical response|Aftermath|Administration|Religion|Media
-""".replace("\n", "").split("|"))
-TOPICS = tuple("Biography|Football|Music|Film|Architecture|Rivers|Birds|Military history|Trains|Geography|"
-               "Politics".split("|"))  # fmt: skip
+""".replace("\n", "").split("|")
+)
+TOPICS = tuple(
+    "Biography|Football|Music|Film|Architecture|Rivers|Birds|Military history|Trains|Geography|"
+    "Politics".split("|")
+)
 
 
 def strip_accents(text: str) -> str:
@@ -88,8 +94,15 @@ class Vocabulary:
             weights = (1 / (rank + 8) for rank in range(len(ranked)))
             self._lists[name] = (ranked, list(itertools.accumulate(weights)))
         r = rng
-        uniform = {"century": CENTURIES, "ordinal": ORDINALS, "month": MONTHS, "oldword": OLD_WORDS,
-                   "publisher": PUBLISHERS, "site": SITES, "topic": TOPICS}  # fmt: skip
+        uniform = {
+            "century": CENTURIES,
+            "ordinal": ORDINALS,
+            "month": MONTHS,
+            "oldword": OLD_WORDS,
+            "publisher": PUBLISHERS,
+            "site": SITES,
+            "topic": TOPICS,
+        }
         self.slots: dict[str, Callable[[], str]] = {
             **{name: functools.partial(self.pick, name) for name in self._lists},  # $noun, $adj, $place, ...
             **{name: functools.partial(r.choice, words) for name, words in uniform.items()},
@@ -171,4 +184,3 @@ class Vocabulary:
 
     def work_title(self) -> str:
         return f"''The {self.pick('adj').capitalize()} {self.pick('noun').capitalize()}''"
-

@@ -101,10 +101,13 @@ def checkpoint_arch(checkpoint: Path) -> str:
 def outputs(args: argparse.Namespace) -> dict[str, Path]:
     """What the pipeline writes under WORKDIR (the GLUE directory it downloads into aside)."""
     glue = args.workdir / "glue"
-    return {"WORKDIR's glue/data": glue / "data", "WORKDIR's glue/runs": glue / "runs",
-            **{f"WORKDIR's glue/{name}": glue / name for name in SUBMISSION_NAMES},
-            **{f"WORKDIR's glue/{name}.zip": glue / f"{name}.zip" for name in SUBMISSION_NAMES},
-            "WORKDIR's glue/results.json": glue / "results.json"}  # fmt: skip
+    return {
+        "WORKDIR's glue/data": glue / "data",
+        "WORKDIR's glue/runs": glue / "runs",
+        **{f"WORKDIR's glue/{name}": glue / name for name in SUBMISSION_NAMES},
+        **{f"WORKDIR's glue/{name}.zip": glue / f"{name}.zip" for name in SUBMISSION_NAMES},
+        "WORKDIR's glue/results.json": glue / "results.json",
+    }
 
 
 def check_apart(args: argparse.Namespace) -> None:
@@ -127,8 +130,9 @@ def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
         )
     workdir = args.workdir / "pretrain"
     console.say("no checkpoint given: pre-training a tiny model first (macaron_pipelines.pretrain --small)")
-    run_command([sys.executable, "-m", "macaron_pipelines.pretrain", "--small", "--workdir", workdir],
-                console)
+    run_command(
+        [sys.executable, "-m", "macaron_pipelines.pretrain", "--small", "--workdir", workdir], console
+    )
     return workdir / SMALL_PRETRAINED / "model.pt"
 
 
@@ -231,11 +235,25 @@ def run_specs(args: argparse.Namespace, checkpoint: Path, data_root: Path) -> li
         meta = json.loads((data_root / task / "meta.json").read_text(encoding="utf-8"))
         for config, seed in grid_points(args, task):
             run_dir = runs / task / f"{config.name()}-seed{seed}"
-            specs.append(RunSpec(
-                task, config, seed, data_root / task, checkpoint, arch, meta["num_classes"],
-                meta["regression"], meta["splits"]["train"]["examples"], run_dir, new_layers,
-                (*preset.train_flags, *args.train_flags), model_flags, preset.warmup_ratio, preset.adam_betas,
-            ))  # fmt: skip
+            specs.append(
+                RunSpec(
+                    task,
+                    config,
+                    seed,
+                    data_root / task,
+                    checkpoint,
+                    arch,
+                    meta["num_classes"],
+                    meta["regression"],
+                    meta["splits"]["train"]["examples"],
+                    run_dir,
+                    new_layers,
+                    (*preset.train_flags, *args.train_flags),
+                    model_flags,
+                    preset.warmup_ratio,
+                    preset.adam_betas,
+                )
+            )
     return specs
 
 
@@ -278,27 +296,41 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
         table += "\n" + "".join(f"- failed twice: {name} ({records[name].get('log')})\n" for name in failed)
     out = args.workdir / "glue"
     summary = {
-        "checkpoint": str(args.checkpoint), "tasks": {}, "failed_runs": failed,
+        "checkpoint": str(args.checkpoint),
+        "tasks": {},
+        "failed_runs": failed,
         "glue_average_mean": selection.glue_average("mean"),
         "glue_average_median": selection.glue_average("median"),
         "glue_average_best": selection.glue_average("best"),
-        "grid": {"preset": args.grid_preset, "batch_sizes": args.batch_sizes, "lrs": args.lrs,
-                 "epochs": args.epochs,
-                 "weight_decays": args.weight_decays, "seeds": args.seeds},
-        "extra_layers": args.extra_layers, "init_scheme": args.init_scheme if args.extra_layers else None,
+        "grid": {
+            "preset": args.grid_preset,
+            "batch_sizes": args.batch_sizes,
+            "lrs": args.lrs,
+            "epochs": args.epochs,
+            "weight_decays": args.weight_decays,
+            "seeds": args.seeds,
+        },
+        "extra_layers": args.extra_layers,
+        "init_scheme": args.init_scheme if args.extra_layers else None,
         "train_flags": list(args.train_flags),
         "small": args.small,
-    }  # fmt: skip
+    }
     for task, result in selection.tasks.items():
         best = result.best
         summary["tasks"][task] = {
-            "config": dict(best.config), "score_mean": best.mean, "score_std": best.std,
+            "config": dict(best.config),
+            "score_mean": best.mean,
+            "score_std": best.std,
             "score_median": best.median,
-            "metrics": {key: dict(zip(("mean", "std"), best.metric(key), strict=True))
-                        for key in dev_metric_keys(task)},
-            "seeds_finished": len(best.runs), "best_seed": result.best_run.seed,
-            "best_seed_score": result.best_run.score, "best_run": result.best_run.directory,
-        }  # fmt: skip
+            "metrics": {
+                key: dict(zip(("mean", "std"), best.metric(key), strict=True))
+                for key in dev_metric_keys(task)
+            },
+            "seeds_finished": len(best.runs),
+            "best_seed": result.best_run.seed,
+            "best_seed_score": result.best_run.score,
+            "best_run": result.best_run.directory,
+        }
     write_text_atomically(out / "results.json", json.dumps(summary, indent=1) + "\n")
     write_text_atomically(out / "results.md", table)
     console.say(f"results: {out / 'results.json'}")
@@ -372,44 +404,97 @@ def task_list(text: str) -> list[str]:
 
 
 OPTIONS = (
-    Option("--workdir", "DIR: glue/ (data, runs, results) goes here (the wrapper's default: work_dirs/glue)",
-           env="WORKDIR", type=Path, required=True),
-    Option("--checkpoint", "the exported pre-trained model, an export of python -m macaron_fairseq.pretrain "
-           "(with --small: optional)", env="CHECKPOINT", type=Path),
-    Option("--glue-dir", "the unpacked GLUE distribution, only read (default: downloaded into "
-           "WORKDIR/glue/glue-data)", env="GLUE_DIR", type=Path),
+    Option(
+        "--workdir",
+        "DIR: glue/ (data, runs, results) goes here (the wrapper's default: work_dirs/glue)",
+        env="WORKDIR",
+        type=Path,
+        required=True,
+    ),
+    Option(
+        "--checkpoint",
+        "the exported pre-trained model, an export of python -m macaron_fairseq.pretrain "
+        "(with --small: optional)",
+        env="CHECKPOINT",
+        type=Path,
+    ),
+    Option(
+        "--glue-dir",
+        "the unpacked GLUE distribution, only read (default: downloaded into WORKDIR/glue/glue-data)",
+        env="GLUE_DIR",
+        type=Path,
+    ),
     Option("--download", "download the tasks missing from --glue-dir into it", env="DOWNLOAD", kind="switch"),
-    Option("--tasks", f"default: {' '.join(BERT_TASKS)} (also WNLI)", env="TASKS", type=task_list,
-           default=list(BERT_TASKS)),
-    Option("--grid-preset", "the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
-           "authors' grid; macaron-best: their one setting per task, test-our-best-setting.sh; roberta: Liu "
-           "et al. table 10)", env="GRID_PRESET", choices=sorted(PRESETS),
-           default=DEFAULT_PRESET),
+    Option(
+        "--tasks",
+        f"default: {' '.join(BERT_TASKS)} (also WNLI)",
+        env="TASKS",
+        type=task_list,
+        default=list(BERT_TASKS),
+    ),
+    Option(
+        "--grid-preset",
+        "the search space (default bert: Devlin et al. A.3; macaron: the Macaron "
+        "authors' grid; macaron-best: their one setting per task, test-our-best-setting.sh; roberta: Liu "
+        "et al. table 10)",
+        env="GRID_PRESET",
+        choices=sorted(PRESETS),
+        default=DEFAULT_PRESET,
+    ),
     Option("--batch-sizes", f"default: {' '.join(map(str, BATCH_SIZES))}", env="BATCH_SIZES", type=ints),
     Option("--lrs", f"default: {' '.join(f'{x:g}' for x in LEARNING_RATES)}", env="LRS", type=floats),
     Option("--epochs", f"default: {' '.join(map(str, EPOCHS))}", env="EPOCHS", type=ints),
-    Option("--weight-decays", f"default: {' '.join(map(str, WEIGHT_DECAYS))}", env="WEIGHT_DECAYS",
-           type=floats),
+    Option(
+        "--weight-decays", f"default: {' '.join(map(str, WEIGHT_DECAYS))}", env="WEIGHT_DECAYS", type=floats
+    ),
     Option("--seeds", "seeds, or a count N for 100, 200, ... (default: 5)", env="SEEDS", type=ints),
     Option("--gpus", "parallel runs, one per GPU (default: the CUDA devices)", env="GPUS", type=int),
-    Option("--cpu-processes", "parallel runs without GPUs (default 2)", env="CPU_PROCESSES",
-           type=positive_int, default=2),
-    Option("--extra-layers", "K new layers under the head (DT-Fixup)", env="EXTRA_LAYERS", type=int,
-           default=0),
-    Option("--init-scheme", "initialisation of the extra layers (default dt-fixup; auto: DT-Fixup, the "
-           "extra layers sit on a pre-trained encoder)", env="INIT_SCHEME", default="dt-fixup",
-           choices=INIT_SCHEMES),
-    Option("--pretrained-lr-multiplier", "learning-rate factor of the pre-trained part with --extra-layers",
-           env="PRETRAINED_LR_MULTIPLIER", type=float),
-    Option("--small", "CPU smoke run: reduced grid, generated GLUE (a tiny model pre-trained first without "
-           "--checkpoint)", env="SMALL", kind="switch"),
-    Option("--step", "a part of the pipeline, for Slurm (slurm/glue.sbatch): prepare | count | cell | "
-           "collect (default all)", choices=STEPS, default="all"),
+    Option(
+        "--cpu-processes",
+        "parallel runs without GPUs (default 2)",
+        env="CPU_PROCESSES",
+        type=positive_int,
+        default=2,
+    ),
+    Option(
+        "--extra-layers", "K new layers under the head (DT-Fixup)", env="EXTRA_LAYERS", type=int, default=0
+    ),
+    Option(
+        "--init-scheme",
+        "initialisation of the extra layers (default dt-fixup; auto: DT-Fixup, the "
+        "extra layers sit on a pre-trained encoder)",
+        env="INIT_SCHEME",
+        default="dt-fixup",
+        choices=INIT_SCHEMES,
+    ),
+    Option(
+        "--pretrained-lr-multiplier",
+        "learning-rate factor of the pre-trained part with --extra-layers",
+        env="PRETRAINED_LR_MULTIPLIER",
+        type=float,
+    ),
+    Option(
+        "--small",
+        "CPU smoke run: reduced grid, generated GLUE (a tiny model pre-trained first without --checkpoint)",
+        env="SMALL",
+        kind="switch",
+    ),
+    Option(
+        "--step",
+        "a part of the pipeline, for Slurm (slurm/glue.sbatch): prepare | count | cell | "
+        "collect (default all)",
+        choices=STEPS,
+        default="all",
+    ),
     Option("--cell", "with --step cell: the run's index (default $SLURM_ARRAY_TASK_ID)", type=int),
-    Option("--preemption-signal", "the runs save and stop on it (default HUP; docs/slurm.md)",
-           env="PREEMPT_SIGNAL", default=DEFAULT_SIGNAL),
+    Option(
+        "--preemption-signal",
+        "the runs save and stop on it (default HUP; docs/slurm.md)",
+        env="PREEMPT_SIGNAL",
+        default=DEFAULT_SIGNAL,
+    ),
     SKIP_INSTALL,
-)  # fmt: skip
+)
 """Every option of the pipeline; ``bash pipelines/glue.sh`` and ``slurm/glue.sbatch`` map the [env NAME]
 variables to them."""
 WRAPPER_DEFAULTS = {"WORKDIR": str(REPO / "work_dirs" / "glue")}
@@ -417,8 +502,11 @@ WRAPPER_DEFAULTS = {"WORKDIR": str(REPO / "work_dirs" / "glue")}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(prog="python -m macaron_pipelines.glue", description=__doc__,
-                            formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    parser = ArgumentParser(
+        prog="python -m macaron_pipelines.glue",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     add_options(parser, OPTIONS)
     add_from_env(parser)
     return parser
@@ -436,8 +524,11 @@ def settle(args: argparse.Namespace) -> None:
         raise PipelineUsageError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
     preset = PRESETS[args.grid_preset]
     args.given_grid_options = [n for n in GRID_OPTIONS if args.small or getattr(args, n) is not None]
-    defaults = SMALL if args.small else {"lrs": list(preset.lrs), "epochs": list(preset.epochs),
-                                         "seeds": list(preset.seeds)}  # fmt: skip
+    defaults = (
+        SMALL
+        if args.small
+        else {"lrs": list(preset.lrs), "epochs": list(preset.epochs), "seeds": list(preset.seeds)}
+    )
     for key, value in defaults.items():  # batch sizes: per task from the preset unless given (run_specs)
         if getattr(args, key) is None:
             setattr(args, key, value)
@@ -469,8 +560,10 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
     and requeues the job (or, if the signal came before the trainer could, this process requeues it)."""
     index = args.cell if args.cell is not None else int(os.environ.get("SLURM_ARRAY_TASK_ID", "-1"))
     if not 0 <= index < len(specs):
-        raise PipelineUsageError(f"--cell {index}: the grid has {len(specs)} runs, cells 0-{len(specs) - 1} "
-                            f"(submit the array with --array=0-{len(specs) - 1})")  # fmt: skip
+        raise PipelineUsageError(
+            f"--cell {index}: the grid has {len(specs)} runs, cells 0-{len(specs) - 1} "
+            f"(submit the array with --array=0-{len(specs) - 1})"
+        )
     spec = specs[index]
     if is_finished(spec):
         console.say(f"cell {index}: {spec.name} has finished already ({spec.run_dir / 'run.json'})")
@@ -483,8 +576,10 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
 
     def report(_spec: RunSpec, record: dict[str, Any], attempt: int) -> None:
         if record.get("status") != "ok" and not preempted(record):
-            console.say(f"cell {index}: attempt {attempt} failed (exit {record.get('exit_status')}; log "
-                        f"{record.get('log')})")  # fmt: skip
+            console.say(
+                f"cell {index}: attempt {attempt} failed (exit {record.get('exit_status')}; log "
+                f"{record.get('log')})"
+            )
 
     [record] = run_keys(
         [spec],
@@ -500,8 +595,10 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
     if preempted(record):
         if record.get("exit_status") != PREEMPTED_EXIT:  # the signal came before the trainer was ready
             requeue(console.say)
-        raise Preempted(f"cell {index}: {spec.name} stopped on {preemption.signal.name}; its "
-                        "checkpoint is kept and the requeued job resumes it")  # fmt: skip
+        raise Preempted(
+            f"cell {index}: {spec.name} stopped on {preemption.signal.name}; its "
+            "checkpoint is kept and the requeued job resumes it"
+        )
     raise PipelineError(f"cell {index}: {spec.name} failed twice (log {record.get('log')})")
 
 
@@ -509,8 +606,10 @@ def collected_records(specs: Sequence[RunSpec]) -> dict[str, dict[str, Any]]:
     records = {spec.name: run_record(spec.run_dir) for spec in specs}
     missing = [name for name, record in records.items() if record is None]
     if missing:
-        raise PipelineUsageError(f"{len(missing)} of {len(specs)} runs have no run.json (e.g. {missing[0]}): "
-                            "run their cells first (a resubmitted array skips finished cells)")  # fmt: skip
+        raise PipelineUsageError(
+            f"{len(missing)} of {len(specs)} runs have no run.json (e.g. {missing[0]}): "
+            "run their cells first (a resubmitted array skips finished cells)"
+        )
     return {name: record for name, record in records.items() if record is not None}
 
 
@@ -529,16 +628,31 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.step in ("all", "prepare"):
         args.checkpoint = ensure_checkpoint(args, console)
         glue_dir = ensure_glue_dir(args, console)
-        run_command([sys.executable, "-m", "macaron_preprocess.glue", "--glue-dir", glue_dir,
-                     "--dest", data_root,
-                     "--checkpoint", args.checkpoint, "--tasks", ",".join(args.tasks)], console)  # fmt: skip
+        run_command(
+            [
+                sys.executable,
+                "-m",
+                "macaron_preprocess.glue",
+                "--glue-dir",
+                glue_dir,
+                "--dest",
+                data_root,
+                "--checkpoint",
+                args.checkpoint,
+                "--tasks",
+                ",".join(args.tasks),
+            ],
+            console,
+        )
     else:
         args.checkpoint = existing_checkpoint(args)
     specs = run_specs(args, args.checkpoint, data_root)
     runs_dir = specs[0].run_dir.parents[1]
     if args.step == "prepare":
-        console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) → {runs_dir}; one array task each: "
-                    f"--array=0-{len(specs) - 1}")  # fmt: skip
+        console.say(
+            f"grid: {len(specs)} runs ({len(args.tasks)} tasks) → {runs_dir}; one array task each: "
+            f"--array=0-{len(specs) - 1}"
+        )
         return
     if args.step == "cell":
         run_cell(args, specs, console)

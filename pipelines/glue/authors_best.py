@@ -87,7 +87,12 @@ def render() -> str:
             f"| {task} | {s.batch_size} | {s.lr:g} | {s.epochs} | {s.weight_decay:g} | {s.seed} | "
             f"`{s.criterion}` | {'✓' if s.symmetric else ''} |"
         )
-    lines += ["", f"Appended to every run's fairseq-train command: `{' '.join(FLAGS)}`.", "",
-              "| differs from their script | how, and why |", "|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        f"Appended to every run's fairseq-train command: `{' '.join(FLAGS)}`.",
+        "",
+        "| differs from their script | how, and why |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {why} |" for name, why in DEVIATIONS.items()]
     return "\n".join(lines)

@@ -87,28 +87,50 @@ class GridPreset:
 
 PRESETS = {
     "bert": GridPreset(
-        "bert", "Devlin et al. 2019 (BERT), appendix A.3; warm-up 10 % and weight decay 0.01 as in "
+        "bert",
+        "Devlin et al. 2019 (BERT), appendix A.3; warm-up 10 % and weight decay 0.01 as in "
         "Google's run_classifier.py / optimization.py",
-        (16, 32), (5e-5, 3e-5, 2e-5), (2, 3, 4), (0.01,), (100, 200, 300, 400, 500),
+        (16, 32),
+        (5e-5, 3e-5, 2e-5),
+        (2, 3, 4),
+        (0.01,),
+        (100, 200, 300, 400, 500),
     ),
     "macaron": GridPreset(
-        "macaron", "the Macaron authors' GLUE fine-tuning scripts (bert/ of their repository)",
-        (16, 32), (5e-5, 3e-5), (3, 4, 5), (0.0, 0.01), (100, 200, 300, 400, 500, 600),
+        "macaron",
+        "the Macaron authors' GLUE fine-tuning scripts (bert/ of their repository)",
+        (16, 32),
+        (5e-5, 3e-5),
+        (3, 4, 5),
+        (0.0, 0.01),
+        (100, 200, 300, 400, 500, 600),
         batch_sizes_by_task={"MNLI": (16, 24), "QNLI": (16, 24), "QQP": (16, 24)},
     ),
     "macaron-best": GridPreset(
-        "macaron-best", "the Macaron authors' searched setting per task (test-our-best-setting.sh of their "
+        "macaron-best",
+        "the Macaron authors' searched setting per task (test-our-best-setting.sh of their "
         "bert/ fork; pipelines/glue/authors_best.py)",
-        (16,), (5e-5,), (4,), (0.0,), (200,),
-        settings_by_task=authors_best.SETTINGS, train_flags=authors_best.FLAGS,
+        (16,),
+        (5e-5,),
+        (4,),
+        (0.0,),
+        (200,),
+        settings_by_task=authors_best.SETTINGS,
+        train_flags=authors_best.FLAGS,
     ),
     "roberta": GridPreset(
-        "roberta", "Liu et al. 2019 (RoBERTa), appendix C, table 10; Adam β and ε as fairseq's "
+        "roberta",
+        "Liu et al. 2019 (RoBERTa), appendix C, table 10; Adam β and ε as fairseq's "
         "examples/roberta/README.glue.md",
-        (16, 32), (1e-5, 2e-5, 3e-5), (10,), (0.1,), (100, 200, 300, 400, 500),
-        warmup_ratio=0.06, adam_betas=(0.9, 0.98),
+        (16, 32),
+        (1e-5, 2e-5, 3e-5),
+        (10,),
+        (0.1,),
+        (100, 200, 300, 400, 500),
+        warmup_ratio=0.06,
+        adam_betas=(0.9, 0.98),
     ),
-}  # fmt: skip
+}
 DEFAULT_PRESET = "bert"
 
 BATCH_SIZES = PRESETS[DEFAULT_PRESET].batch_sizes
@@ -211,27 +233,78 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
     total, warmup = spec.updates()
     cfg = spec.config
     command = [
-        "fairseq-train", str(spec.data_dir), "--user-dir", str(user_dir),
-        "--task", "macaron_sentence_prediction", "--criterion", "sentence_prediction",
-        "--arch", spec.arch, "--num-classes", str(spec.num_classes),
-        "--optimizer", "adam_lr_groups", "--adam-betas", f"({spec.adam_betas[0]:g}, {spec.adam_betas[1]:g})",
-        "--adam-eps", "1e-06", "--weight-decay", f"{cfg.weight_decay:g}", "--no-decay-bias-and-norm",
-        "--clip-norm", "1.0",
-        "--lr-scheduler", "polynomial_decay", "--lr", f"{cfg.lr:g}", "--end-learning-rate", "0",
-        "--warmup-updates", str(warmup), "--total-num-update", str(total), "--max-update", str(total),
-        "--max-epoch", str(cfg.epochs), "--batch-size", str(cfg.batch_size),
-        "--dropout", "0.1", "--attention-dropout", "0.1", "--seed", str(spec.seed),
-        "--tokens-per-sample", str(MAX_SEQ_LENGTH),
-        "--save-dir", str(save_dir), "--no-epoch-checkpoints",
-        "--save-interval-updates", str(SAVE_INTERVAL_UPDATES), "--keep-interval-updates", "1",
-        "--disable-validation", "--log-format", "json", "--log-interval", "50",
-    ]  # fmt: skip
+        "fairseq-train",
+        str(spec.data_dir),
+        "--user-dir",
+        str(user_dir),
+        "--task",
+        "macaron_sentence_prediction",
+        "--criterion",
+        "sentence_prediction",
+        "--arch",
+        spec.arch,
+        "--num-classes",
+        str(spec.num_classes),
+        "--optimizer",
+        "adam_lr_groups",
+        "--adam-betas",
+        f"({spec.adam_betas[0]:g}, {spec.adam_betas[1]:g})",
+        "--adam-eps",
+        "1e-06",
+        "--weight-decay",
+        f"{cfg.weight_decay:g}",
+        "--no-decay-bias-and-norm",
+        "--clip-norm",
+        "1.0",
+        "--lr-scheduler",
+        "polynomial_decay",
+        "--lr",
+        f"{cfg.lr:g}",
+        "--end-learning-rate",
+        "0",
+        "--warmup-updates",
+        str(warmup),
+        "--total-num-update",
+        str(total),
+        "--max-update",
+        str(total),
+        "--max-epoch",
+        str(cfg.epochs),
+        "--batch-size",
+        str(cfg.batch_size),
+        "--dropout",
+        "0.1",
+        "--attention-dropout",
+        "0.1",
+        "--seed",
+        str(spec.seed),
+        "--tokens-per-sample",
+        str(MAX_SEQ_LENGTH),
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--save-interval-updates",
+        str(SAVE_INTERVAL_UPDATES),
+        "--keep-interval-updates",
+        "1",
+        "--disable-validation",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "50",
+    ]
     if spec.regression:
         command += ["--regression-target"]
     if spec.new_layers.count:
         layers = spec.new_layers
-        command += ["--pretrained-encoder", str(spec.checkpoint), "--new-encoder-layers", str(layers.count),
-                    "--init-scheme", layers.init_scheme]  # fmt: skip
+        command += [
+            "--pretrained-encoder",
+            str(spec.checkpoint),
+            "--new-encoder-layers",
+            str(layers.count),
+            "--init-scheme",
+            layers.init_scheme,
+        ]
         # --pretrained-encoder takes the sizes from the checkpoint itself; the rest of its model settings here
         command += without_flags(spec.model_flags, SIZE_FLAGS)
         if layers.pretrained_lr_multiplier is not None:
@@ -262,8 +335,11 @@ MODEL_FLAGS = {
 
 #: the flags ``--pretrained-encoder`` sets from the checkpoint itself (models/pretrained_encoder.py)
 SIZE_FLAGS = (
-    "--encoder-layers", "--encoder-embed-dim", "--encoder-ffn-embed-dim", "--encoder-attention-heads"
-)  # fmt: skip
+    "--encoder-layers",
+    "--encoder-embed-dim",
+    "--encoder-ffn-embed-dim",
+    "--encoder-attention-heads",
+)
 
 
 def without_flags(flags: Sequence[str], names: Sequence[str]) -> list[str]:

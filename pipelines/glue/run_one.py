@@ -106,8 +106,9 @@ def is_finished(spec: RunSpec) -> bool:
         return record is not None and record.get("status") == "ok"
     runner = stage_runner(spec)
     inputs, params = result_stage(spec)
-    return runner.is_complete(RESULT_STAGE, runner.stage_key(RESULT_STAGE, inputs, params),
-                              [spec.run_dir / RUN_RECORD])  # fmt: skip
+    return runner.is_complete(
+        RESULT_STAGE, runner.stage_key(RESULT_STAGE, inputs, params), [spec.run_dir / RUN_RECORD]
+    )
 
 
 def train(spec: RunSpec, runner: StageRunner, save_dir: Path, signal_name: str = DEFAULT_SIGNAL) -> None:
@@ -119,8 +120,14 @@ def train(spec: RunSpec, runner: StageRunner, save_dir: Path, signal_name: str =
     fairseq_args = train_command(spec, save_dir, USER_DIR)[1:]
     params = {"fairseq_args": fairseq_args}
     runner.adopt_workspace(TRAIN_STAGE, [], params, save_dir)  # a training started by an older version
-    command = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", signal_name,
-               *fairseq_args]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_tools.train_preemptible",
+        "--preemption-signal",
+        signal_name,
+        *fairseq_args,
+    ]
 
     def build() -> StageReport:
         print("$ " + " ".join(command), flush=True)
@@ -160,11 +167,16 @@ def run(spec: RunSpec, keep_checkpoint: bool = False, signal_name: str = DEFAULT
         }
         metrics = dev_metrics(spec.task, dev)
         record = {
-            "status": "ok", "task": spec.task, "config": spec.record()["config"], "seed": spec.seed,
-            "metrics": metrics, "score": task_score(spec.task, metrics), "directory": str(spec.run_dir),
+            "status": "ok",
+            "task": spec.task,
+            "config": spec.record()["config"],
+            "seed": spec.seed,
+            "metrics": metrics,
+            "score": task_score(spec.task, metrics),
+            "directory": str(spec.run_dir),
             "predictions": {split: str(out / f"{split}.txt") for split in predictions},
             "seconds": round(time.monotonic() - started, 1),
-        }  # fmt: skip
+        }
         temps[record_path].write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         return {"score": record["score"]}
 

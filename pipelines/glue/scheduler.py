@@ -48,16 +48,27 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     write_text_atomically(spec_path, json.dumps(spec.record(), indent=1) + "\n")
     log = spec.run_dir / "run.log"
     started = time.monotonic()
-    command = [sys.executable, "-m", "macaron_pipelines.glue.run_one", str(spec_path),
-               "--preemption-signal", signal_name]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_pipelines.glue.run_one",
+        str(spec_path),
+        "--preemption-signal",
+        signal_name,
+    ]
     env = slot.env(dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
     completed = processes.run(command, cwd=REPO, env=env, log=log, append=True)
     status = completed.status
     record = run_record(spec.run_dir)
     if record is None or status != 0:
         tail = completed.tail(15)
-        record = {"status": "failed", "exit_status": status, "log": str(log), "tail": tail,
-                  "seconds": round(time.monotonic() - started, 1)}  # fmt: skip
+        record = {
+            "status": "failed",
+            "exit_status": status,
+            "log": str(log),
+            "tail": tail,
+            "seconds": round(time.monotonic() - started, 1),
+        }
         write_text_atomically(spec.run_dir / RUN_RECORD, json.dumps(record, indent=1) + "\n")
     return record
 

@@ -167,8 +167,11 @@ class Selection:
     def glue_average(self, which: Literal["mean", "median", "best"] = "mean") -> float | None:
         """The GLUE average on dev over the tasks present (see the module docstring): of the selected
         configurations' mean over seeds, median seed, or best seed. None without any GLUE task."""
-        per_task = {"mean": lambda r: r.best.mean, "median": lambda r: r.best.median,
-                    "best": lambda r: r.best_run.score}[which]  # fmt: skip
+        per_task = {
+            "mean": lambda r: r.best.mean,
+            "median": lambda r: r.best.median,
+            "best": lambda r: r.best_run.score,
+        }[which]
         scores = {task: per_task(result) for task, result in self.tasks.items() if task in GLUE_SCORE_TASKS}
         return glue_score(scores) if scores else None
 

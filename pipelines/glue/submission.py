@@ -149,8 +149,10 @@ def _file_content(glue_dir: Path, entry: SubmissionFile, values: Sequence[Predic
         raise SubmissionError(
             f"{entry.name}: {len(values)} predictions for the {len(examples)} examples of {test_file}"
         )
-    rows = [f"{example.index}\t{_label(entry, value, row)}\n" for row, (example, value) in
-            enumerate(zip(examples, values, strict=True))]  # fmt: skip
+    rows = [
+        f"{example.index}\t{_label(entry, value, row)}\n"
+        for row, (example, value) in enumerate(zip(examples, values, strict=True))
+    ]
     return HEADER + "".join(rows)
 
 

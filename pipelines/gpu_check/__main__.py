@@ -27,11 +27,27 @@ TINY_TRANSLATION = (
 #: per --arch: batch per device and sequence length of the pre-training runs; the speed part's translation
 #: model flags (base: macaron_base as shipped), tokens per batch, vocabulary, lengths and rounds
 SIZES: dict[str, dict[str, Any]] = {
-    "base": {"batch_size": 32, "seq_len": 128, "speed_model_flags": "", "speed_tokens": 4096,
-             "speed_vocab": 10000, "speed_seq_len": 64, "speed_gen_len": 32, "speed_rounds": 5},
-    "tiny": {"batch_size": 4, "seq_len": 32, "speed_model_flags": TINY_TRANSLATION, "speed_tokens": 32,
-             "speed_vocab": 100, "speed_seq_len": 8, "speed_gen_len": 4, "speed_rounds": 2},
-}  # fmt: skip
+    "base": {
+        "batch_size": 32,
+        "seq_len": 128,
+        "speed_model_flags": "",
+        "speed_tokens": 4096,
+        "speed_vocab": 10000,
+        "speed_seq_len": 64,
+        "speed_gen_len": 32,
+        "speed_rounds": 5,
+    },
+    "tiny": {
+        "batch_size": 4,
+        "seq_len": 32,
+        "speed_model_flags": TINY_TRANSLATION,
+        "speed_tokens": 32,
+        "speed_vocab": 100,
+        "speed_seq_len": 8,
+        "speed_gen_len": 4,
+        "speed_rounds": 2,
+    },
+}
 
 
 def what_it_runs() -> str:
@@ -50,14 +66,17 @@ def what_it_runs() -> str:
             "; resume: saved at --resume-at, resumed to 2x, vs a rerun's differences" if run.resume_at else ""
         )
         lines.append(f"    {run.name}: {run.arch}, {run.precision}, ZeRO-{run.zero}, {run.optimizer}{resume}")
-    lines.append("  speed: Macaron vs Transformer training step and beam-4 search, --macaron-ffn-impl "
-                 "plain, fused, compile")  # fmt: skip
+    lines.append(
+        "  speed: Macaron vs Transformer training step and beam-4 search, --macaron-ffn-impl "
+        "plain, fused, compile"
+    )
     return "\n".join(lines)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    p = ArgumentParser(prog=program_name(*PROG), description=macaron_pipelines.gpu_check.__doc__,
-                       epilog=what_it_runs())  # fmt: skip
+    p = ArgumentParser(
+        prog=program_name(*PROG), description=macaron_pipelines.gpu_check.__doc__, epilog=what_it_runs()
+    )
     p.add_argument(
         "--parts", nargs="+", default=["tests", "pretrain", "speed"], choices=["tests", "pretrain", "speed"]
     )

@@ -57,8 +57,10 @@ def render(rows: Sequence[Row], header: str) -> str:
         if i == 0:
             lines.append("-" * (sum(widths) + 12 + 6))
     failed = sum(r.status == "FAIL" for r in rows)
-    lines.append(f"{len(rows)} rows: {sum(r.status == 'ok' for r in rows)} ok, {failed} failed, "
-                 f"{sum(r.status == 'skip' for r in rows)} skipped")  # fmt: skip
+    lines.append(
+        f"{len(rows)} rows: {sum(r.status == 'ok' for r in rows)} ok, {failed} failed, "
+        f"{sum(r.status == 'skip' for r in rows)} skipped"
+    )
     return "\n".join(lines)
 
 
@@ -84,19 +86,25 @@ def source_commit() -> str | None:
         return None
     git = ["git", "-C", str(REPO)]
     try:
-        head = subprocess.run([*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                              timeout=30)  # fmt: skip
+        head = subprocess.run(
+            [*git, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, timeout=30
+        )
         if head.returncode != 0:
             return None
-        status = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                                text=True, timeout=60)  # fmt: skip
+        status = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):  # no git on the machine
         return None
     return head.stdout.strip() + ("+changes" if status.returncode != 0 or status.stdout.strip() else "")
 
 
-def write_json(path: Path, rows: Sequence[Row], context: dict[str, Any], machine: dict[str, Any],
-               prog: str) -> None:  # fmt: skip
+def write_json(
+    path: Path, rows: Sequence[Row], context: dict[str, Any], machine: dict[str, Any], prog: str
+) -> None:
     """The results file (``results``: the context and the rows), written atomically; ``machine``:
     :func:`machine_info` at the start; ``prog``: how the check was run."""
     machine = {**machine, "load_average_1min_at_end": round(os.getloadavg()[0], 2)}

@@ -59,8 +59,15 @@ def compare_resume(
     }
 
 
-def resume_row(run: Run, whole: list[dict[str, Any]], corpus: Path, work: Path, args: argparse.Namespace,
-               device: Device, peak: float | None) -> Row:  # fmt: skip
+def resume_row(
+    run: Run,
+    whole: list[dict[str, Any]],
+    corpus: Path,
+    work: Path,
+    args: argparse.Namespace,
+    device: Device,
+    peak: float | None,
+) -> Row:
     start = time.monotonic()
     end = min(2 * run.resume_at, run.steps)
     try:
@@ -78,8 +85,10 @@ def resume_row(run: Run, whole: list[dict[str, Any]], corpus: Path, work: Path, 
     ok = result["ok"] and steps == list(range(run.resume_at + 1, end + 1))
     how = "exact" if result["exact"] else f"max rel diff {result['max_rel_diff']:.1e} (allowed {allowed:.1e})"
     problem = result["mismatch"] or f"logged steps {steps}"
-    detail = (f"saved at {run.resume_at}, resumed to {end}: {how if ok else problem}; a rerun differs by "
-              f"{baseline:.1e}")  # fmt: skip
+    detail = (
+        f"saved at {run.resume_at}, resumed to {end}: {how if ok else problem}; a rerun differs by "
+        f"{baseline:.1e}"
+    )
     return Row(
         "resume", run.label(), "ok" if ok else "FAIL", detail, seconds=time.monotonic() - start, data=result
     )

@@ -88,27 +88,69 @@ def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
     write_dump(dump, target_bytes=int(megabytes * 1e6), seed=21)
     data_bin = dest / "data-bin"
     command = [
-        sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(data_bin),
-        "--wikipedia", str(dump),
-        "--vocab-size", str(vocab), "--valid-ratio", "0.1", "--workers", str(available_cores()),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(data_bin),
+        "--wikipedia",
+        str(dump),
+        "--vocab-size",
+        str(vocab),
+        "--valid-ratio",
+        "0.1",
+        "--workers",
+        str(available_cores()),
+    ]
     proc = subprocess.run(command, cwd=REPO, env=subprocess_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"building the corpus failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     return data_bin, f"synthetic_wiki {megabytes:g} MB of XML, BPE {vocab}"
 
 
-def trainer_command(run: Run, corpus: Path, config_file: Path, save_dir: Path, max_update: int,
-                    args: argparse.Namespace, device: Device, peak: float | None) -> list[str]:  # fmt: skip
+def trainer_command(
+    run: Run,
+    corpus: Path,
+    config_file: Path,
+    save_dir: Path,
+    max_update: int,
+    args: argparse.Namespace,
+    device: Device,
+    peak: float | None,
+) -> list[str]:
     """``torchrun ... -m macaron_fairseq.pretrain ...`` for ``run`` (one process per GPU)."""
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", str(device.count),
-        "-m", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", run.arch, "--deepspeed-config", str(config_file), "--batch-size", str(args.batch_size),
-        "--update-freq", str(args.update_freq), "--tokens-per-sample", str(args.seq_len),
-        "--save-dir", str(save_dir), "--seed", "1", "--max-update", str(max_update), "--no-validation",
-        "--keep-last-checkpoints", "1", "--log-interval", str(max(1, max_update // 4)),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--standalone",
+        "--nproc_per_node",
+        str(device.count),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        run.arch,
+        "--deepspeed-config",
+        str(config_file),
+        "--batch-size",
+        str(args.batch_size),
+        "--update-freq",
+        str(args.update_freq),
+        "--tokens-per-sample",
+        str(args.seq_len),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "1",
+        "--max-update",
+        str(max_update),
+        "--no-validation",
+        "--keep-last-checkpoints",
+        "1",
+        "--log-interval",
+        str(max(1, max_update // 4)),
+    ]
     if peak:
         command += ["--peak-tflops", str(peak)]
     return command
@@ -119,8 +161,16 @@ def read_records(save_dir: Path) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, lines) if r.get("split", "train") == "train"]
 
 
-def train(run: Run, corpus: Path, work: Path, tag: str, max_update: int, args: argparse.Namespace,
-          device: Device, peak: float | None) -> tuple[list[dict[str, Any]], Path]:  # fmt: skip
+def train(
+    run: Run,
+    corpus: Path,
+    work: Path,
+    tag: str,
+    max_update: int,
+    args: argparse.Namespace,
+    device: Device,
+    peak: float | None,
+) -> tuple[list[dict[str, Any]], Path]:
     """One trainer invocation (into ``work/<run>-<tag>``, resuming what is there); its records."""
     config_file = work / f"{run.name}.json"
     config_file.write_text(

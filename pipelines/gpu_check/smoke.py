@@ -35,8 +35,9 @@ def throughput(
     return out
 
 
-def part_pretrain(run: Run, corpus: Path, work: Path, args: argparse.Namespace, device: Device,
-                  peak: float | None) -> list[Row]:  # fmt: skip
+def part_pretrain(
+    run: Run, corpus: Path, work: Path, args: argparse.Namespace, device: Device, peak: float | None
+) -> list[Row]:
     """The run's row and, with ``resume_at``, its resume row."""
     if run.skip:
         rows = [Row("pretrain", run.label(), "skip", run.skip)]

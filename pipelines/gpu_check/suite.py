@@ -34,7 +34,7 @@ GPU_TESTS: dict[str, str] = {
         "pre-training on 1-2 GPUs (NCCL, bf16, DT-Fixup on each rank's GPU), then macaron-export",
     "tests/macaron_fairseq/pretrain/test_gpu_pretrain.py::test_the_lamb_preflight_loads_the_op_or_names_what_is_missing":
         "LAMB's DeepSpeed op: loaded by the preflight, or what its build lacks in one line",
-}  # fmt: skip
+}  # fmt: skip  # one entry per line: long literal strings
 
 
 def pytest_counts(output: str) -> dict[str, int]:
@@ -98,22 +98,48 @@ def rows_from(outcomes: dict[str, tuple[str, str]], seconds: float) -> list[Row]
                 f"{len(cases) - len(skipped)} passed"
                 + (f", {len(skipped)} skipped ({skipped[0]})" if skipped else ""),
             )
-        rows.append(Row("tests", what, status, detail[:400], seconds=seconds / max(1, len(groups)),
-                        data={"tests": [n for n, _, _ in cases]}))  # fmt: skip
+        rows.append(
+            Row(
+                "tests",
+                what,
+                status,
+                detail[:400],
+                seconds=seconds / max(1, len(groups)),
+                data={"tests": [n for n, _, _ in cases]},
+            )
+        )
     return rows
 
 
 def part_tests(device: Device, threads: int) -> list[Row]:
     if not (REPO / "tests" / "conftest.py").is_file():
-        return [Row("tests", CASE, "skip", f"no tests here ({REPO} is not a checkout of the project: "
-                    "installed from a wheel); run the check from a checkout to include them")]  # fmt: skip
+        return [
+            Row(
+                "tests",
+                CASE,
+                "skip",
+                f"no tests here ({REPO} is not a checkout of the project: "
+                "installed from a wheel); run the check from a checkout to include them",
+            )
+        ]
     if importlib.util.find_spec("pytest") is None:
         return [Row("tests", CASE, "skip", "pytest is not installed here (pip install pytest)")]
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gpu_check_tests.") as tmp:
         junit = Path(tmp) / "junit.xml"
-        command = [sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", "-rs",
-                   f"--junitxml={junit}", "tests"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-m",
+            "gpu",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-rs",
+            f"--junitxml={junit}",
+            "tests",
+        ]
         if importlib.util.find_spec("xdist") is not None:
             command[-1:-1] = ["-n", "0"]  # one process: the GPU tests share the device
         proc = subprocess.run(
@@ -124,8 +150,16 @@ def part_tests(device: Device, threads: int) -> list[Row]:
     counts = pytest_counts(proc.stdout)
     if proc.returncode == 5 or not outcomes:  # 5: pytest collected nothing
         detail = f"no test collected (pytest exit {proc.returncode}): {proc.stdout.strip()[-300:]}"
-        return [Row("tests", CASE, "FAIL", detail, seconds=seconds,
-                    data={"returncode": proc.returncode, "counts": counts})]  # fmt: skip
+        return [
+            Row(
+                "tests",
+                CASE,
+                "FAIL",
+                detail,
+                seconds=seconds,
+                data={"returncode": proc.returncode, "counts": counts},
+            )
+        ]
     rows = rows_from(outcomes, seconds)
     if proc.returncode not in (0, 1) and not any(r.status == "FAIL" for r in rows):
         rows.append(

@@ -60,27 +60,47 @@ def run_quickstart(args: argparse.Namespace) -> None:
 
         with timed("train"):
             fairseq_steps.train(
-                runner, console, stage="train", command=train_command(args, paths),
-                data_bin=paths.data_bin, save_dir=paths.checkpoints, log=paths.train_log,
-                outputs=("checkpoint_best.pt", "checkpoint_last.pt"), log_per_training=True,
+                runner,
+                console,
+                stage="train",
+                command=train_command(args, paths),
+                data_bin=paths.data_bin,
+                save_dir=paths.checkpoints,
+                log=paths.train_log,
+                outputs=("checkpoint_best.pt", "checkpoint_last.pt"),
+                log_per_training=True,
                 announce=f"training a Macaron model (dim {args.embed_dim}, 2x{args.ffn_dim} FFN, "
                 f"{args.layers}+{args.layers} layers, max {args.max_update} updates, {args.threads} threads)",
-            )  # fmt: skip
+            )
         with timed("generate"):
             fairseq_steps.generate(
-                runner, console, stage="generate", data_bin=paths.data_bin,
-                checkpoint=paths.checkpoints / "checkpoint_best.pt", src=args.src, tgt=args.tgt,
-                beam=args.beam, lenpen=args.lenpen, output=paths.generated, cpu=True,
+                runner,
+                console,
+                stage="generate",
+                data_bin=paths.data_bin,
+                checkpoint=paths.checkpoints / "checkpoint_best.pt",
+                src=args.src,
+                tgt=args.tgt,
+                beam=args.beam,
+                lenpen=args.lenpen,
+                output=paths.generated,
+                cpu=True,
                 announce=f"translating the test split (beam {args.beam})",
-            )  # fmt: skip
+            )
         hypotheses = paths.results / f"test.hyp.{args.tgt}"
         with timed("score"):
             bleu = fairseq_steps.score(
-                runner, stage="score", generated=paths.generated, ref=paths.data / "raw" / f"test.{args.tgt}",
-                tok_ref=paths.data / "tok" / f"test.{args.tgt}", lang=args.tgt,
-                bleu=BleuSettings(lowercase=args.lowercase), name="quickstart test",
-                json_out=paths.results / "bleu.json", hyp_out=hypotheses,
-            )  # fmt: skip
+                runner,
+                stage="score",
+                generated=paths.generated,
+                ref=paths.data / "raw" / f"test.{args.tgt}",
+                tok_ref=paths.data / "tok" / f"test.{args.tgt}",
+                lang=args.tgt,
+                bleu=BleuSettings(lowercase=args.lowercase),
+                name="quickstart test",
+                json_out=paths.results / "bleu.json",
+                hyp_out=hypotheses,
+            )
         curves = paths.results / "loss_curves.png"
         title = f"Macaron quickstart ({args.src}→{args.tgt})"
         with timed("plot"):
@@ -95,9 +115,16 @@ def run_quickstart(args: argparse.Namespace) -> None:
     ran = sorted(name for name, mtime in markers_after.items() if markers_before.get(name) != mtime)
     skipped = sorted(name for name in markers_after if name not in ran)
     record = run_record(
-        args, paths, bleu, started=started, load_at_start=load_at_start, timings=timings, ran=ran,
-        skipped=skipped, cpu_capability=cpu_capability,
-    )  # fmt: skip
+        args,
+        paths,
+        bleu,
+        started=started,
+        load_at_start=load_at_start,
+        timings=timings,
+        ran=ran,
+        skipped=skipped,
+        cpu_capability=cpu_capability,
+    )
     write_text_atomically(paths.run_record, json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     console.say(
         f"{record['exact_matches']} of {record['n_sentences']} test translations are exactly the reference; "

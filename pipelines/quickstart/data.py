@@ -26,10 +26,18 @@ def synthetic_corpus(runner: StageRunner, console: Console, args: argparse.Names
         scratch = temporary_path(corpus / "generated")  # a killed run's is removed by the next one
         try:
             run_command(
-                [sys.executable, "-m", "macaron_synthetic.en_de", "--dest", scratch,
-                 *(f"--{split}={size}" for split, size in sizes.items()), "--seed", args.seed],
+                [
+                    sys.executable,
+                    "-m",
+                    "macaron_synthetic.en_de",
+                    "--dest",
+                    scratch,
+                    *(f"--{split}={size}" for split, size in sizes.items()),
+                    "--seed",
+                    args.seed,
+                ],
                 console,
-            )  # fmt: skip
+            )
             for out in outputs:
                 os.replace(scratch / out.name, temps[out])
         finally:
@@ -44,10 +52,24 @@ def preprocess(console: Console, args: argparse.Namespace, paths: Workdir, prefi
     console.say(f"preprocessing -> {paths.data}")
     train, valid, test = prefixes
     command = [
-        sys.executable, "-m", "macaron_preprocess.custom", "--src", args.src, "--tgt", args.tgt,
-        "--trainpref", train, "--validpref", valid, "--testpref", test, "--dest", paths.data,
-        "--bpe-vocab-size", args.bpe_vocab_size,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_preprocess.custom",
+        "--src",
+        args.src,
+        "--tgt",
+        args.tgt,
+        "--trainpref",
+        train,
+        "--validpref",
+        valid,
+        "--testpref",
+        test,
+        "--dest",
+        paths.data,
+        "--bpe-vocab-size",
+        args.bpe_vocab_size,
+    ]
     if args.lowercase:
         command.append("--lowercase")
     if args.force:

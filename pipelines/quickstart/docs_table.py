@@ -32,12 +32,14 @@ def results_table(records: Sequence[Mapping[str, Any]]) -> str:
             f"| {load(record)} | {minutes(record['wall_time_s'])} | {record['cpu_time_s']:.0f} s "
             f"| **{record['sacrebleu']:.2f}** | {record['exact_matches']} / {record['n_sentences']} |"
         )
-    machines = sorted({
-        f"{r['machine']['cpu']}, {r['machine']['usable_cores']} usable cores, "
-        + ", ".join(f"{name} {version}" for name, version in r["versions"].items())
-        + f", Python {r['machine']['python']}"
-        for r in records
-    })  # fmt: skip
+    machines = sorted(
+        {
+            f"{r['machine']['cpu']}, {r['machine']['usable_cores']} usable cores, "
+            + ", ".join(f"{name} {version}" for name, version in r["versions"].items())
+            + f", Python {r['machine']['python']}"
+            for r in records
+        }
+    )
     baselines = sorted({f"{r['copy_source_sacrebleu']:.2f}" for r in records})
     steps = ", ".join(f"{step} {seconds:.0f} s" for step, seconds in records[0]["seconds"].items())
     notes = [

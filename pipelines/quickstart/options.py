@@ -88,8 +88,13 @@ def build_parser() -> QuickstartParser:
         "text, one sentence per line, aligned line by line); all three are required together.",
     )
     add = parser.add_argument
-    add("--workdir", type=Path, default=REPO / "work_dirs" / "quickstart", metavar="DIR",
-        help="everything is written here")  # fmt: skip
+    add(
+        "--workdir",
+        type=Path,
+        default=REPO / "work_dirs" / "quickstart",
+        metavar="DIR",
+        help="everything is written here",
+    )
     for option, default, side in (("--src", "en", "source"), ("--tgt", "de", "target")):
         add(option, type=non_empty, default=default, metavar="L", help=f"{side} language [%(default)s]")
     for split in SPLITS:
@@ -98,18 +103,33 @@ def build_parser() -> QuickstartParser:
         add(option, type=non_negative_int, default=default, metavar="N", help=f"{text} [%(default)s]")
     for option, default, text in NUMBER_OPTIONS:
         add(option, type=number_text, default=default, metavar="X", help=f"{text} [%(default)s]")
-    add("--lowercase", action="store_true",
-        help="lowercase the text before BPE (scores then become case-insensitive)")  # fmt: skip
-    add("--threads", type=non_negative_int, default=available_cores(), metavar="N",
-        help="torch CPU threads [the usable cores, here %(default)s]")  # fmt: skip
-    add("--cpu-kernels", choices=CPU_KERNELS, default="avx2",
+    add(
+        "--lowercase",
+        action="store_true",
+        help="lowercase the text before BPE (scores then become case-insensitive)",
+    )
+    add(
+        "--threads",
+        type=non_negative_int,
+        default=available_cores(),
+        metavar="N",
+        help="torch CPU threads [the usable cores, here %(default)s]",
+    )
+    add(
+        "--cpu-kernels",
+        choices=CPU_KERNELS,
+        default="avx2",
         help="avx2: torch's and MKL's AVX2 code paths on an x86 CPU that has AVX2 (the same kernels on every "
         "such CPU; no measured cost in speed); native: the fastest ones for this CPU (on an AVX-512 CPU they "
-        "give other numbers) [%(default)s]")  # fmt: skip
+        "give other numbers) [%(default)s]",
+    )
     add_options(parser, OPTIONS)
     add_from_env(parser)
-    add("--force", action="store_true",
-        help="redo every stage (results are replaced; the old checkpoints/ and train.log are moved aside)")
+    add(
+        "--force",
+        action="store_true",
+        help="redo every stage (results are replaced; the old checkpoints/ and train.log are moved aside)",
+    )
     return parser
 
 

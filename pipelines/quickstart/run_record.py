@@ -78,8 +78,9 @@ def run_record(
     copy_source = score_bleu.bleu_record(sources, references, "13a", args.lowercase, "copy the source")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     own = resource.getrusage(resource.RUSAGE_SELF)
-    command = os.environ.get(COMMAND_ENV) or shlex.join([sys.executable, "-m", "macaron_pipelines.quickstart",
-                                                         *sys.argv[1:]])  # fmt: skip
+    command = os.environ.get(COMMAND_ENV) or shlex.join(
+        [sys.executable, "-m", "macaron_pipelines.quickstart", *sys.argv[1:]]
+    )
     settings = {
         key: str(value) if isinstance(value, Path) else value
         for key, value in sorted(vars(args).items())

@@ -48,8 +48,10 @@ def start_torch_probe() -> subprocess.Popen[str] | None:
     try:
         return subprocess.Popen(
             [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
     except OSError:
         return None
 

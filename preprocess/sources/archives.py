@@ -102,9 +102,12 @@ def extract_members(archive_path: Path, wanted: Mapping[str, Path]) -> StageRepo
     """Copy each wanted member (archive path -> output path) in one pass; all-or-error."""
     found: set[str] = set()
     try:
-        with _read_archive(archive_path) as archive, tqdm(
-            desc=f"extract {archive_path.name}", unit="B", unit_scale=True, file=sys.stderr, delay=0.5
-        ) as progress:  # fmt: skip
+        with (
+            _read_archive(archive_path) as archive,
+            tqdm(
+                desc=f"extract {archive_path.name}", unit="B", unit_scale=True, file=sys.stderr, delay=0.5
+            ) as progress,
+        ):
             for member in archive:
                 name = _normalise(member.name)
                 if name in wanted and member.isfile():

@@ -29,8 +29,13 @@ def fetch(url: str, target: Path, timeout: float = 60) -> None:
     with urllib.request.urlopen(request, timeout=timeout) as response, OutputFile(target) as out:
         length = response.headers.get("Content-Length")
         expected = int(length) if length and length.isdigit() else None
-        with tqdm(total=expected, desc=f"download {target.name.split('.tmp-')[0].lstrip('.')}",
-                  unit="B", unit_scale=True, file=sys.stderr) as progress:  # fmt: skip
+        with tqdm(
+            total=expected,
+            desc=f"download {target.name.split('.tmp-')[0].lstrip('.')}",
+            unit="B",
+            unit_scale=True,
+            file=sys.stderr,
+        ) as progress:
             while block := response.read(_BLOCK):
                 out.write(block)
                 progress.update(len(block))
@@ -58,6 +63,7 @@ def download_archive(urls: Sequence[str], destination: Path, verify: Callable[[P
         except (OSError, urllib.error.URLError, UserError) as exc:
             errors.append(f"{url}: {exc}")
     raise UserError(
-        f"could not download {destination.name}:\n  " + "\n  ".join(errors)
+        f"could not download {destination.name}:\n  "
+        + "\n  ".join(errors)
         + "\ndownload it yourself and pass its folder with --raw-dir"
     )

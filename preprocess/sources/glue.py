@@ -152,9 +152,17 @@ def _headed(
 
 _STSB = ("index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1", "sentence2")
 _MNLI = (
-    "index", "promptID", "pairID", "genre", "sentence1_binary_parse", "sentence2_binary_parse",
-    "sentence1_parse", "sentence2_parse", "sentence1", "sentence2",
-)  # fmt: skip
+    "index",
+    "promptID",
+    "pairID",
+    "genre",
+    "sentence1_binary_parse",
+    "sentence2_binary_parse",
+    "sentence1_parse",
+    "sentence2_parse",
+    "sentence1",
+    "sentence2",
+)
 _MNLI_TRAIN = (*_MNLI, "label1", "gold_label")
 _MRPC = ("#1 ID", "#2 ID", "#1 String", "#2 String")
 _PAIR = ("index", "sentence1", "sentence2")
@@ -268,8 +276,9 @@ class _Reader:
             except OSError as exc:
                 raise cannot_read(self.path, exc) from exc
         if self.form.header is not None and not self.positions:
-            raise GlueDataError(f"{self.path} is empty; expected the header {_tabbed(self.form.header)}; "
-                                f"{RESTORE}")  # fmt: skip
+            raise GlueDataError(
+                f"{self.path} is empty; expected the header {_tabbed(self.form.header)}; {RESTORE}"
+            )
         if not result.examples:
             only = "only its header" if self.form.header is not None else "no data line"
             raise GlueDataError(f"{self.path} holds no examples ({only}); {RESTORE}")
@@ -279,8 +288,10 @@ class _Reader:
         if raw in (b"\n", b"\r\n"):
             return  # an empty line carries no example (a stray one at the end of a file)
         if NUL in raw:
-            raise GlueDataError(f"{self.path}:{number}: a NUL byte at byte {raw.index(NUL) + 1} of the line "
-                                f"(text holds none: a binary or corrupt file); {RESTORE}")  # fmt: skip
+            raise GlueDataError(
+                f"{self.path}:{number}: a NUL byte at byte {raw.index(NUL) + 1} of the line "
+                f"(text holds none: a binary or corrupt file); {RESTORE}"
+            )
         fields = self._fields(number, raw)
         if len(fields) == self.form.width:
             result.examples.append(self._example(number, row, fields))

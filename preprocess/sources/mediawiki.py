@@ -336,8 +336,10 @@ def offsets_from_index(index: Path, dump_size: int) -> list[int]:
             for number, line in enumerate(lines, 1):
                 head, _, _ = line.partition(":")
                 if not head.isdigit() or int(head) >= dump_size:
-                    raise UserError(f"{index}:{number}: not a multistream index line for a dump of "
-                                    f"{dump_size:,} bytes: {line.strip()[:100]!r}")  # fmt: skip
+                    raise UserError(
+                        f"{index}:{number}: not a multistream index line for a dump of "
+                        f"{dump_size:,} bytes: {line.strip()[:100]!r}"
+                    )
                 offsets.add(int(head))
     except (OSError, EOFError) as exc:
         raise UserError(f"{index}: unreadable multistream index ({exc}); delete or re-download it") from exc

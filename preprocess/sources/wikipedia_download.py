@@ -298,9 +298,14 @@ def download_verified(url: str, target: Path, *, sha1: str, size: int | None, ti
     if size is None or partial.length != size:
         print(f"downloading {url}", file=sys.stderr, flush=True)
         with tqdm(
-            total=size, initial=partial.length, desc=f"download {target.name}", unit="B", unit_scale=True,
-            unit_divisor=1024, file=sys.stderr,
-        ) as progress:  # fmt: skip
+            total=size,
+            initial=partial.length,
+            desc=f"download {target.name}",
+            unit="B",
+            unit_scale=True,
+            unit_divisor=1024,
+            file=sys.stderr,
+        ) as progress:
             _fill(url, partial, size, timeout, progress)
     _accept(partial, target, url, sha1)
     return target
@@ -344,9 +349,12 @@ def _hash_prefix(path: Path, length: int, description: str) -> tuple[Any, int]:
     digest = hashlib.sha1()
     done = 0
     try:
-        with open(path, "rb") as handle, tqdm(
-            total=length, desc=description, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr
-        ) as progress:  # fmt: skip
+        with (
+            open(path, "rb") as handle,
+            tqdm(
+                total=length, desc=description, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr
+            ) as progress,
+        ):
             while done < length and (block := handle.read(min(_BLOCK, length - done))):
                 digest.update(block)
                 done += len(block)

@@ -121,6 +121,7 @@ def encode_chunk(sentences: list[str]) -> list[str]:
 
 def encode_sentences(sentences: Sequence[str], codes: Path, workers: int, chunk: int = 2000) -> Iterator[str]:
     """The BPE pieces of every sentence, in order, on ``workers`` processes."""
-    for encoded in ordered_map(encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder,
-                               (str(codes),)):  # fmt: skip
+    for encoded in ordered_map(
+        encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder, (str(codes),)
+    ):
         yield from encoded

@@ -73,9 +73,7 @@ def run_fairseq_cli(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: P
         )
 
 
-def run_pool_binarizer(
-    prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int
-) -> None:
+def run_pool_binarizer(prefixes: Mapping[str, Path], src: str, tgt: str, workdir: Path, workers: int) -> None:
     """The same files as :func:`run_fairseq_cli`, from :mod:`macaron_preprocess.text.pool_binarizer`."""
     from macaron_preprocess.text.pool_binarizer import binarize_joined
 

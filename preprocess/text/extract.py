@@ -202,8 +202,9 @@ class _limited:
 
 # ------------------------------------------------------------------------------------------- stages
 def _bar(description: str, total: int | None, unit: str) -> tqdm:
-    return tqdm(total=total, desc=description, unit=unit, unit_scale=True, file=sys.stderr, delay=1,
-                mininterval=1)  # fmt: skip
+    return tqdm(
+        total=total, desc=description, unit=unit, unit_scale=True, file=sys.stderr, delay=1, mininterval=1
+    )
 
 
 WorkPlan = tuple[str, Iterator[Any], Callable[[Any], ExtractedText], int]
@@ -279,6 +280,9 @@ def extract_bookcorpus(
         }
 
     params = {
-        "version": EXTRACT_VERSION, "source": "bookcorpus", "decoding": BOOK_DECODING, **config.as_params()
-    }  # fmt: skip
+        "version": EXTRACT_VERSION,
+        "source": "bookcorpus",
+        "decoding": BOOK_DECODING,
+        **config.as_params(),
+    }
     return runner.run("extract-bookcorpus", files, outputs.both(), params, build)

@@ -54,8 +54,9 @@ def encode_sentences(
     sentences: Sequence[str], sentencepiece_model: Path, workers: int, chunk: int = 2000
 ) -> Iterator[str]:
     """The pieces of every sentence, in order, on ``workers`` processes."""
-    for encoded in ordered_map(encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder,
-                               (str(sentencepiece_model),)):  # fmt: skip
+    for encoded in ordered_map(
+        encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder, (str(sentencepiece_model),)
+    ):
         yield from encoded
 
 
@@ -73,7 +74,9 @@ def binarize_lines(lines: Iterator[str], dictionary: object, prefix: Path) -> Bi
     counts = BinarizeCounts()
     unk = dictionary.unk()  # type: ignore[attr-defined]
     builder = indexed_dataset.make_builder(
-        str(prefix) + ".bin", impl="mmap", vocab_size=len(dictionary)  # type: ignore[arg-type]
+        str(prefix) + ".bin",
+        impl="mmap",
+        vocab_size=len(dictionary),  # type: ignore[arg-type]
     )
     for line in lines:
         ids = dictionary.encode_line(line, add_if_not_exist=False, append_eos=True)  # type: ignore[attr-defined]

@@ -92,23 +92,27 @@ def encode_file(source: Path, target: Path, codes: Path, workers: int, label: st
         chunks = chunked(iter_lines(source), 2000)
         for blob, broken in ordered_map(encode_chunk, chunks, workers, _init_bpe, (str(codes),)):
             if broken:
-                raise UserError(f"subword-nmt BPE does not round-trip {len(broken)} line(s) of {source}, "
-                                f"first: {broken[0]!r}")  # fmt: skip
+                raise UserError(
+                    f"subword-nmt BPE does not round-trip {len(broken)} line(s) of {source}, "
+                    f"first: {broken[0]!r}"
+                )
             out.write(blob)
             progress.update(blob.count(b"\n"))
     return total
 
 
-def apply(runner: StageRunner, split: str, tokenized: BitextFiles, encoded: BitextFiles, codes: Path,
-          workers: int) -> StageReport:  # fmt: skip
+def apply(
+    runner: StageRunner, split: str, tokenized: BitextFiles, encoded: BitextFiles, codes: Path, workers: int
+) -> StageReport:
     """Stage "bpe-<split>": ``apply_bpe.py -c codes`` on both sides, counts checked."""
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
         counts = {
-            side: encode_file(getattr(tokenized, side), temps[getattr(encoded, side)], codes, workers,
-                              f"{split}.{side}")
+            side: encode_file(
+                getattr(tokenized, side), temps[getattr(encoded, side)], codes, workers, f"{split}.{side}"
+            )
             for side in ("src", "tgt")
-        }  # fmt: skip
+        }
         written = check_bitext_counts(
             BitextFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
         )

@@ -80,6 +80,7 @@ def encode_sentences(
     sentences: Sequence[str], tokenizer_json: Path, workers: int, chunk: int = 2000
 ) -> Iterator[str]:
     """The symbols of every sentence, in order, on ``workers`` processes."""
-    for encoded in ordered_map(encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder,
-                               (str(tokenizer_json),)):  # fmt: skip
+    for encoded in ordered_map(
+        encode_chunk, chunked(iter(sentences), chunk), workers, _init_encoder, (str(tokenizer_json),)
+    ):
         yield from encoded

@@ -15,9 +15,15 @@ from benchmarks.reports import authors_eval_cost as report
 from macaron_workflow.errors import ReportedError
 
 MACHINE = {
-    "date": "2026-11-26 23:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
-    "load_average_1min_at_start": 0.1, "load_average_1min_at_end": 0.2, "torch": "2.13.0", "torch_threads": 2,
-}  # fmt: skip
+    "date": "2026-11-26 23:00 UTC",
+    "cpu": "CPU",
+    "usable_cores": 2,
+    "python": "3.11",
+    "load_average_1min_at_start": 0.1,
+    "load_average_1min_at_end": 0.2,
+    "torch": "2.13.0",
+    "torch_threads": 2,
+}
 
 GENERATE_STDOUT = """S-1\tw1 w2
 T-1\tw3
@@ -78,8 +84,15 @@ def test_the_test_set_files_have_the_drawn_sizes_and_only_dictionary_tokens(tmp_
 
 def test_fairseq_generate_output_is_parsed_and_an_incomplete_one_refused() -> None:
     parsed = bench.parse_generate_output(GENERATE_STDOUT + GENERATE_LOG)
-    assert parsed == {"hypotheses": 2, "sentences": 2, "generated_tokens": 1_760, "generation_seconds": 12.5,
-                      "bleu": 0.0, "syslen": 1_639, "reflen": 1_378}  # fmt: skip
+    assert parsed == {
+        "hypotheses": 2,
+        "sentences": 2,
+        "generated_tokens": 1_760,
+        "generation_seconds": 12.5,
+        "bleu": 0.0,
+        "syslen": 1_639,
+        "reflen": 1_378,
+    }
     with pytest.raises(ReportedError, match="no Translated line"):
         bench.parse_generate_output(GENERATE_STDOUT)
     with pytest.raises(ReportedError, match="no BLEU line"):
@@ -113,10 +126,21 @@ def test_a_child_is_measured_by_its_own_cpu_time_and_a_failure_is_reported(tmp_p
 
 
 def fake_payload(load: float, overrides: list[str], sentences: int = 6_750) -> dict:
-    run = {"threads_setting": "default", "torch_threads": 2, "repeat": 0, "wall_seconds": 200.0,
-           "cpu_seconds": 380.0, "generation_seconds": 150.0, "sentences_per_second": 33.75,
-           "tokens_per_second": 900.0, "peak_rss_mb": 1234.4, "load_1min_before": load,
-           "load_1min_after": 0.3, "generated_tokens": 180_000, "sentences": 6_750}  # fmt: skip
+    run = {
+        "threads_setting": "default",
+        "torch_threads": 2,
+        "repeat": 0,
+        "wall_seconds": 200.0,
+        "cpu_seconds": 380.0,
+        "generation_seconds": 150.0,
+        "sentences_per_second": 33.75,
+        "tokens_per_second": 900.0,
+        "peak_rss_mb": 1234.4,
+        "load_1min_before": load,
+        "load_1min_after": 0.3,
+        "generated_tokens": 180_000,
+        "sentences": 6_750,
+    }
     one = run | {"threads_setting": "1", "torch_threads": 1, "wall_seconds": 300.0, "cpu_seconds": 290.0}
     results = {
         "model": {
@@ -201,8 +225,10 @@ def test_the_runs_own_threads_do_not_count_as_other_jobs() -> None:
     """A 2-thread run ends with a 1-min load near 2 on an idle 2-core machine; the next run starts with that
     load still decaying: neither is another job. A load above the run's own threads is."""
     machine = {"load_average_1min_at_start": 0.14}
-    runs = [{"torch_threads": 2, "load_1min_before": 0.27, "load_1min_after": 2.07},
-            {"torch_threads": 1, "load_1min_before": 2.07, "load_1min_after": 1.0}]  # fmt: skip
+    runs = [
+        {"torch_threads": 2, "load_1min_before": 0.27, "load_1min_after": 2.07},
+        {"torch_threads": 1, "load_1min_before": 2.07, "load_1min_after": 1.0},
+    ]
     assert report.other_jobs_load(machine, runs) == 0.27  # the first run's start; 2.07 - 2, 1.0 - 1 are less
     runs[1]["load_1min_after"] = 3.52
     assert report.other_jobs_load(machine, runs) == 2.52

@@ -40,19 +40,44 @@ def test_the_log_parser_keeps_both_curves_and_the_last_evaluation() -> None:
     assert math.isnan(empty["valid_nll"]) and empty["curves"] == {"valid": [], "test": []}
 
 
-def row(scheme: str, depth: int, lr: float, seed: int, valid: float, test: float | None = None,
-        rc: int = 0) -> dict:  # fmt: skip
+def row(
+    scheme: str, depth: int, lr: float, seed: int, valid: float, test: float | None = None, rc: int = 0
+) -> dict:
     test = valid + 0.5 if test is None else test
-    return {"scheme": scheme, "depth": depth, "lr": lr, "seed": seed, "rc": rc, "seconds": 1.0,
-            "valid_updates": 600, "test_updates": 600, "valid_nll": valid, "test_nll": test,
-            "valid_accuracy": 100 - 10 * valid, "test_accuracy": 100 - 10 * test,
-            "curves": {"valid": [[300, valid + 1, 0.0], [600, valid, 0.0]], "test": []}}  # fmt: skip
+    return {
+        "scheme": scheme,
+        "depth": depth,
+        "lr": lr,
+        "seed": seed,
+        "rc": rc,
+        "seconds": 1.0,
+        "valid_updates": 600,
+        "test_updates": 600,
+        "valid_nll": valid,
+        "test_nll": test,
+        "valid_accuracy": 100 - 10 * valid,
+        "test_accuracy": 100 - 10 * test,
+        "curves": {"valid": [[300, valid + 1, 0.0], [600, valid, 0.0]], "test": []},
+    }
 
 
 def payload(rows: list[dict], grid: dict[str, list[float]], seeds: int = 2) -> dict:
-    return {"rows": rows, "grid": grid, "seeds": list(range(1, seeds + 1)),
-            "protocol": {"splits": {"train": 10}, "updates": 600, "batch_size": 32, "dim": 8, "ffn": 16,
-                         "decoder_layers": 1, "arch": "a", "warmup": 120, "eval_every": 300}}  # fmt: skip
+    return {
+        "rows": rows,
+        "grid": grid,
+        "seeds": list(range(1, seeds + 1)),
+        "protocol": {
+            "splits": {"train": 10},
+            "updates": 600,
+            "batch_size": 32,
+            "dim": 8,
+            "ffn": 16,
+            "decoder_layers": 1,
+            "arch": "a",
+            "warmup": 120,
+            "eval_every": 300,
+        },
+    }
 
 
 def test_a_run_counts_only_when_it_exited_0_with_finite_valid_and_test_metrics() -> None:
@@ -67,13 +92,18 @@ def test_a_run_counts_only_when_it_exited_0_with_finite_valid_and_test_metrics()
 def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished() -> None:
     rows = [
         # standard: 3e-3 has the best validation mean but its test is worse: the choice follows validation
-        row("standard", 2, 1e-3, 1, 2.0, test=1.0), row("standard", 2, 1e-3, 2, 2.2, test=1.2),
-        row("standard", 2, 3e-3, 1, 1.0, test=3.0), row("standard", 2, 3e-3, 2, 1.2, test=3.2),
+        row("standard", 2, 1e-3, 1, 2.0, test=1.0),
+        row("standard", 2, 1e-3, 2, 2.2, test=1.2),
+        row("standard", 2, 3e-3, 1, 1.0, test=3.0),
+        row("standard", 2, 3e-3, 2, 1.2, test=3.2),
         # dt-fixup: 1e-2 is best on seed 1 but crashed on seed 2: not a usable rate
-        row("dt-fixup", 2, 1e-2, 1, 0.1), row("dt-fixup", 2, 1e-2, 2, float("nan"), rc=1),
-        row("dt-fixup", 2, 3e-3, 1, 0.8), row("dt-fixup", 2, 3e-3, 2, 0.6),
-        row("dt-fixup", 2, 6e-3, 1, 0.7), row("dt-fixup", 2, 6e-3, 2, 0.7),  # ties 3e-3 (mean 0.7)
-    ]  # fmt: skip
+        row("dt-fixup", 2, 1e-2, 1, 0.1),
+        row("dt-fixup", 2, 1e-2, 2, float("nan"), rc=1),
+        row("dt-fixup", 2, 3e-3, 1, 0.8),
+        row("dt-fixup", 2, 3e-3, 2, 0.6),
+        row("dt-fixup", 2, 6e-3, 1, 0.7),
+        row("dt-fixup", 2, 6e-3, 2, 0.7),  # ties 3e-3 (mean 0.7)
+    ]
     assert ablation.best_lr(rows, seeds=2) == {("standard", 2): 3e-3, ("dt-fixup", 2): 3e-3}
     table = report.selected_table(payload(rows, {"standard": [1e-3, 3e-3], "dt-fixup": [3e-3, 6e-3, 1e-2]}))
     line = next(x for x in table.splitlines() if x.startswith("| 2 |"))
@@ -84,10 +114,12 @@ def test_the_rate_is_chosen_on_validation_among_rates_whose_every_seed_finished(
 
 def test_a_failed_run_is_counted_never_averaged_and_a_later_success_replaces_it() -> None:
     rows = [
-        row("dt-fixup", 4, 1e-2, 1, 5.0), row("dt-fixup", 4, 1e-2, 2, float("nan"), rc=1),
-        row("dt-fixup", 4, 3e-3, 1, float("nan"), rc=1), row("dt-fixup", 4, 3e-3, 1, 2.0),  # retried
+        row("dt-fixup", 4, 1e-2, 1, 5.0),
+        row("dt-fixup", 4, 1e-2, 2, float("nan"), rc=1),
+        row("dt-fixup", 4, 3e-3, 1, float("nan"), rc=1),
+        row("dt-fixup", 4, 3e-3, 1, 2.0),  # retried
         row("dt-fixup", 4, 3e-3, 2, 2.0),
-    ]  # fmt: skip
+    ]
     assert report.failed_counts(rows) == {("dt-fixup", 4, 1e-2): 1}
     grid = report.grid_table(payload(rows, {"dt-fixup": [3e-3, 1e-2]}))
     assert "| DT-Fixup | 0.003 | **2.00 ± 0.00** |" in grid
@@ -114,19 +146,29 @@ def test_a_diverged_run_is_not_retried_a_crashed_one_is(
 
 
 def test_a_depth_with_no_usable_rate_and_a_rate_outside_the_grid_are_said() -> None:
-    rows = [row("standard", 8, 1e-3, 1, 2.0), row("standard", 8, 1e-3, 2, 2.0),
-            row("t-fixup", 8, 6e-3, 1, 1.0), row("t-fixup", 8, 6e-3, 2, float("nan"), rc=1)]  # fmt: skip
+    rows = [
+        row("standard", 8, 1e-3, 1, 2.0),
+        row("standard", 8, 1e-3, 2, 2.0),
+        row("t-fixup", 8, 6e-3, 1, 1.0),
+        row("t-fixup", 8, 6e-3, 2, float("nan"), rc=1),
+    ]
     table = report.selected_table(payload(rows, {"standard": [1e-3], "t-fixup": [6e-3]}))
     assert "no rate with every seed finished" in table and "not in its grid" in table
 
 
 def test_the_budget_table_averages_the_curves_over_seeds() -> None:
     rows = [row("dt-fixup", 2, 1e-3, 1, 1.0), row("dt-fixup", 2, 1e-3, 2, 2.0)]
-    machine = {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 0,
-               "load_average_1min_at_end": 0}  # fmt: skip
+    machine = {
+        "date": "d",
+        "cpu": "c",
+        "usable_cores": 2,
+        "load_average_1min_at_start": 0,
+        "load_average_1min_at_end": 0,
+    }
     rows[0]["curves"]["valid"].insert(1, [500, 9.0, 0.0])  # an epoch-end validation: not a column
-    text = report.render_budget({"results": payload(rows, {"dt-fixup": [1e-3]}), "command": "python x",
-                                 "machine": machine})  # fmt: skip
+    text = report.render_budget(
+        {"results": payload(rows, {"dt-fixup": [1e-3]}), "command": "python x", "machine": machine}
+    )
     assert "| DT-Fixup | 2 | 0.001 | 2.50 | 1.50 |" in text
 
 

@@ -19,10 +19,15 @@ def test_grid_updates_by_hand() -> None:
 
 def test_render_estimates_hours_from_the_median_step() -> None:
     payload = {
-        "results": {"arch": "x", "device": "CPU", "threads": 2, "steps": 3,
-                    "seconds": {"16": [1.0, 2.0, 9.0], "32": [3.0, 3.0, 3.0]}},
+        "results": {
+            "arch": "x",
+            "device": "CPU",
+            "threads": 2,
+            "steps": 3,
+            "seconds": {"16": [1.0, 2.0, 9.0], "32": [3.0, 3.0, 3.0]},
+        },
         "machine": {"date": "d", "load_average_1min_at_start": 0.1, "load_average_1min_at_end": 0.2},
-    }  # fmt: skip
+    }
     text = report.render(payload)
     rte16, rte32 = bench.grid_updates(2_490, 16), bench.grid_updates(2_490, 32)
     assert f"| RTE | 2,490 | {rte16 + rte32:,} | {(rte16 * 2.0 + rte32 * 3.0) / 3600:,.1f} |" in text

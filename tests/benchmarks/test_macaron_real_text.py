@@ -216,8 +216,13 @@ def translation_payload(rows: list[dict]) -> dict:
         "seeds": [1, 2, 3],
         "rows": rows,
     }
-    machine = {"date": "d", "cpu": "c", "usable_cores": 2, "load_average_1min_at_start": 1,
-               "load_average_1min_at_end": 1}  # fmt: skip
+    machine = {
+        "date": "d",
+        "cpu": "c",
+        "usable_cores": 2,
+        "load_average_1min_at_start": 1,
+        "load_average_1min_at_end": 1,
+    }
     return {
         "command": "python -m benchmarks.macaron_real_translation",
         "machine": machine,
@@ -228,11 +233,22 @@ def translation_payload(rows: list[dict]) -> dict:
 def test_translation_report_gives_per_seed_differences_and_epoch_means() -> None:
     def row(arm: str, seed: int, bleu: float, loss: float) -> dict:
         curve = [[1, 255, loss + 1, loss], [2, 510, loss, loss - 0.5]]
-        return {"arm": arm, "seed": seed, "rc": 0, "test_bleu": bleu, "valid_curve": curve,
-                "train_seconds": 600.0, "train_wps_last_epoch": 100.0}  # fmt: skip
+        return {
+            "arm": arm,
+            "seed": seed,
+            "rc": 0,
+            "test_bleu": bleu,
+            "valid_curve": curve,
+            "train_seconds": 600.0,
+            "train_wps_last_epoch": 100.0,
+        }
 
-    rows = [row("transformer", 1, 10.0, 5.0), row("macaron", 1, 11.0, 4.9),
-            row("transformer", 2, 12.0, 5.2), row("macaron", 2, 12.5, 5.0)]  # fmt: skip
+    rows = [
+        row("transformer", 1, 10.0, 5.0),
+        row("macaron", 1, 11.0, 4.9),
+        row("transformer", 2, 12.0, 5.2),
+        row("macaron", 2, 12.5, 5.0),
+    ]
     text = mt_report.render(translation_payload(rows))
     assert text.startswith("Finished runs: 4 of 6 (the grid is still running).")
     assert "| 1 | 10.00 | 11.00 | +1.00 | 5.000 | 4.900 | -0.100 |" in text
@@ -274,8 +290,19 @@ def test_the_nsp_floor_is_the_majority_class_of_the_seeds_validation_pairs(tmp_p
     floors = {}
     for seed in (1, 2):
         floors[str(seed)] = got = bert.valid_nsp_pairs(tmp_path, p, seed)
-        argv = [str(tmp_path), "--task", "macaron_bert_pretraining", "--arch", "vanilla_bert_tiny",
-                "--seed", str(seed), "--tokens-per-sample", "32", "--pair-cache", "off"]  # fmt: skip
+        argv = [
+            str(tmp_path),
+            "--task",
+            "macaron_bert_pretraining",
+            "--arch",
+            "vanilla_bert_tiny",
+            "--seed",
+            str(seed),
+            "--tokens-per-sample",
+            "32",
+            "--pair-cache",
+            "off",
+        ]
         task = tasks.setup_task(options.parse_args_and_arch(options.get_training_parser(), argv))
         task.load_dataset("valid")
         labels = task.datasets["valid"].nsp_targets.tolist()
@@ -300,8 +327,11 @@ def test_the_nsp_floor_is_the_majority_class_of_the_seeds_validation_pairs(tmp_p
 def test_a_row_records_the_outputs_length_from_sacrebleu() -> None:
     record = {"sys_len": 900, "ref_len": 1000, "brevity_penalty": 0.8948}
     assert mt.length_fields(record, "test") == {
-        "test_sys_len": 900, "test_ref_len": 1000, "test_length_ratio": 0.9, "test_bp": 0.8948,
-    }  # fmt: skip
+        "test_sys_len": 900,
+        "test_ref_len": 1000,
+        "test_length_ratio": 0.9,
+        "test_bp": 0.8948,
+    }
 
 
 def test_the_authors_config_records_their_initialisation_and_generates_any_split() -> None:
@@ -342,8 +372,11 @@ def test_the_paired_block_pairs_seeds_and_says_partial(tmp_path: Path) -> None:
         ],
     }
     (tmp_path / mt_report.PREVIOUS).write_text(json.dumps({"results": old}))
-    new = {"seeds": [1, 2], "arms": list(mt.ARMS), "rows": [_row("transformer", 1, 22.0, 5.8, 0.95),
-           _row("macaron", 1, 21.5, 5.7, 0.9)]}  # fmt: skip
+    new = {
+        "seeds": [1, 2],
+        "arms": list(mt.ARMS),
+        "rows": [_row("transformer", 1, 22.0, 5.8, 0.95), _row("macaron", 1, 21.5, 5.7, 0.9)],
+    }
     text = mt_report.render_paired({"results": new}, tmp_path)
     assert "1 of 4" not in text and "2 of 4 runs finished — PARTIAL" in text
     assert "| 1 | macaron | 21.00 → 21.50 | 5.900 → 5.700 | not recorded → 0.900 | +1.00 → -0.50 |" in text

@@ -19,9 +19,15 @@ from benchmarks import pretrain_step_speed as step_speed
 from benchmarks.reports import pretrain_speed as report
 
 MACHINE = {
-    "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
-    "load_average_1min_at_start": 0.5, "load_average_1min_at_end": 0.7, "torch": "2.13.0", "torch_threads": 2,
-}  # fmt: skip
+    "date": "2026-11-23 03:00 UTC",
+    "cpu": "CPU",
+    "usable_cores": 2,
+    "python": "3.11",
+    "load_average_1min_at_start": 0.5,
+    "load_average_1min_at_end": 0.7,
+    "torch": "2.13.0",
+    "torch_threads": 2,
+}
 
 
 def steps_result(**extra: object) -> dict:
@@ -40,27 +46,56 @@ def steps_result(**extra: object) -> dict:
             "hf_bert": [2.5, 2.4, 2.6],
             "hf_bert_masked_head": [1.9, 2.1, 2.0],
         },
-        "device": "cpu", "threads": 2, "config": "configs/deepspeed/tiny_cpu.json", "precision": "fp32",
-        "zero_stage": 1, "optimizer": "AdamW (torch)", "batch_size": 8, "seq_len": 128, "masked": 152,
-        "vocab": 30522, "rounds": 3, "warmup": 2, "transformers": "5.23.0", "hf_attention": "sdpa",
-        "other_cores": 0.05, **extra,
-    }  # fmt: skip
+        "device": "cpu",
+        "threads": 2,
+        "config": "configs/deepspeed/tiny_cpu.json",
+        "precision": "fp32",
+        "zero_stage": 1,
+        "optimizer": "AdamW (torch)",
+        "batch_size": 8,
+        "seq_len": 128,
+        "masked": 152,
+        "vocab": 30522,
+        "rounds": 3,
+        "warmup": 2,
+        "transformers": "5.23.0",
+        "hf_attention": "sdpa",
+        "other_cores": 0.05,
+        **extra,
+    }
 
 
 def rank_run(ranks: int, seconds: list[float], accumulation: int) -> dict:
-    return {"ranks": ranks, "threads": 2 // ranks, "micro_batch": 8, "accumulation": accumulation,
-            "seconds": seconds, "pairs": [16.0] * len(seconds), "tokens": [2000.0] * len(seconds),
-            "wall_seconds": 30.0}  # fmt: skip
+    return {
+        "ranks": ranks,
+        "threads": 2 // ranks,
+        "micro_batch": 8,
+        "accumulation": accumulation,
+        "seconds": seconds,
+        "pairs": [16.0] * len(seconds),
+        "tokens": [2000.0] * len(seconds),
+        "wall_seconds": 30.0,
+    }
 
 
 RANKS = {
-    "arch": "vanilla_bert_tiny", "model_flags": "--encoder-layers 4", "params": 1_000_000,
-    "config": "configs/deepspeed/tiny_cpu.json", "seq_len": 128,
+    "arch": "vanilla_bert_tiny",
+    "model_flags": "--encoder-layers 4",
+    "params": 1_000_000,
+    "config": "configs/deepspeed/tiny_cpu.json",
+    "seq_len": 128,
     "corpus": "synthetic_wiki 1.5 MB of XML, BPE 2000",
-    "steps": 20, "warmup": 5, "cores": 2, "other_cores": 0.0,
-    "runs": [rank_run(1, [0.4, 0.4], 2), rank_run(2, [0.25, 0.25], 1), rank_run(2, [0.25, 0.25], 1),
-             rank_run(1, [0.4, 0.4], 2)],
-}  # fmt: skip
+    "steps": 20,
+    "warmup": 5,
+    "cores": 2,
+    "other_cores": 0.0,
+    "runs": [
+        rank_run(1, [0.4, 0.4], 2),
+        rank_run(2, [0.25, 0.25], 1),
+        rank_run(2, [0.25, 0.25], 1),
+        rank_run(1, [0.4, 0.4], 2),
+    ],
+}
 
 
 def payload(results: dict) -> dict:
@@ -90,8 +125,10 @@ def test_throughput_pools_the_runs_of_each_rank_count() -> None:
     pooled = report.pooled_runs(RANKS["runs"])
     assert list(pooled) == [1, 2] and pooled[2]["runs"] == 2 and pooled[2]["seconds"] == [0.25] * 4
     assert rank_scaling.run_throughput(pooled[1]) == {
-        "samples_per_second": 40.0, "tokens_per_second": 5000.0, "median_step_seconds": 0.4,
-    }  # fmt: skip
+        "samples_per_second": 40.0,
+        "tokens_per_second": 5000.0,
+        "median_step_seconds": 0.4,
+    }
     assert rank_scaling.rank_order([1, 2], 3) == [1, 2, 2, 1, 1, 2]
 
 
@@ -124,11 +161,22 @@ def test_render_without_transformers_names_the_install_command() -> None:
 
 
 def test_render_gpu_throughput_and_mfu() -> None:
-    gpu = {"arch": "vanilla_bert_base", "device_name": "NVIDIA A100", "precision": "bf16", "batch_size": 32,
-           "seq_len": 128, "params": 110_106_428, "layers": 12, "hidden": 768, "peak_tflops": 312.0,
-           "warmup": 5, "seconds": [0.04, 0.04096, 0.05], "masked": 600,
-           "model_flops_per_step": 674_794_344 * 32 * 128,
-           "config": "configs/deepspeed/bert_phase1.json"}  # fmt: skip
+    gpu = {
+        "arch": "vanilla_bert_base",
+        "device_name": "NVIDIA A100",
+        "precision": "bf16",
+        "batch_size": 32,
+        "seq_len": 128,
+        "params": 110_106_428,
+        "layers": 12,
+        "hidden": 768,
+        "peak_tflops": 312.0,
+        "warmup": 5,
+        "seconds": [0.04, 0.04096, 0.05],
+        "masked": 600,
+        "model_flops_per_step": 674_794_344 * 32 * 128,
+        "config": "configs/deepspeed/bert_phase1.json",
+    }
     text = report.render(payload({"gpu": gpu}))
     # 32 × 128 / 0.04096 s = 100,000 tokens/s → 67.5 model TFLOP/s → 21.6 % of 312
     assert "| 100,000 | 674.8 M | 67.5 | 312 | 21.6 % |" in text and "600 masked positions" in text
@@ -154,14 +202,51 @@ def test_bert_batch_has_bert_shapes_and_no_padding() -> None:
 def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
     out = tmp_path / "pretrain_speed.json"
     command = [
-        sys.executable, "-m", "benchmarks.pretrain_speed", "--json", str(out),
-        "--archs", "macaron_bert_tiny", "vanilla_bert_tiny", "--vocab", "1000", "--seq-len", "16",
-        "--batch-size", "4", "--rounds", "1", "--warmup", "1",
-        "--rank-model-flags=", "--rank-seq-len", "16", "--rank-steps", "3", "--rank-warmup", "1",
-        "--rank-repeats", "1", "--rank-corpus-mb", "0.3", "--rank-vocab", "500",
-        "--mfu-on-cpu", "--mfu-arch", "vanilla_bert_tiny", "--mfu-seq-len", "16", "--mfu-batch-size", "4",
-        "--mfu-steps", "1", "--mfu-warmup", "1", "--peak-tflops", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "benchmarks.pretrain_speed",
+        "--json",
+        str(out),
+        "--archs",
+        "macaron_bert_tiny",
+        "vanilla_bert_tiny",
+        "--vocab",
+        "1000",
+        "--seq-len",
+        "16",
+        "--batch-size",
+        "4",
+        "--rounds",
+        "1",
+        "--warmup",
+        "1",
+        "--rank-model-flags=",
+        "--rank-seq-len",
+        "16",
+        "--rank-steps",
+        "3",
+        "--rank-warmup",
+        "1",
+        "--rank-repeats",
+        "1",
+        "--rank-corpus-mb",
+        "0.3",
+        "--rank-vocab",
+        "500",
+        "--mfu-on-cpu",
+        "--mfu-arch",
+        "vanilla_bert_tiny",
+        "--mfu-seq-len",
+        "16",
+        "--mfu-batch-size",
+        "4",
+        "--mfu-steps",
+        "1",
+        "--mfu-warmup",
+        "1",
+        "--peak-tflops",
+        "1",
+    ]
     proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     written = json.loads(out.read_text())

@@ -40,8 +40,16 @@ def publication(tmp_path: Path, wanted: list[Key], plots: list[int]) -> grid.Pub
         path.write_text(str(len(r["rows"])))
 
     machine = {"date": "d", "cpu": "c", "usable_cores": 1, "load_average_1min_at_start": 0.0}
-    return grid.Publication(RowFile(tmp_path), wanted, finished, results, plot, machine,
-                            tmp_path / "out.json", tmp_path / "out.png")  # fmt: skip
+    return grid.Publication(
+        RowFile(tmp_path),
+        wanted,
+        finished,
+        results,
+        plot,
+        machine,
+        tmp_path / "out.json",
+        tmp_path / "out.png",
+    )
 
 
 def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
@@ -51,10 +59,12 @@ def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
     monkeypatch.setattr(sys, "argv", [script, "--seeds", "1", "--publish-only"])
     wanted = [Key(arm, seed) for seed in (1, 2) for arm in ("a", "b")]
     (tmp_path / "results.jsonl").write_text(
-        json.dumps({"arm": "a", "seed": 1, "rc": 0}) + "\n"  # finished
-        + json.dumps({"arm": "b", "seed": 1, "rc": 1}) + "\n"  # failed: redone
+        json.dumps({"arm": "a", "seed": 1, "rc": 0})
+        + "\n"  # finished
+        + json.dumps({"arm": "b", "seed": 1, "rc": 1})
+        + "\n"  # failed: redone
         + '{"arm": "b", "se'  # cut by a kill: redone
-    )  # fmt: skip
+    )
     plots: list[int] = []
     ran: list[Key] = []
 
@@ -72,8 +82,10 @@ def test_a_grid_runs_what_is_not_finished_publishing_after_each_run(
     assert written["command"] == "python benchmarks/g.py --seeds 1"  # the grid's, never --publish-only
     assert "b-s2: row 3 [FAILED rc=3]" in capsys.readouterr().out
     assert set(RowFile(tmp_path).done(lambda r: (r["arm"], r["seed"]), finished)) == {
-        ("a", 1), ("b", 1), ("a", 2)
-    }  # fmt: skip
+        ("a", 1),
+        ("b", 1),
+        ("a", 2),
+    }
     grid.run(runs, run_one, lambda key, row: "", jobs=1)  # a rerun redoes the failed run only
     assert ran[3:] == [Key("b", 2)]
 
@@ -98,9 +110,17 @@ def test_attempts_add_up_and_a_run_without_a_checkpoint_starts_cleanly(tmp_path:
 
 
 def test_report_layout_status_line_and_parity() -> None:
-    payload = {"command": "python -m benchmarks.x", "results": {},
-               "machine": {"date": "D", "cpu": "C", "usable_cores": 2, "load_average_1min_at_start": 1.0,
-                           "load_average_1min_at_end": 2.0}}  # fmt: skip
+    payload = {
+        "command": "python -m benchmarks.x",
+        "results": {},
+        "machine": {
+            "date": "D",
+            "cpu": "C",
+            "usable_cores": 2,
+            "load_average_1min_at_start": 1.0,
+            "load_average_1min_at_end": 2.0,
+        },
+    }
     text = real_text.report(payload, "S", [("Title", "| t |"), (None, "| u |")], "P")
     assert text == (
         "S\n\n**Title**\n\n| t |\n\n| u |\n\nP\n\nMeasured by `python -m benchmarks.x` on D: C, 2 cores, "

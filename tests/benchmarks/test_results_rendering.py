@@ -14,9 +14,15 @@ from benchmarks import results_file
 from benchmarks.reports import preprocess_throughput
 
 MACHINE = {
-    "date": "2026-11-23 03:00 UTC", "cpu": "CPU", "usable_cores": 2, "python": "3.11",
-    "load_average_1min_at_start": 0.5, "load_average_1min_at_end": 0.7, "torch": "2.13.0", "torch_threads": 1,
-}  # fmt: skip
+    "date": "2026-11-23 03:00 UTC",
+    "cpu": "CPU",
+    "usable_cores": 2,
+    "python": "3.11",
+    "load_average_1min_at_start": 0.5,
+    "load_average_1min_at_end": 0.7,
+    "torch": "2.13.0",
+    "torch_threads": 1,
+}
 
 
 def run(wall: float, tokenize: float) -> dict:
@@ -25,10 +31,16 @@ def run(wall: float, tokenize: float) -> dict:
 
 
 def test_throughput_table_computes_rates_and_speed_ups() -> None:
-    result = {"lines": 1000, "repeats": 1, "binarizer": "pool", "vocab": 100,
-              "best": {"1": run(20.0, 10.0), "2": run(10.0, 4.0)}}  # fmt: skip
-    text = preprocess_throughput.render({"command": "python x.py", "machine": MACHINE,
-                                         "results": {"throughput": result}})  # fmt: skip
+    result = {
+        "lines": 1000,
+        "repeats": 1,
+        "binarizer": "pool",
+        "vocab": 100,
+        "best": {"1": run(20.0, 10.0), "2": run(10.0, 4.0)},
+    }
+    text = preprocess_throughput.render(
+        {"command": "python x.py", "machine": MACHINE, "results": {"throughput": result}}
+    )
     assert "| tokenize (+ cleaning) | 10.0 s, 100 pairs/s | 4.0 s, 250 pairs/s | 2.50× |" in text
     assert "| end to end | 20.0 s, 50 pairs/s | 10.0 s, 100 pairs/s | 2.00× |" in text
     assert "| learn BPE (sentencepiece) | 1.0 s | 1.0 s | 1.00× |" in text
@@ -36,8 +48,9 @@ def test_throughput_table_computes_rates_and_speed_ups() -> None:
 
 def test_provenance_names_command_machine_threads_and_load() -> None:
     line = results_file.provenance({"command": "python x.py", "machine": MACHINE})
-    assert line == ("`python x.py` on 2026-11-23 03:00 UTC: CPU, 2 cores, torch 2.13.0 (1 thread), "
-                    "1-min load 0.5 → 0.7")  # fmt: skip
+    assert line == (
+        "`python x.py` on 2026-11-23 03:00 UTC: CPU, 2 cores, torch 2.13.0 (1 thread), 1-min load 0.5 → 0.7"
+    )
 
 
 def test_a_results_file_records_command_commit_machine_and_results(
@@ -49,8 +62,13 @@ def test_a_results_file_records_command_commit_machine_and_results(
     payload = results_file.read_results(out)
     assert list(payload) == ["command", "commit", "machine", "results"]
     assert payload["command"] == "python benchmarks/x.py --n 2" and payload["results"] == {"rows": [1]}
-    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=results_file.REPO,
-                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    head = subprocess.run(
+        ["git", "rev-parse", "--short=12", "HEAD"],
+        cwd=results_file.REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     assert payload["commit"] in (head, f"{head}+changes")
     assert payload["machine"]["load_average_1min_at_end"] >= 0
     line = results_file.provenance(payload)
@@ -71,18 +89,31 @@ def test_macaron_speed_table_computes_ratios_from_the_measured_times() -> None:
     from benchmarks.reports import speed_macaron_vs_transformer as report
 
     times = {
-        "transformer": [2.0, 4.0, 3.0], "macaron:plain": [2.4, 4.4, 3.3], "macaron:fused": [2.0, 4.2, 3.0],
-    }  # fmt: skip
+        "transformer": [2.0, 4.0, 3.0],
+        "macaron:plain": [2.4, 4.4, 3.3],
+        "macaron:fused": [2.0, 4.2, 3.0],
+    }
     results = {
-        "macaron": "macaron_base", "transformer": "transformer_wmt_en_de", "params_macaron": 10,
-        "params_transformer": 9, "threads": 1, "seq_len": 64, "gen_len": 32, "dropout": 0.1, "rounds": 3,
-        "gen_rounds": 0, "impls": ["plain", "fused"], "warmup_seconds_with_compile": {},
+        "macaron": "macaron_base",
+        "transformer": "transformer_wmt_en_de",
+        "params_macaron": 10,
+        "params_transformer": 9,
+        "threads": 1,
+        "seq_len": 64,
+        "gen_len": 32,
+        "dropout": 0.1,
+        "rounds": 3,
+        "gen_rounds": 0,
+        "impls": ["plain", "fused"],
+        "warmup_seconds_with_compile": {},
         "sizes": [{"tokens": 4096, "sentences": 64, "train": speed.summarise(times, 4096)}],
-    }  # fmt: skip
+    }
     text = report.render({"command": "python b.py", "machine": MACHINE, "results": results})
     # medians 3.0 / 3.3 / 3.0; paired ratios plain 1.2, 1.1, 1.1 → 1.1; fused 1.0, 1.05, 1.0 → 1.0
-    assert ("| training step | 4,096 | 3.00 s [2.00–4.00] | **1.100×** (3.30 s [2.40–4.40]; paired 1.100) | "
-            "**1.000×** (3.00 s [2.00–4.20]; paired 1.000) |") in text  # fmt: skip
+    assert (
+        "| training step | 4,096 | 3.00 s [2.00–4.00] | **1.100×** (3.30 s [2.40–4.40]; paired 1.100) | "
+        "**1.000×** (3.00 s [2.00–4.20]; paired 1.000) |"
+    ) in text
     assert "beam-4 generation" not in text
 
 

@@ -29,12 +29,31 @@ pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: second
 TRAIN_FLAGS = [
     *TINY,
     "--share-all-embeddings",
-    "--optimizer", "adam", "--adam-betas", "(0.9, 0.98)", "--lr", "5e-3",
-    "--lr-scheduler", "inverse_sqrt", "--warmup-updates", "20",
-    "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-    "--max-tokens", "2000", "--num-workers", "0", "--seed", "1",
-    "--no-progress-bar", "--log-interval", "10", "--no-epoch-checkpoints",
-]  # fmt: skip
+    "--optimizer",
+    "adam",
+    "--adam-betas",
+    "(0.9, 0.98)",
+    "--lr",
+    "5e-3",
+    "--lr-scheduler",
+    "inverse_sqrt",
+    "--warmup-updates",
+    "20",
+    "--criterion",
+    "label_smoothed_cross_entropy",
+    "--label-smoothing",
+    "0.1",
+    "--max-tokens",
+    "2000",
+    "--num-workers",
+    "0",
+    "--seed",
+    "1",
+    "--no-progress-bar",
+    "--log-interval",
+    "10",
+    "--no-epoch-checkpoints",
+]
 N_TEST = 30
 TRAIN_UPDATES = 500  # see the module docstring for what the model reaches
 MIN_BLEU = 85.0  # > 76.83 (word-by-word, no reordering), < 91.52 (the worst of three training seeds)
@@ -43,11 +62,20 @@ MIN_BLEU = 85.0  # > 76.83 (word-by-word, no reordering), < 91.52 (the worst of 
 def train(data_bin: Path, save_dir: Path, user_dir: str, cwd: Path, max_update: int):
     return run_cli(
         [
-            "fairseq-train", str(data_bin), "--user-dir", user_dir, "--arch", "macaron_base",
-            "--save-dir", str(save_dir), "--max-update", str(max_update), *TRAIN_FLAGS,
+            "fairseq-train",
+            str(data_bin),
+            "--user-dir",
+            user_dir,
+            "--arch",
+            "macaron_base",
+            "--save-dir",
+            str(save_dir),
+            "--max-update",
+            str(max_update),
+            *TRAIN_FLAGS,
         ],
         cwd=cwd,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -94,11 +122,21 @@ def test_train_elsewhere_with_absolute_user_dir_and_resume(tiny_data_bin: Path, 
 def generate(data_bin: Path, checkpoint: Path, cwd: Path) -> subprocess.CompletedProcess:
     return run_cli(
         [
-            "fairseq-generate", str(data_bin), "--user-dir", str(REPO / "macaron_fairseq"),
-            "--path", str(checkpoint), "--beam", "5", "--lenpen", "1.0", "--batch-size", "16",
+            "fairseq-generate",
+            str(data_bin),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--path",
+            str(checkpoint),
+            "--beam",
+            "5",
+            "--lenpen",
+            "1.0",
+            "--batch-size",
+            "16",
         ],
         cwd=cwd,
-    )  # fmt: skip
+    )
 
 
 def test_generate_translates_the_test_split(trained: Path, tiny_data_bin: Path, tmp_path: Path) -> None:
@@ -146,12 +184,25 @@ INTERACTIVE = {
 def test_interactive_translates_stdin(trained: Path, tiny_data_bin: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
         [
-            "fairseq-interactive", str(tiny_data_bin), "--user-dir", str(REPO / "macaron_fairseq"),
-            "--path", str(trained), "--beam", "4", "-s", "src", "-t", "tgt",
+            "fairseq-interactive",
+            str(tiny_data_bin),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--path",
+            str(trained),
+            "--beam",
+            "4",
+            "-s",
+            "src",
+            "-t",
+            "tgt",
         ],
-        input="".join(src + "\n" for src in INTERACTIVE), capture_output=True, text=True, cwd=tmp_path,
+        input="".join(src + "\n" for src in INTERACTIVE),
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
         timeout=300,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     hyps = [line.split("\t") for line in proc.stdout.splitlines() if line.startswith("H-")]
     assert [h[0] for h in hyps] == [f"H-{i}" for i in range(len(INTERACTIVE))]
@@ -185,8 +236,12 @@ def test_checkpoint_with_unexpected_global_is_refused(
     torch.save(state, bad)
     proc = run_cli(
         [
-            "fairseq-generate", str(tiny_data_bin), "--user-dir", str(REPO / "macaron_fairseq"),
-            "--path", str(bad),
+            "fairseq-generate",
+            str(tiny_data_bin),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--path",
+            str(bad),
         ],
         cwd=tmp_path,
         check=False,

@@ -39,8 +39,7 @@ def pron(key: str) -> NounPhrase:
 def both(clause: Clause, mode: str = "main") -> tuple[str, str]:
     en_mode = "question" if mode == "question" else "main"
     end = "?" if mode == "question" else "."
-    return (detokenize([*en_clause(clause, en_mode), end]),
-            detokenize([*de_clause(clause, mode), end]))
+    return (detokenize([*en_clause(clause, en_mode), end]), detokenize([*de_clause(clause, mode), end]))
 
 
 # --- determinism, sizes, files ----------------------------------------------------------------------------
@@ -81,8 +80,25 @@ def test_sizes_uniqueness_and_lengths() -> None:
 def test_structure_is_rich() -> None:
     corpus = generate_corpus({"train": 3000}, seed=1)
     german = "\n".join(de for _, de in corpus["train"])
-    for marker in (", weil ", ", dass ", "Wenn ", "Als ", " kein", " im ", " zur ", " ins ", " hat ", " ist ",
-                   " wird ", " darf ", "?", ", die ", ", der ", " an.", " auf."):
+    for marker in (
+        ", weil ",
+        ", dass ",
+        "Wenn ",
+        "Als ",
+        " kein",
+        " im ",
+        " zur ",
+        " ins ",
+        " hat ",
+        " ist ",
+        " wird ",
+        " darf ",
+        "?",
+        ", die ",
+        ", der ",
+        " an.",
+        " auf.",
+    ):
         assert marker in german, marker
     vocabulary = {w for _, de in corpus["train"] for w in de.split()}
     assert len(vocabulary) > 800
@@ -113,11 +129,18 @@ def test_quickstart_corpus_has_the_documented_size(
     defaults = {option: default for option, default, _ in INTEGER_OPTIONS}
     quickstart = [defaults[f"--{x}"] for x in ("train-size", "valid-size", "test-size", "seed")]
     assert quickstart == [12000, 400, 400, 1]
-    assert cli.main(["--dest", str(tmp_path), "--train", "12000", "--valid", "400", "--test", "400",
-                     "--seed", "1"]) == 0
+    assert (
+        cli.main(
+            ["--dest", str(tmp_path), "--train", "12000", "--valid", "400", "--test", "400", "--seed", "1"]
+        )
+        == 0
+    )
     lines, size = split_sizes(tmp_path)
-    assert lines == {f"{split}.{lang}": n for split, n in (("test", 400), ("train", 12000), ("valid", 400))
-                     for lang in ("de", "en")}
+    assert lines == {
+        f"{split}.{lang}": n
+        for split, n in (("test", 400), ("train", 12000), ("valid", 400))
+        for lang in ("de", "en")
+    }
     assert round(size / 1e6, 1) == 1.4, size  # 1,400,058 bytes when measured
     assert "wrote 12800 sentence pairs (1.40 MB)" in capsys.readouterr().err
 
@@ -126,8 +149,11 @@ def test_cli_default_corpus_has_the_documented_size(tmp_path: Path) -> None:
     """docs/quickstart.md: "The default 20000/500/500 corpus is 2.3 MB" (below 5 MB)."""
     assert cli.main(["--dest", str(tmp_path)]) == 0
     lines, size = split_sizes(tmp_path)
-    assert lines == {f"{split}.{lang}": n for split, n in (("test", 500), ("train", 20000), ("valid", 500))
-                     for lang in ("de", "en")}
+    assert lines == {
+        f"{split}.{lang}": n
+        for split, n in (("test", 500), ("train", 20000), ("valid", 500))
+        for lang in ("de", "en")
+    }
     assert round(size / 1e6, 1) == 2.3, size  # 2,297,116 bytes when measured
 
 
@@ -179,10 +205,19 @@ def test_english_noun_phrases() -> None:
 
 @pytest.mark.parametrize(
     ("en", "person", "expected"),
-    [("work", "3sg", "arbeitet"), ("work", "2sg", "arbeitest"), ("see", "3sg", "sieht"),
-     ("dance", "2sg", "tanzt"), ("open", "3sg", "öffnet"), ("live", "3sg", "wohnt"),
-     ("draw", "2sg", "zeichnest"), ("come", "3sg", "kommt"), ("like", "1sg", "mag"),
-     ("feed", "1sg", "füttere"), ("read", "1pl", "lesen")],
+    [
+        ("work", "3sg", "arbeitet"),
+        ("work", "2sg", "arbeitest"),
+        ("see", "3sg", "sieht"),
+        ("dance", "2sg", "tanzt"),
+        ("open", "3sg", "öffnet"),
+        ("live", "3sg", "wohnt"),
+        ("draw", "2sg", "zeichnest"),
+        ("come", "3sg", "kommt"),
+        ("like", "1sg", "mag"),
+        ("feed", "1sg", "füttere"),
+        ("read", "1pl", "lesen"),
+    ],
 )
 def test_present_tense(en: str, person: str, expected: str) -> None:
     frame = "motion" if en == "come" else None
@@ -205,16 +240,23 @@ def test_preterite_and_participles() -> None:
 
 
 def test_v2_with_fronted_time_adverb() -> None:
-    c = Clause(subj=np_("man"), verb=verb("see"), tense="pres", acc=np_("dog"),
-               time=Adverb("today", "heute"), time_front=True)
+    c = Clause(
+        subj=np_("man"),
+        verb=verb("see"),
+        tense="pres",
+        acc=np_("dog"),
+        time=Adverb("today", "heute"),
+        time_front=True,
+    )
     assert both(c) == ("Today the man sees the dog.", "Heute sieht der Mann den Hund.")
 
 
 def test_perfect_puts_participle_last_and_picks_auxiliary() -> None:
     c = Clause(subj=np_("man"), verb=verb("see"), tense="perf", acc=np_("dog"))
     assert both(c) == ("The man has seen the dog.", "Der Mann hat den Hund gesehen.")
-    c = Clause(subj=pron("1pl"), verb=verb("go"), tense="perf",
-               pp=PrepPhrase("to", "zu", "dat", np_("station")))
+    c = Clause(
+        subj=pron("1pl"), verb=verb("go"), tense="perf", pp=PrepPhrase("to", "zu", "dat", np_("station"))
+    )
     assert both(c) == ("We have gone to the station.", "Wir sind zum Bahnhof gegangen.")
 
 
@@ -248,8 +290,14 @@ def test_question_is_verb_first_and_progressive_maps_to_present() -> None:
 
 
 def test_ditransitive_dative_before_accusative() -> None:
-    c = Clause(subj=pron("1sg"), verb=verb("give"), tense="past", dat=np_("child"), acc=np_("ball", "indef"),
-               en_to_dative=True)
+    c = Clause(
+        subj=pron("1sg"),
+        verb=verb("give"),
+        tense="past",
+        dat=np_("child"),
+        acc=np_("ball", "indef"),
+        en_to_dative=True,
+    )
     assert both(c) == ("I gave a ball to the child.", "Ich gab dem Kind einen Ball.")
 
 

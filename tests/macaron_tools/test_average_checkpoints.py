@@ -99,11 +99,22 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
         before = set(leftovers(disk))
         out = disk / "new" / "avg.pt"
         proc = subprocess.run(
-            [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", str(tmp_path / "c1.pt"),
-             str(tmp_path / "c2.pt"), "--out", str(out)],
-            cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(REPO)), capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "macaron_tools.average_checkpoints",
+                "--inputs",
+                str(tmp_path / "c1.pt"),
+                str(tmp_path / "c2.pt"),
+                "--out",
+                str(out),
+            ],
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+            capture_output=True,
+            text=True,
             timeout=300,
-        )  # fmt: skip
+        )
         assert proc.returncode == 2, proc.stderr[-3000:]
         (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
         prog = "python -m macaron_tools.average_checkpoints"
@@ -129,11 +140,22 @@ def test_both_torch_force_variables_are_named_not_the_file(tmp_path: Path) -> No
         fake_checkpoint(tmp_path / f"c{epoch}.pt", float(epoch), epoch)
     both = {"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
     proc = subprocess.run(
-        [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", str(tmp_path / "c1.pt"),
-         str(tmp_path / "c2.pt"), "--out", str(tmp_path / "avg.pt")],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(REPO), **both}, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "macaron_tools.average_checkpoints",
+            "--inputs",
+            str(tmp_path / "c1.pt"),
+            str(tmp_path / "c2.pt"),
+            "--out",
+            str(tmp_path / "avg.pt"),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO), **both},
+        capture_output=True,
+        text=True,
         timeout=300,
-    )  # fmt: skip
+    )
     (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and "are both set" in line and "truncated" not in line, proc.stderr
     assert not (tmp_path / "avg.pt").exists()

@@ -18,11 +18,19 @@ def json_log(epochs: int = 3) -> list[str]:
     for epoch in range(1, epochs + 1):
         for step in range(2):
             upd = (epoch - 1) * 2 + step + 1
-            stats = {"epoch": epoch, "update": epoch - 1 + 0.5, "loss": f"{10 - upd:.3f}",
-                     "num_updates": str(upd)}
+            stats = {
+                "epoch": epoch,
+                "update": epoch - 1 + 0.5,
+                "loss": f"{10 - upd:.3f}",
+                "num_updates": str(upd),
+            }
             lines.append(f"{PREFIX} train_inner | {json.dumps(stats)}")
-        valid = {"epoch": epoch, "valid_loss": f"{9 - epoch:.3f}", "valid_nll_loss": "1.0",
-                 "valid_num_updates": str(epoch * 2)}
+        valid = {
+            "epoch": epoch,
+            "valid_loss": f"{9 - epoch:.3f}",
+            "valid_nll_loss": "1.0",
+            "valid_num_updates": str(epoch * 2),
+        }
         train = {"epoch": epoch, "train_loss": f"{9.5 - epoch:.3f}", "train_num_updates": str(epoch * 2)}
         lines.append(f"{PREFIX} valid | {json.dumps(valid)}")
         lines.append(f"{PREFIX} train | {json.dumps(train)}")
@@ -137,8 +145,10 @@ def test_cli_fails_clearly_without_losses(tmp_path: Path, capsys: pytest.Capture
 
 def test_the_pretrainers_step_log_is_recognised_and_plotted(tmp_path: Path) -> None:
     log = tmp_path / "train_log.jsonl"
-    train = [{"step": s, "mlm_loss": 9.0 - s, "nsp_loss": 1.0, "nsp_accuracy": 50.0, "lr": 1e-3 * s}
-             for s in (1, 2, 3)]  # fmt: skip
+    train = [
+        {"step": s, "mlm_loss": 9.0 - s, "nsp_loss": 1.0, "nsp_accuracy": 50.0, "lr": 1e-3 * s}
+        for s in (1, 2, 3)
+    ]
     valid = {"step": 3, "split": "valid", "mlm_loss": 6.0, "ppl": 64.0, "nsp_accuracy": 55.0, "pairs": 10.0}
     log.write_text("".join(json.dumps(r) + "\n" for r in (*train, valid)))
     assert plot_curves.is_step_log(log) and not plot_curves.is_step_log(tmp_path / "missing.jsonl")

@@ -242,8 +242,9 @@ def test_retokenized_bleu_follows_the_authors_wmt14_script(tmp_path: Path) -> No
     results, _ = score_bleu.score(lines, ref, None, "de", ["retokenized"])
     record = results["scores"]["retokenized"]
     assert record["score"] == 100.0 and record["sys_len"] == record["ref_len"] == 10
-    worse, _ = score_bleu.score(["H-0\t-0.1\tDie US-Regierung sagt , sie sei müde ."], ref, None, "de",
-                                ["retokenized"])  # fmt: skip
+    worse, _ = score_bleu.score(
+        ["H-0\t-0.1\tDie US-Regierung sagt , sie sei müde ."], ref, None, "de", ["retokenized"]
+    )
     assert worse["scores"]["retokenized"]["score"] < 100
     with pytest.raises(score_bleu.ScoreError, match="needs --ref"):
         score_bleu.score(lines, None, None, "de", ["retokenized"])

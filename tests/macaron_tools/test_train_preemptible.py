@@ -38,14 +38,49 @@ def test_an_unknown_signal_is_refused_before_fairseq_starts() -> None:
 
 def command(data: Path, save_dir: Path) -> list[str]:
     return [
-        sys.executable, "-m", "macaron_tools.train_preemptible", str(data),
-        "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
-        "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(UPDATES), "--batch-size", "8",
-        "--dropout", "0.1", "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-        "--save-dir", str(save_dir), "--cpu", "--num-workers", "1", "--disable-validation", "--seed", "1",
-        "--log-format", "json", "--log-interval", "1", "--no-epoch-checkpoints",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_tools.train_preemptible",
+        str(data),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        "macaron_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        str(UPDATES),
+        "--batch-size",
+        "8",
+        "--dropout",
+        "0.1",
+        "--criterion",
+        "label_smoothed_cross_entropy",
+        "--label-smoothing",
+        "0.1",
+        "--save-dir",
+        str(save_dir),
+        "--cpu",
+        "--num-workers",
+        "1",
+        "--disable-validation",
+        "--seed",
+        "1",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "1",
+        "--no-epoch-checkpoints",
+    ]
 
 
 def env() -> dict[str, str]:
@@ -63,15 +98,27 @@ def losses(output: str) -> dict[int, float]:
 def test_a_signal_saves_exits_3_and_the_rerun_resumes_to_the_same_losses(
     tiny_data_bin: Path, tmp_path: Path
 ) -> None:
-    whole = subprocess.run(command(tiny_data_bin, tmp_path / "whole"), cwd=REPO, env=env(),
-                           capture_output=True, text=True, timeout=600)  # fmt: skip
+    whole = subprocess.run(
+        command(tiny_data_bin, tmp_path / "whole"),
+        cwd=REPO,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert whole.returncode == 0, whole.stderr[-3000:]
     reference = losses(whole.stdout)
     assert sorted(reference) == list(range(1, UPDATES + 1))
 
     save = tmp_path / "preempted"
-    proc = subprocess.Popen(command(tiny_data_bin, save), cwd=REPO, env=env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        command(tiny_data_bin, save),
+        cwd=REPO,
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     first: list[str] = []
     assert proc.stdout is not None
     for line in proc.stdout:  # the signal once the run is past update 10
@@ -87,8 +134,9 @@ def test_a_signal_saves_exits_3_and_the_rerun_resumes_to_the_same_losses(
     assert "rerun the same command to resume" in output
 
     started = time.monotonic()
-    rerun = subprocess.run(command(tiny_data_bin, save), cwd=REPO, env=env(), capture_output=True, text=True,
-                           timeout=600)  # fmt: skip
+    rerun = subprocess.run(
+        command(tiny_data_bin, save), cwd=REPO, env=env(), capture_output=True, text=True, timeout=600
+    )
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     assert f"resumed from {save / 'checkpoint_last.pt'} at update {saved}" in rerun.stdout
     resumed = losses(rerun.stdout)

@@ -21,15 +21,42 @@ import torch.distributed as dist
 from macaron_workflow import collectives
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("macaron_fairseq", "macaron_workflow", "macaron_tools", "preprocess", "pipelines", "slurm",
-            "macaron_synthetic", "benchmarks", "scripts")  # fmt: skip
+PACKAGES = (
+    "macaron_fairseq",
+    "macaron_workflow",
+    "macaron_tools",
+    "preprocess",
+    "pipelines",
+    "slurm",
+    "macaron_synthetic",
+    "benchmarks",
+    "scripts",
+)
 #: torch.distributed's collectives on tensors (and their in-place / coalesced variants)
-TENSOR_COLLECTIVES = frozenset({
-    "all_reduce", "all_reduce_coalesced", "all_gather", "all_gather_into_tensor", "all_gather_coalesced",
-    "_all_gather_base", "broadcast", "reduce", "reduce_scatter", "reduce_scatter_tensor",
-    "_reduce_scatter_base", "gather", "scatter", "all_to_all", "all_to_all_single", "send", "recv", "isend",
-    "irecv", "batch_isend_irecv",
-})  # fmt: skip
+TENSOR_COLLECTIVES = frozenset(
+    {
+        "all_reduce",
+        "all_reduce_coalesced",
+        "all_gather",
+        "all_gather_into_tensor",
+        "all_gather_coalesced",
+        "_all_gather_base",
+        "broadcast",
+        "reduce",
+        "reduce_scatter",
+        "reduce_scatter_tensor",
+        "_reduce_scatter_base",
+        "gather",
+        "scatter",
+        "all_to_all",
+        "all_to_all_single",
+        "send",
+        "recv",
+        "isend",
+        "irecv",
+        "batch_isend_irecv",
+    }
+)
 HELPER = ROOT / "macaron_workflow" / "collectives.py"
 
 
@@ -85,8 +112,12 @@ def test_the_scan_finds_every_spelling(tmp_path: Path) -> None:
         found = tensor_collective_calls(source)
     finally:
         ROOT = saved
-    assert [f.split(" ", 1)[1] for f in found] == ["d.all_reduce", "torch.distributed.broadcast",
-                                                   "distributed.reduce", "ag"]  # fmt: skip
+    assert [f.split(" ", 1)[1] for f in found] == [
+        "d.all_reduce",
+        "torch.distributed.broadcast",
+        "distributed.reduce",
+        "ag",
+    ]
 
 
 class CudaOnly(dist.ProcessGroup):
@@ -188,8 +219,11 @@ def _preemption_flags() -> None:
         preemption.restore()
 
 
-@pytest.mark.parametrize("path", [_step_statistics, _validation, _mu_pass, _preemption_flags],
-                         ids=["step statistics", "validation", "mu pass", "preemption flags"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [_step_statistics, _validation, _mu_pass, _preemption_flags],
+    ids=["step statistics", "validation", "mu pass", "preemption flags"],
+)
 def test_each_path_asks_the_helper_for_the_backends_device(
     path: object, cuda_only_group: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

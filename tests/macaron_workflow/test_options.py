@@ -52,8 +52,11 @@ def test_the_table_gives_the_parser_and_the_help_names_the_variables(
     assert "where [env WORKDIR]" in help_text and "no env" in help_text and "[env QUIET]" not in help_text
     assert "--vocab-size" not in help_text  # the deprecated spelling is hidden
     assert environment_table(TABLE).splitlines() == [
-        "  WORKDIR  --workdir", "  SIZES    --sizes", "  RATE     --rate", "  SMALL    --small",
-    ]  # fmt: skip
+        "  WORKDIR  --workdir",
+        "  SIZES    --sizes",
+        "  RATE     --rate",
+        "  SMALL    --small",
+    ]
 
 
 def test_environment_variables_become_the_same_flags() -> None:

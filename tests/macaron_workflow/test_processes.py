@@ -28,8 +28,13 @@ def test_log_gets_both_streams_and_stdout_can_go_to_its_own_file(tmp_path: Path)
     assert done.status == 3 and sorted(log.read_text().split()) == ["err", "out"]
     assert sorted(done.tail(5)) == ["err", "out"] and done.tail(0) == []
     out = tmp_path / "stdout.txt"
-    run(script("import sys; print('data'); print('note', file=sys.stderr)"), stdout=out, log=log, append=True,
-        header="=== second\n")  # fmt: skip
+    run(
+        script("import sys; print('data'); print('note', file=sys.stderr)"),
+        stdout=out,
+        log=log,
+        append=True,
+        header="=== second\n",
+    )
     assert out.read_text() == "data\n"
     assert log.read_text().splitlines()[-2:] == ["=== second", "note"]
 
@@ -46,8 +51,10 @@ def test_capture_and_lines(tmp_path: Path) -> None:
 
 def test_a_failing_callback_does_not_leave_the_command_running(tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
-    code = (f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
-            "print('x', flush=True); time.sleep(60)")  # fmt: skip
+    code = (
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); "
+        "print('x', flush=True); time.sleep(60)"
+    )
 
     def fail(_line: str) -> None:
         raise ValueError("bad line")

@@ -81,9 +81,14 @@ def test_in_place_stage_resumes_skips_and_moves_a_changed_workspace_aside(tmp_pa
 
     def run(updates: int, arch: str) -> dict:
         return runner.run_in_place(
-            "train", [data], [workspace / "last.txt"], {"arch": arch, "updates": updates},
-            lambda: _training_like(workspace, updates, log), workspace, resume_params={"arch": arch},
-        )  # fmt: skip
+            "train",
+            [data],
+            [workspace / "last.txt"],
+            {"arch": arch, "updates": updates},
+            lambda: _training_like(workspace, updates, log),
+            workspace,
+            resume_params={"arch": arch},
+        )
 
     assert run(10, "a")["updates"] == 10 and log == ["from 0"]
     run(10, "a")  # complete: skipped
@@ -131,7 +136,13 @@ def test_a_workspace_without_start_record_is_adopted_and_resumed(tmp_path: Path)
     assert runner.adopt_workspace("train", [], {"lr": 1}, workspace)
     assert not runner.adopt_workspace("train", [], {"lr": 2}, workspace)  # it has a start record now
     log: list[str] = []
-    runner.run_in_place("train", [], [workspace / "last.txt"], {"lr": 1, "updates": 8},
-                        lambda: _training_like(workspace, 8, log), workspace,
-                        resume_params={"lr": 1})  # fmt: skip
+    runner.run_in_place(
+        "train",
+        [],
+        [workspace / "last.txt"],
+        {"lr": 1, "updates": 8},
+        lambda: _training_like(workspace, 8, log),
+        workspace,
+        resume_params={"lr": 1},
+    )
     assert log == ["from 5"] and not list(tmp_path.glob("ws.before-*"))

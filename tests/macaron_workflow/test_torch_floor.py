@@ -54,8 +54,14 @@ def test_importing_the_plugin_with_an_older_torch_fails_in_one_line(tmp_path: Pa
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1\n")
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO}", PYTHONWARNINGS="ignore")
-    proc = subprocess.run([sys.executable, "-c", "import macaron_fairseq"], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", "import macaron_fairseq"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
         "ImportError: macaron-fairseq needs torch >= 2.6 (requirements.txt) and this environment has torch "

@@ -20,14 +20,21 @@ def effective(recipe: str, tmp_path: Path, *extra: str) -> tuple[list[str], list
     r = translation.RECIPES[recipe]
     data, save = r.data_bin(args.workdir), tmp_path / "checkpoints"
     ours = translation.train_command(r, args, data, save)[1:]  # without "fairseq-train"
-    theirs = [str(data), *ar.fairseq_012(ar.AUTHORS[recipe].train), "--save-dir", str(save),
-              "--distributed-world-size", gpus]  # fmt: skip
+    theirs = [
+        str(data),
+        *ar.fairseq_012(ar.AUTHORS[recipe].train),
+        "--save-dir",
+        str(save),
+        "--distributed-world-size",
+        gpus,
+    ]
     return theirs, ours
 
 
 @pytest.mark.parametrize("recipe", list(ar.AUTHORS))
-def test_the_pipelines_fairseq_config_is_the_authors_but_the_listed_deviations(recipe: str, tmp_path: Path
-                                                                                ) -> None:  # fmt: skip
+def test_the_pipelines_fairseq_config_is_the_authors_but_the_listed_deviations(
+    recipe: str, tmp_path: Path
+) -> None:
     theirs, ours = effective(recipe, tmp_path)
     diff = ar.differences(ar.parse_training(theirs), ar.parse_training(ours))
     assert set(diff) <= set(ar.DEVIATIONS), {k: v for k, v in diff.items() if k not in ar.DEVIATIONS}

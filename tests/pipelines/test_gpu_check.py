@@ -62,8 +62,12 @@ def test_resume_comparison_is_exact_tolerant_to_1e_6_and_names_the_first_mismatc
     whole = records(4)
     resumed = [dict(r) for r in whole[2:]]
     assert resume.compare_resume(whole, resumed) == {
-        "ok": True, "steps": [3, 4], "max_rel_diff": 0.0, "exact": True, "mismatch": None,
-    }  # fmt: skip
+        "ok": True,
+        "steps": [3, 4],
+        "max_rel_diff": 0.0,
+        "exact": True,
+        "mismatch": None,
+    }
     resumed[0]["mlm_loss"] *= 1 + 1e-8
     close = resume.compare_resume(whole, resumed)
     assert close["ok"] and not close["exact"] and 0 < close["max_rel_diff"] < 1e-6
@@ -78,7 +82,11 @@ def test_plan_covers_both_precisions_at_zero_1_and_2_both_archs_lamb_and_two_res
     runs = gpu_runs.plan(CUDA, "base", 200, 20)
     assert not any(r.skip for r in runs)
     assert {(r.precision, r.zero) for r in runs if r.optimizer == "adamw"} == {
-        ("bf16", 1), ("bf16", 2), ("fp16", 1), ("fp16", 2)}  # fmt: skip
+        ("bf16", 1),
+        ("bf16", 2),
+        ("fp16", 1),
+        ("fp16", 2),
+    }
     assert {r.arch for r in runs} == {"vanilla_bert_base", "macaron_bert_base"}
     assert [r.optimizer for r in runs].count("lamb") == 1
     resumed = [r for r in runs if r.resume_at]
@@ -298,8 +306,9 @@ def test_the_wheel_pins_are_the_locks_versions(tmp_path: Path) -> None:
     other = tmp_path / "constraints.txt"
     other.write_text("# a lock\nHydra_Core==9.9\npydantic-core==1.0  # a comment\n")
     assert gpu_wheels.pinned((("hydra-core", "hydra"), ("pydantic_core", "pydantic_core")), other) == (
-        ("hydra-core", "9.9", "hydra"), ("pydantic_core", "1.0", "pydantic_core")
-    )  # fmt: skip
+        ("hydra-core", "9.9", "hydra"),
+        ("pydantic_core", "1.0", "pydantic_core"),
+    )
     message = f"{other}: no version of deepspeed, einops (python scripts/lock.py --write)"
     with pytest.raises(RuntimeError, match=f"^{re.escape(message)}$"):
         gpu_wheels.pinned((("deepspeed", "deepspeed"), ("hydra-core", "hydra"), ("einops", "einops")), other)
@@ -324,10 +333,30 @@ def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
 def test_cpu_smoke_runs_the_real_trainer_saves_resumes_and_times_both_models(tmp_path: Path) -> None:
     out = tmp_path / "gpu_check.json"
     command = [
-        sys.executable, "-m", "macaron_pipelines.gpu_check", "--allow-cpu", "--arch", "tiny", "--steps", "2",
-        "--resume-at", "1", "--corpus-mb", "0.2", "--vocab", "300", "--parts", "pretrain", "speed",
-        "--only", "vanilla-bf16", "--threads", "1", "--json", str(out),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_pipelines.gpu_check",
+        "--allow-cpu",
+        "--arch",
+        "tiny",
+        "--steps",
+        "2",
+        "--resume-at",
+        "1",
+        "--corpus-mb",
+        "0.2",
+        "--vocab",
+        "300",
+        "--parts",
+        "pretrain",
+        "speed",
+        "--only",
+        "vanilla-bf16",
+        "--threads",
+        "1",
+        "--json",
+        str(out),
+    ]
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -373,8 +402,13 @@ def test_gpu_wheels_downloads_cp312_wheels_of_the_pins_and_builds_only_pure_or_c
     env = dict(os.environ, PYTHON=str(fake), REAL_PYTHON=sys.executable, LOG=str(log), NO_WHEEL="deepspeed")
 
     def wheels(dest: Path, tag: str) -> subprocess.CompletedProcess:
-        return subprocess.run(["bash", "scripts/gpu_wheels.sh", str(dest)], cwd=REPO, capture_output=True,
-                              text=True, env=dict(env, BUILT_TAG=tag))  # fmt: skip
+        return subprocess.run(
+            ["bash", "scripts/gpu_wheels.sh", str(dest)],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            env=dict(env, BUILT_TAG=tag),
+        )
 
     proc = wheels(tmp_path / "ok", "py3-none-any")
     assert proc.returncode == 0, proc.stderr

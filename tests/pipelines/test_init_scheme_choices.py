@@ -21,8 +21,9 @@ def test_the_pipelines_choices_are_fairseq_trains() -> None:
 
 @pytest.mark.parametrize("module", ["macaron_pipelines.glue", "macaron_pipelines.translation"])
 def test_each_pipeline_offers_auto(module: str) -> None:
-    proc = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=REPO,
-                          timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=REPO, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     text = " ".join(proc.stdout.split())
     assert "--init-scheme {default,dt-fixup,t-fixup,auto}" in text

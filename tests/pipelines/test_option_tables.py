@@ -15,10 +15,32 @@ from helpers import REPO
 from macaron_pipelines import pretrain, translation
 from macaron_pipelines.glue import __main__ as glue
 
-GLUE_ENV = {"WORKDIR": "w", "TASKS": "RTE SST-2", "SEEDS": "2", "LRS": "1e-3", "SMALL": "1", "GPUS": "0",
-            "PREEMPT_SIGNAL": "USR2", "SKIP_INSTALL": "1"}  # fmt: skip
-GLUE_FLAGS = ["--workdir", "w", "--tasks", "RTE SST-2", "--seeds", "2", "--lrs", "1e-3", "--small", "--gpus",
-              "0", "--preemption-signal", "USR2", "--skip-install"]  # fmt: skip
+GLUE_ENV = {
+    "WORKDIR": "w",
+    "TASKS": "RTE SST-2",
+    "SEEDS": "2",
+    "LRS": "1e-3",
+    "SMALL": "1",
+    "GPUS": "0",
+    "PREEMPT_SIGNAL": "USR2",
+    "SKIP_INSTALL": "1",
+}
+GLUE_FLAGS = [
+    "--workdir",
+    "w",
+    "--tasks",
+    "RTE SST-2",
+    "--seeds",
+    "2",
+    "--lrs",
+    "1e-3",
+    "--small",
+    "--gpus",
+    "0",
+    "--preemption-signal",
+    "USR2",
+    "--skip-install",
+]
 
 
 def clear_tables(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -50,14 +72,27 @@ def test_wrapper_defaults_of_the_work_directory(monkeypatch: pytest.MonkeyPatch)
 
 def test_translation_and_pretrain_read_their_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     clear_tables(monkeypatch)
-    env = {"WORKDIR": "/tmp/t", "RAW_DIR": "/tmp/raw", "ARCH": "transformer_iwslt_de_en", "MAX_UPDATE": "80",
-           "NUM_AVG": "2", "WORKERS": "1", "SMALL": "1", "UPDATE_FREQ": "2"}  # fmt: skip
+    env = {
+        "WORKDIR": "/tmp/t",
+        "RAW_DIR": "/tmp/raw",
+        "ARCH": "transformer_iwslt_de_en",
+        "MAX_UPDATE": "80",
+        "NUM_AVG": "2",
+        "WORKERS": "1",
+        "SMALL": "1",
+        "UPDATE_FREQ": "2",
+    }
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     args = translation.parse_args(["iwslt14", "--from-env"])
     assert (args.raw_dir, args.arch, args.max_update, args.num_avg, args.workers, args.small) == (
-        Path("/tmp/raw"), "transformer_iwslt_de_en", 80, 2, 1, True,
-    )  # fmt: skip
+        Path("/tmp/raw"),
+        "transformer_iwslt_de_en",
+        80,
+        2,
+        1,
+        True,
+    )
     assert args.update_freq == 2
     monkeypatch.delenv("ARCH")
     monkeypatch.setenv("WIKIPEDIA", "a.xml.bz2 b.xml.bz2")
@@ -87,10 +122,20 @@ def test_pretrain_bpe_vocab_size_keeps_its_old_spelling(
 
 
 def test_a_switch_variable_other_than_1_or_0_is_a_one_line_error(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "PYTHON": sys.executable, "SMALL": "yes", "SKIP_INSTALL": "1",
-           "WORKDIR": str(tmp_path / "w")}  # fmt: skip
-    proc = subprocess.run(["bash", str(REPO / "pipelines" / "pretrain.sh")], env=env, capture_output=True,
-                          text=True, cwd=tmp_path)  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHON": sys.executable,
+        "SMALL": "yes",
+        "SKIP_INSTALL": "1",
+        "WORKDIR": str(tmp_path / "w"),
+    }
+    proc = subprocess.run(
+        ["bash", str(REPO / "pipelines" / "pretrain.sh")],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
         "python -m macaron_pipelines.pretrain: error: SMALL=yes: expected 1 or 0 (the option --small) "

@@ -80,25 +80,60 @@ def data_bin(tmp_path: Path) -> Path:
 def fake_train_command(tmp_path: Path, save_dir: Path, max_update: int, lr: str = "0.1") -> list[str]:
     script = tmp_path / "fake_fairseq_train.py"
     script.write_text(FAKE_TRAIN)
-    return [sys.executable, str(script), "--save-dir", str(save_dir), "--max-update", str(max_update),
-            "--lr", lr, "--log-format", "json"]  # fmt: skip
+    return [
+        sys.executable,
+        str(script),
+        "--save-dir",
+        str(save_dir),
+        "--max-update",
+        str(max_update),
+        "--lr",
+        lr,
+        "--log-format",
+        "json",
+    ]
 
 
-def train(runner: StageRunner, console: Console, tmp_path: Path, data_bin: Path, max_update: int,
-          lr: str = "0.1", log_per_training: bool = True) -> dict:  # fmt: skip
+def train(
+    runner: StageRunner,
+    console: Console,
+    tmp_path: Path,
+    data_bin: Path,
+    max_update: int,
+    lr: str = "0.1",
+    log_per_training: bool = True,
+) -> dict:
     """Run the train stage with the stand-in trainer; the state it left in checkpoint_last.pt."""
     save_dir = tmp_path / "checkpoints"
     fairseq_steps.train(
-        runner, console, stage="train", command=fake_train_command(tmp_path, save_dir, max_update, lr),
-        data_bin=data_bin, save_dir=save_dir, log=tmp_path / "train.log",
-        outputs=("checkpoint_best.pt", "checkpoint_last.pt"), log_per_training=log_per_training,
-    )  # fmt: skip
+        runner,
+        console,
+        stage="train",
+        command=fake_train_command(tmp_path, save_dir, max_update, lr),
+        data_bin=data_bin,
+        save_dir=save_dir,
+        log=tmp_path / "train.log",
+        outputs=("checkpoint_best.pt", "checkpoint_last.pt"),
+        log_per_training=log_per_training,
+    )
     return json.loads((save_dir / "checkpoint_last.pt").read_text())
 
 
 def test_resume_settings_drop_only_when_to_stop_and_which_checkpoints_to_keep() -> None:
-    command = ["fairseq-train", "data", "--lr", "0.1", "--max-update", "60", "--max-epoch=3",
-               "--save-interval-updates", "10", "--keep-interval-updates=20", "--seed", "1"]  # fmt: skip
+    command = [
+        "fairseq-train",
+        "data",
+        "--lr",
+        "0.1",
+        "--max-update",
+        "60",
+        "--max-epoch=3",
+        "--save-interval-updates",
+        "10",
+        "--keep-interval-updates=20",
+        "--seed",
+        "1",
+    ]
     assert resume_settings(command) == ["fairseq-train", "data", "--lr", "0.1", "--seed", "1"]
     assert without_options(["--max-updates", "5"], ["--max-update"]) == ["--max-updates", "5"]
 
@@ -150,8 +185,10 @@ def test_train_with_other_settings_moves_checkpoints_and_log_aside(
     runner = StageRunner(tmp_path / ".stages", log=console.say)
     train(runner, console, tmp_path, data_bin, 20)
     assert train(runner, console, tmp_path, data_bin, 20, lr="0.2") == {
-        "updates": 20, "resumed_from": 0, "lr": "0.2"
-    }  # fmt: skip
+        "updates": 20,
+        "resumed_from": 0,
+        "lr": "0.2",
+    }
     [old_checkpoints] = tmp_path.glob("checkpoints.before-*")
     assert json.loads((old_checkpoints / "checkpoint_last.pt").read_text())["lr"] == "0.1"
     [old_log] = tmp_path.glob("train.log.before-*")
@@ -184,8 +221,15 @@ def test_a_failed_training_is_an_error_and_is_not_marked_complete(
     runner = StageRunner(tmp_path / ".stages", log=console.say)
     command = [*fake_train_command(tmp_path, tmp_path / "checkpoints", 10), "--fail"]
     with pytest.raises(PipelineError, match="fairseq-train failed with exit status 3"):
-        fairseq_steps.train(runner, console, stage="train", command=command, data_bin=data_bin,
-                            save_dir=tmp_path / "checkpoints", log=tmp_path / "train.log")  # fmt: skip
+        fairseq_steps.train(
+            runner,
+            console,
+            stage="train",
+            command=command,
+            data_bin=data_bin,
+            save_dir=tmp_path / "checkpoints",
+            log=tmp_path / "train.log",
+        )
     assert not runner.marker_path("train").exists()
 
 
@@ -202,9 +246,18 @@ def fake_fairseq_generate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 def generate(runner: StageRunner, console: Console, data_bin: Path, checkpoint: Path, output: Path) -> None:
     fairseq_steps.generate(
-        runner, console, stage="generate", data_bin=data_bin, checkpoint=checkpoint, src="en", tgt="de",
-        beam=5, lenpen=1.0, output=output, cpu=True,
-    )  # fmt: skip
+        runner,
+        console,
+        stage="generate",
+        data_bin=data_bin,
+        checkpoint=checkpoint,
+        src="en",
+        tgt="de",
+        beam=5,
+        lenpen=1.0,
+        output=output,
+        cpu=True,
+    )
 
 
 @pytest.mark.usefixtures("fake_fairseq_generate")
@@ -250,10 +303,17 @@ def test_score_writes_json_and_hypotheses_and_prints_bleu_on_every_run(
 
     def score() -> dict:
         return fairseq_steps.score(
-            runner, stage="score", generated=generated, ref=ref, tok_ref=tok_ref, lang="de",
-            bleu=BleuSettings(), name="unit", json_out=results_dir / "bleu.json",
+            runner,
+            stage="score",
+            generated=generated,
+            ref=ref,
+            tok_ref=tok_ref,
+            lang="de",
+            bleu=BleuSettings(),
+            name="unit",
+            json_out=results_dir / "bleu.json",
             hyp_out=results_dir / "test.hyp.de",
-        )  # fmt: skip
+        )
 
     results = score()
     assert results["scores"]["sacrebleu"]["score"] == 100.0 and results["name"] == "unit"
@@ -319,8 +379,14 @@ def test_quickstart_options_defaults_and_errors(tmp_path: Path, capsys: pytest.C
     assert "unrecognized arguments: --layer" in error("--layer", "3")  # no abbreviations
     assert "must be given together" in error("--train-prefix", str(tmp_path / "train"))
     assert "the synthetic corpus is en→de" in error("--src", "fr")
-    prefixes = ["--train-prefix", str(tmp_path / "c"), "--valid-prefix", str(tmp_path / "c"),
-                "--test-prefix", str(tmp_path / "c")]  # fmt: skip
+    prefixes = [
+        "--train-prefix",
+        str(tmp_path / "c"),
+        "--valid-prefix",
+        str(tmp_path / "c"),
+        "--test-prefix",
+        str(tmp_path / "c"),
+    ]
     assert f"missing corpus file {tmp_path / 'c'}.en" in error(*prefixes)
     (tmp_path / "c.en").write_text("a\n")
     (tmp_path / "c.de").write_text("b\n")
@@ -332,7 +398,8 @@ def test_quickstart_command_line_help_and_shell_wrapper_errors(tmp_path: Path) -
     shown = subprocess.run(["bash", str(wrapper), "--help"], capture_output=True, text=True, cwd=tmp_path)
     assert shown.returncode == 0 and "--max-update N" in shown.stdout
     assert "checking/installing" not in shown.stdout  # --help does not install
-    failed = subprocess.run(["bash", str(wrapper), "--skip-install", "--beam", "x"], capture_output=True,
-                            text=True, cwd=tmp_path)  # fmt: skip
+    failed = subprocess.run(
+        ["bash", str(wrapper), "--skip-install", "--beam", "x"], capture_output=True, text=True, cwd=tmp_path
+    )
     assert failed.returncode == 2
     assert "quickstart: error: argument --beam: must be a non-negative integer, got 'x'" in failed.stderr

@@ -24,9 +24,15 @@ STAGES = ("pretrain", "export", "plot", "results")
 
 def run_pipeline(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     environment = dict(
-        os.environ, SMALL="1", SKIP_INSTALL="1", WORKDIR=str(workdir), WORKERS="1", OMP_NUM_THREADS="1",
-        PYTHONWARNINGS="ignore", **env,
-    )  # fmt: skip
+        os.environ,
+        SMALL="1",
+        SKIP_INSTALL="1",
+        WORKDIR=str(workdir),
+        WORKERS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        **env,
+    )
     command = ["bash", str(REPO / "pipelines" / "pretrain.sh"), *args]
     proc = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"pretrain.sh failed\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
@@ -42,8 +48,18 @@ def test_help_lists_the_stages_and_options() -> None:
         timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
-    for word in ("--wikipedia", "--bookcorpus", "--arch", "--deepspeed-config", "--gpus", "--max-update",
-                 "--small", "torchrun", "loss_curves.png", "model.pt"):  # fmt: skip
+    for word in (
+        "--wikipedia",
+        "--bookcorpus",
+        "--arch",
+        "--deepspeed-config",
+        "--gpus",
+        "--max-update",
+        "--small",
+        "torchrun",
+        "loss_curves.png",
+        "model.pt",
+    ):
         assert word in proc.stdout, word
 
 
@@ -126,8 +142,19 @@ def test_stop_and_log_settings_resume_other_settings_restart(tmp_path: Path) -> 
 
 def test_step_log_keeps_the_last_record_of_each_step_and_split(tmp_path: Path) -> None:
     log = tmp_path / "train_log.jsonl"
-    train = [{"step": s, "mlm_loss": 9.0 - s, "nsp_loss": 1.0, "mlm_accuracy": 1.0, "nsp_accuracy": 50.0,
-              "lr": 1e-3, "tokens": 100.0, "tokens_per_second": 50.0} for s in (1, 2, 3)]  # fmt: skip
+    train = [
+        {
+            "step": s,
+            "mlm_loss": 9.0 - s,
+            "nsp_loss": 1.0,
+            "mlm_accuracy": 1.0,
+            "nsp_accuracy": 50.0,
+            "lr": 1e-3,
+            "tokens": 100.0,
+            "tokens_per_second": 50.0,
+        }
+        for s in (1, 2, 3)
+    ]
     rerun = {**train[2], "mlm_loss": 5.5}  # a resumed run logs step 3 again
     valid = {"step": 3, "split": "valid", "mlm_loss": 6.0, "ppl": 64.0, "nsp_accuracy": 55.0, "pairs": 10.0}
     lines = [json.dumps(r) for r in (*train, valid, rerun)] + ['{"step": 4, "mlm']  # cut by a kill

@@ -32,12 +32,40 @@ from macaron_tools.plot_curves import parse_log
 from macaron_workflow.machine import cpu_flags
 
 TINY = [
-    "--skip-install", "--train-size", "1000", "--valid-size", "100", "--test-size", "100",
-    "--bpe-vocab-size", "400", "--embed-dim", "64", "--ffn-dim", "128", "--layers", "1", "--heads", "2",
-    "--max-tokens", "512", "--max-epoch", "8", "--max-update", "700", "--warmup", "100", "--lr", "7e-3",
-    "--dropout", "0", "--beam", "2",
-    "--threads", "1",
-]  # fmt: skip
+    "--skip-install",
+    "--train-size",
+    "1000",
+    "--valid-size",
+    "100",
+    "--test-size",
+    "100",
+    "--bpe-vocab-size",
+    "400",
+    "--embed-dim",
+    "64",
+    "--ffn-dim",
+    "128",
+    "--layers",
+    "1",
+    "--heads",
+    "2",
+    "--max-tokens",
+    "512",
+    "--max-epoch",
+    "8",
+    "--max-update",
+    "700",
+    "--warmup",
+    "100",
+    "--lr",
+    "7e-3",
+    "--dropout",
+    "0",
+    "--beam",
+    "2",
+    "--threads",
+    "1",
+]
 STAGES = ("corpus", "train", "generate", "score", "plot")
 MARGIN = 3.0
 """sacreBLEU points above the copy-the-source baseline that the tiny configuration must reach (measured:
@@ -92,8 +120,11 @@ def test_quickstart_tiny(tmp_path: Path) -> None:
     assert record["sacrebleu"] == score and record["n_sentences"] == 100
     assert record["copy_source_sacrebleu"] == round(copy_baseline, 2)
     assert record["exact_matches"] == sum(h == r for h, r in zip(hypotheses, references, strict=True))
-    assert record["examples"][0] == {"source": sources[0], "reference": references[0],
-                                     "hypothesis": hypotheses[0]}  # fmt: skip
+    assert record["examples"][0] == {
+        "source": sources[0],
+        "reference": references[0],
+        "hypothesis": hypotheses[0],
+    }
     assert set(STAGES) | {"tokenize-train", "learn-bpe", "binarize"} <= set(record["stages_run"])
     assert record["stages_skipped"] == []
     assert 0 < record["seconds"]["train"] < record["wall_time_s"]

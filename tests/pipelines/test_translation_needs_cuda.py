@@ -14,8 +14,14 @@ pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machi
 
 
 def test_a_full_size_recipe_without_cuda_stops_in_one_line(tmp_path: Path) -> None:
-    proc = run_module("macaron_pipelines.translation", "iwslt14", "--workdir", str(tmp_path / "w"),
-                      "--skip-install", check=False)  # fmt: skip
+    proc = run_module(
+        "macaron_pipelines.translation",
+        "iwslt14",
+        "--workdir",
+        str(tmp_path / "w"),
+        "--skip-install",
+        check=False,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.count("\n") == 1, proc.stderr
     assert "no CUDA device here" in proc.stderr and "add --cpu to train on the CPU anyway" in proc.stderr

@@ -29,9 +29,16 @@ def run_pipeline(
     script: str, raw: Path, workdir: Path, *train_flags: str, **env: str
 ) -> subprocess.CompletedProcess:
     environment = dict(
-        os.environ, SMALL="1", SKIP_INSTALL="1", RAW_DIR=str(raw), WORKDIR=str(workdir), WORKERS="1",
-        OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", **env,
-    )  # fmt: skip
+        os.environ,
+        SMALL="1",
+        SKIP_INSTALL="1",
+        RAW_DIR=str(raw),
+        WORKDIR=str(workdir),
+        WORKERS="1",
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        **env,
+    )
     command = ["bash", str(REPO / "pipelines" / script), *(["--", *train_flags] if train_flags else [])]
     proc = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"{script} failed\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"

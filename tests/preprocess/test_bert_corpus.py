@@ -29,10 +29,19 @@ BOOK_WORD = re.compile(r"\bbookword(\d+)\b")
 
 def build(dest: Path, *args: str, check: bool = True, workers: int = 2):
     return run_module(
-        "macaron_preprocess.bert_corpus", "--dest", str(dest), "--workers", str(workers),
-        "--bpe-vocab-size", "600",
-        "--valid-ratio", "0.1", *args, check=check, timeout=300,
-    )  # fmt: skip
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(dest),
+        "--workers",
+        str(workers),
+        "--bpe-vocab-size",
+        "600",
+        "--valid-ratio",
+        "0.1",
+        *args,
+        check=check,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -240,10 +249,15 @@ def test_ctrl_c_during_extraction_leaves_nothing_trusted_and_a_rerun_completes(t
     dest = tmp_path / "out"
     args = ["--dest", str(dest), "--wikipedia", str(dump), "--workers", "2", "--bpe-vocab-size", "600"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "macaron_preprocess.bert_corpus", *args], cwd=REPO, text=True,
-        env=dict(os.environ, PYTHONPATH=str(REPO)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True, preexec_fn=_default_sigint,
-    )  # fmt: skip
+        [sys.executable, "-m", "macaron_preprocess.bert_corpus", *args],
+        cwd=REPO,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_default_sigint,
+    )
     extract_dir = dest / "work" / "extract" / f"wikipedia-{dump.name}"
     deadline = time.monotonic() + 60
     while not list(extract_dir.glob(".train.txt.tmp-*")):

@@ -32,14 +32,31 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     text.write_text("".join(moses(s) + "\n" for s in sentences))
     data_bin = root / "data-bin"
     data_bin.mkdir()
-    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(data_bin / "sentencepiece.bpe"),
-                                   vocab_size=120, model_type="bpe", minloglevel=2)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(text),
+        model_prefix=str(data_bin / "sentencepiece.bpe"),
+        vocab_size=120,
+        model_type="bpe",
+        minloglevel=2,
+    )
     pieces = [line.split("\t")[0] for line in (data_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (data_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))  # without <unk> <s> </s>
     checkpoint = save_bert_checkpoint(root / "model.pt", data_bin)  # its embeddings fit the dictionary
     dest = root / "glue-bin"
-    preprocess_glue.main(["--glue-dir", str(glue_dir), "--dest", str(dest), "--checkpoint", str(checkpoint),
-                          "--tasks", ",".join(TASK_LIST), "--workers", "1"])  # fmt: skip
+    preprocess_glue.main(
+        [
+            "--glue-dir",
+            str(glue_dir),
+            "--dest",
+            str(dest),
+            "--checkpoint",
+            str(checkpoint),
+            "--tasks",
+            ",".join(TASK_LIST),
+            "--workers",
+            "1",
+        ]
+    )
     return {"root": root, "glue": glue_dir, "data_bin": data_bin, "checkpoint": checkpoint, "dest": dest}
 
 
@@ -98,8 +115,18 @@ def test_single_sentences_regression_and_mnli_with_ax(setup: dict[str, Path]) ->
 
 
 def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[str, Path]) -> None:
-    args = ["--glue-dir", str(setup["glue"]), "--dest", str(setup["dest"]), "--checkpoint",
-            str(setup["checkpoint"]), "--tasks", ",".join(TASK_LIST), "--workers", "1"]  # fmt: skip
+    args = [
+        "--glue-dir",
+        str(setup["glue"]),
+        "--dest",
+        str(setup["dest"]),
+        "--checkpoint",
+        str(setup["checkpoint"]),
+        "--tasks",
+        ",".join(TASK_LIST),
+        "--workers",
+        "1",
+    ]
     rerun = run_module("macaron_preprocess.glue", *args)
     assert rerun.stderr.count("up to date, skipped") == len(TASK_LIST)
     other_bin = setup["root"] / "other-bin"
@@ -110,17 +137,28 @@ def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[
     state["cfg"]["task"]["data"] = str(setup["data_bin"])  # recorded with the corpus's data-bin
     torch.save(state, wrong)
     dest = setup["root"] / "other"
-    refused = run_module("macaron_preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint",
-                         str(wrong),
-                         check=False)  # fmt: skip
+    refused = run_module(
+        "macaron_preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint", str(wrong), check=False
+    )
     assert refused.returncode == 2 and "has 7 embeddings" in refused.stderr and "dict.txt" in refused.stderr
     assert not dest.exists()
     translation = setup["root"] / "translation.pt"
-    torch.save({"model": {"decoder.embed_tokens.weight": torch.zeros(7, 4)},
-                "cfg": {"task": {"data": str(setup["data_bin"])}}}, translation)  # fmt: skip
-    foreign = run_module("macaron_preprocess.glue", *args[:2], "--dest", str(dest), "--checkpoint",
-                         str(translation),
-                         check=False)  # fmt: skip
+    torch.save(
+        {
+            "model": {"decoder.embed_tokens.weight": torch.zeros(7, 4)},
+            "cfg": {"task": {"data": str(setup["data_bin"])}},
+        },
+        translation,
+    )
+    foreign = run_module(
+        "macaron_preprocess.glue",
+        *args[:2],
+        "--dest",
+        str(dest),
+        "--checkpoint",
+        str(translation),
+        check=False,
+    )
     assert foreign.returncode == 2 and "not a BERT checkpoint of this plugin" in foreign.stderr
     missing = run_module(
         "macaron_preprocess.glue",
@@ -142,8 +180,18 @@ def test_an_existing_file_as_dest_is_one_line(setup: dict[str, Path]) -> None:
     """#41: ``--dest FILE`` was a FileExistsError traceback, exit 1."""
     dest = setup["root"] / "a-file"
     dest.write_text("the user's\n")
-    proc = run_module("macaron_preprocess.glue", "--glue-dir", str(setup["glue"]), "--dest", str(dest),
-                      "--checkpoint", str(setup["checkpoint"]), "--tasks", "RTE", check=False)  # fmt: skip
+    proc = run_module(
+        "macaron_preprocess.glue",
+        "--glue-dir",
+        str(setup["glue"]),
+        "--dest",
+        str(dest),
+        "--checkpoint",
+        str(setup["checkpoint"]),
+        "--tasks",
+        "RTE",
+        check=False,
+    )
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
     assert (

@@ -19,10 +19,24 @@ SPLITS = ("train", "valid", "test")
 
 def custom_args(raw: Path, out: Path, *extra: str) -> list[str]:
     return [
-        "--src", "en", "--tgt", "de",
-        "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"), "--testpref", str(raw / "test"),
-        "--dest", str(out), "--bpe-vocab-size", "150", "--workers", "2", *extra,
-    ]  # fmt: skip
+        "--src",
+        "en",
+        "--tgt",
+        "de",
+        "--trainpref",
+        str(raw / "train"),
+        "--validpref",
+        str(raw / "valid"),
+        "--testpref",
+        str(raw / "test"),
+        "--dest",
+        str(out),
+        "--bpe-vocab-size",
+        "150",
+        "--workers",
+        "2",
+        *extra,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -139,10 +153,17 @@ def test_unwritable_destination(tmp_path: Path) -> None:
     blocker.write_text("a file, not a directory")
     write_bitext(tmp_path / "RAW" / "train", sentence_pairs(10, seed=1))
     result = run_module(
-        "macaron_preprocess.custom", "--src", "en", "--tgt", "de",
-        "--trainpref", str(tmp_path / "RAW" / "train"),
-        "--dest", str(blocker / "out"), check=False,
-    )  # fmt: skip
+        "macaron_preprocess.custom",
+        "--src",
+        "en",
+        "--tgt",
+        "de",
+        "--trainpref",
+        str(tmp_path / "RAW" / "train"),
+        "--dest",
+        str(blocker / "out"),
+        check=False,
+    )
     assert result.returncode == 2 and f"destination {blocker / 'out'} is not writable" in result.stderr
 
 
@@ -180,8 +201,9 @@ def test_contradictory_options_are_refused_before_any_work(
     tmp_path: Path, options: list[str], message: str
 ) -> None:
     raw = small_corpus(tmp_path / "RAW")
-    result = run_module("macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), *options,
-                        check=False)
+    result = run_module(
+        "macaron_preprocess.custom", *custom_args(raw, tmp_path / "OUT"), *options, check=False
+    )
     assert one_error_line(result) == message
     assert not (tmp_path / "OUT").exists()
 
@@ -285,8 +307,10 @@ def test_an_old_layout_dest_is_continued_and_read_with_one_line(
     custom_main(custom_args(raw, out, "--workers", "1"))
     err = capsys.readouterr().err
     notices = [line for line in err.splitlines() if "old layout" in line]
-    assert notices == [f"{out} has the old layout (its data-bin in {out / 'data-bin'}): continuing it there "
-                       f"(--force redoes it with the data-bin in {out} itself)"], err  # fmt: skip
+    assert notices == [
+        f"{out} has the old layout (its data-bin in {out / 'data-bin'}): continuing it there "
+        f"(--force redoes it with the data-bin in {out} itself)"
+    ], err
     assert "running" not in err and err.count("up to date, skipped") == 8, err
     assert {p: p.read_bytes() for p in files} == files and not (out / "dict.en.txt").exists()
 

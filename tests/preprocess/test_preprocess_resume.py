@@ -21,9 +21,19 @@ pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: second
 
 def custom_args(raw: Path, out: Path) -> list[str]:
     return [
-        "--src", "en", "--tgt", "de", "--trainpref", str(raw / "train"), "--validpref", str(raw / "valid"),
-        "--dest", str(out), "--bpe-vocab-size", "300",
-    ]  # fmt: skip
+        "--src",
+        "en",
+        "--tgt",
+        "de",
+        "--trainpref",
+        str(raw / "train"),
+        "--validpref",
+        str(raw / "valid"),
+        "--dest",
+        str(out),
+        "--bpe-vocab-size",
+        "300",
+    ]
 
 
 def _default_sigint() -> None:
@@ -36,9 +46,14 @@ def start(args: list[str], workers: int) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
         [sys.executable, "-m", "macaron_preprocess.custom", *args, "--workers", str(workers)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
         preexec_fn=_default_sigint,
-    )  # fmt: skip
+    )
 
 
 def wait_for(predicate, process: subprocess.Popen, what: str, timeout: float = 60) -> None:

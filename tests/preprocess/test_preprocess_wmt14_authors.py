@@ -60,8 +60,17 @@ def authors_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     archives = wmt_archives(raw, corpora(), valid_pairs(), TEST)
     archives["training-parallel-nc-v9.tgz"].unlink()  # not one of their archives
     out = tmp_path_factory.mktemp("wmt_authors_out")
-    run_module("macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw),
-               "--bpe-vocab-size", str(MERGES), "--workers", "1")  # fmt: skip
+    run_module(
+        "macaron_preprocess.wmt14_en_de",
+        "--dest",
+        str(out),
+        "--raw-dir",
+        str(raw),
+        "--bpe-vocab-size",
+        str(MERGES),
+        "--workers",
+        "1",
+    )
     return raw, out
 
 
@@ -83,8 +92,9 @@ def test_valid_is_normalised_like_the_training_text_and_test_is_not(authors_run:
     assert read_lines(out / "raw" / "test.de")[0] == TEST[0][1]
 
 
-def test_joint_subword_nmt_bpe_as_their_learn_and_apply(authors_run: tuple[Path, Path], tmp_path: Path
-                                                        ) -> None:  # fmt: skip
+def test_joint_subword_nmt_bpe_as_their_learn_and_apply(
+    authors_run: tuple[Path, Path], tmp_path: Path
+) -> None:
     from subword_nmt.apply_bpe import BPE
     from subword_nmt.learn_bpe import learn_bpe
 
@@ -114,9 +124,19 @@ def test_their_released_test_reference_is_kept(authors_run: tuple[Path, Path], t
     (raw_test / "en-de.en.bpe").write_text("".join(f"s{i}\n" for i in range(25)))
     atat = "".join(f"Es ist ein Test ##AT##-##AT## Fall {i} .\n" for i in range(25))
     (raw_test / "en-de.de.tok.atat").write_text(atat)
-    run_module("macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw),
-               "--bpe-vocab-size", str(MERGES), "--workers", "1",
-               "--authors-test-dir", str(raw_test))  # fmt: skip
+    run_module(
+        "macaron_preprocess.wmt14_en_de",
+        "--dest",
+        str(out),
+        "--raw-dir",
+        str(raw),
+        "--bpe-vocab-size",
+        str(MERGES),
+        "--workers",
+        "1",
+        "--authors-test-dir",
+        str(raw_test),
+    )
     assert (out / "authors-test" / "en-de.de.tok.atat").read_text() == atat
 
 
@@ -124,9 +144,18 @@ def test_a_released_reference_of_another_length_is_refused(authors_run, tmp_path
     raw, out = authors_run
     (tmp_path / "en-de.en.bpe").write_text("x\n")
     (tmp_path / "en-de.de.tok.atat").write_text("x\n" * 24)
-    proc = run_module("macaron_preprocess.wmt14_en_de", "--dest", str(out), "--raw-dir", str(raw),
-                      "--bpe-vocab-size", str(MERGES), "--authors-test-dir", str(tmp_path),
-                      check=False)  # fmt: skip
+    proc = run_module(
+        "macaron_preprocess.wmt14_en_de",
+        "--dest",
+        str(out),
+        "--raw-dir",
+        str(raw),
+        "--bpe-vocab-size",
+        str(MERGES),
+        "--authors-test-dir",
+        str(tmp_path),
+        check=False,
+    )
     assert proc.returncode == 2
     assert (
         proc.stderr.strip()

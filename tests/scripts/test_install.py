@@ -94,13 +94,19 @@ def run_installer(
     log = tmp_path / "pip.log"
     log.write_text("")
     run_env = {name: value for name, value in os.environ.items() if name != "MACARON_TORCH_VERSION"}
-    run_env.update(PYTHON=str(stand_in_python(tmp_path)), REAL_PYTHON=sys.executable, PIP_LOG=str(log),
-                   PIP_STATUS=str(pip_status), **(env or {}))  # fmt: skip
+    run_env.update(
+        PYTHON=str(stand_in_python(tmp_path)),
+        REAL_PYTHON=sys.executable,
+        PIP_LOG=str(log),
+        PIP_STATUS=str(pip_status),
+        **(env or {}),
+    )
     if pythonpath is not None:
         run_env["PYTHONPATH"] = str(pythonpath)
     started = time.monotonic()
-    proc = subprocess.run(["bash", str(install), *args], capture_output=True, text=True, env=run_env,
-                          cwd=tmp_path, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(install), *args], capture_output=True, text=True, env=run_env, cwd=tmp_path, timeout=600
+    )
     return proc, log.read_text().splitlines(), time.monotonic() - started
 
 
@@ -135,8 +141,9 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     pip call that resolves dependencies is constrained to exactly that torch; the others are --no-deps. The
     missing requirement (and only it) goes to pip."""
     checkout = checkout_with(tmp_path, "packaging  # present\nmacaron-test-surely-missing-package==1.0\n")
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, "2.5.1+cu121"))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, "2.5.1+cu121")
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "[install] torch 2.5.1+cu121 present: kept" in proc.stdout
     assert "[install] installing: macaron-test-surely-missing-package==1.0" in proc.stdout
@@ -159,13 +166,16 @@ def test_every_pip_install_but_torchs_is_constrained_by_the_lock_which_names_the
     the one exception (tested below: no lock, the build for the machine)."""
     lock = "# a lock\nmacaron-test-surely-missing-package==1.0\nve-fairseq==9.9.9\n"
     checkout = checkout_with(tmp_path, "macaron-test-surely-missing-package\n", lock=lock)
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, "2.6.0")
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     installs = pip_installs(calls)
     assert [call.split()[-1] for call in installs] == [
-        "macaron-test-surely-missing-package", "ve-fairseq==9.9.9", str(checkout)
-    ]  # fmt: skip
+        "macaron-test-surely-missing-package",
+        "ve-fairseq==9.9.9",
+        str(checkout),
+    ]
     for index, call in enumerate(calls):
         if call.startswith("pip install"):
             assert " -c " in call and calls[index + 1] == f"lock {checkout / 'constraints.txt'}", calls
@@ -179,14 +189,17 @@ def test_a_lock_missing_or_without_the_fork_stops_the_installer_in_one_line(
     checkout = checkout_with(tmp_path, "packaging\n", lock=lock or "")
     if lock is None:
         (checkout / "constraints.txt").unlink()
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, "2.6.0"))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, "2.6.0")
+    )
     assert (proc.returncode, calls, proc.stdout) == (2, [], "")
     assert proc.stderr.count("\n") == 1
     lock_path = checkout / "constraints.txt"
     if lock is None:
-        assert proc.stderr.startswith(f"[install] the lock {lock_path} is missing or unreadable (python "
-                                      "scripts/lock.py --write makes it")  # fmt: skip
+        assert proc.stderr.startswith(
+            f"[install] the lock {lock_path} is missing or unreadable (python "
+            "scripts/lock.py --write makes it"
+        )
     else:
         assert proc.stderr == f"[install] the lock {lock_path} pins no ve-fairseq version\n"
 
@@ -213,8 +226,13 @@ def test_without_torch_or_gpus_the_cpu_build_is_installed_at_the_pinned_version(
     torch==$MACARON_TORCH_VERSION, saying so; a failing pip stops the installer (non-zero exit)."""
     checkout = checkout_with(tmp_path, "torch>=2.1\n")
     env = {"MACARON_TORCH_VERSION": "2.99.0", **nvidia_smi(tmp_path, 0)}
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
-                                   pythonpath=fake_torch(tmp_path, None), env=env)  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path,
+        checkout / "scripts" / "install.sh",
+        pip_status=1,
+        pythonpath=fake_torch(tmp_path, None),
+        env=env,
+    )
     assert proc.returncode != 0
     assert (
         "[install] no torch, no NVIDIA GPU (nvidia-smi): installing the CPU build torch==2.99.0"
@@ -223,22 +241,27 @@ def test_without_torch_or_gpus_the_cpu_build_is_installed_at_the_pinned_version(
     assert calls == ["pip install --disable-pip-version-check -q torch==2.99.0"]
 
 
-@pytest.mark.parametrize(("found", "kept"), [("2.5.1+cu121", False), ("2.6.0a0+ecf3bae40a", True),
-                                             ("2.6.0", True), ("2.0.1", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("found", "kept"),
+    [("2.5.1+cu121", False), ("2.6.0a0+ecf3bae40a", True), ("2.6.0", True), ("2.0.1", False)],
+)
 def test_the_torch_floor_is_read_from_requirements_txt(tmp_path: Path, found: str, kept: bool) -> None:
     """requirements.txt's torch>=X line is the floor: an older torch is refused in one line (and not
     replaced), a pre-release build of the floor itself (NVIDIA's containers) counts as that release."""
     checkout = checkout_with(tmp_path, "torch>=2.6  # the floor\npackaging\n")
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, found))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, found)
+    )
     if kept:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert f"[install] torch {found} present: kept" in proc.stdout
         return
     assert proc.returncode == 2 and pip_installs(calls) == []
     assert proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith(f"[install] torch {found} is older than this project's floor torch>=2.6 "
-                                  "(requirements.txt); the installer never replaces a torch")  # fmt: skip
+    assert proc.stderr.startswith(
+        f"[install] torch {found} is older than this project's floor torch>=2.6 "
+        "(requirements.txt); the installer never replaces a torch"
+    )
 
 
 @pytest.mark.parametrize("found", ["2.0.1", "2.0.1+cu118"])
@@ -249,12 +272,15 @@ def test_a_torch_below_the_floor_stops_the_installer_in_one_line_never_replaced(
     replaced by another: one line, exit 2, no pip call."""
     checkout = checkout_with(tmp_path, "# the floor\ntorch>=2.1  # why\npackaging\n")
     gpus = nvidia_smi(tmp_path, 8)
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, found), env=gpus)  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, found), env=gpus
+    )
     assert (proc.returncode, calls, proc.stdout) == (2, [], "")
     assert proc.stderr.count("\n") == 1
-    assert proc.stderr.startswith(f"[install] torch {found} is older than this project's floor torch>=2.1 "
-                                  "(requirements.txt); the installer never replaces a torch")  # fmt: skip
+    assert proc.stderr.startswith(
+        f"[install] torch {found} is older than this project's floor torch>=2.1 "
+        "(requirements.txt); the installer never replaces a torch"
+    )
 
 
 def test_without_torch_on_a_gpu_machine_a_failed_cuda_install_stops_never_the_cpu_build(
@@ -264,8 +290,13 @@ def test_without_torch_on_a_gpu_machine_a_failed_cuda_install_stops_never_the_cp
     to run, exit 2 — the CPU build is never installed in its place."""
     checkout = checkout_with(tmp_path, "torch>=2.1\n")
     gpus = nvidia_smi(tmp_path, 2)
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pip_status=1,
-                                   pythonpath=fake_torch(tmp_path, None), env=gpus)  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path,
+        checkout / "scripts" / "install.sh",
+        pip_status=1,
+        pythonpath=fake_torch(tmp_path, None),
+        env=gpus,
+    )
     assert proc.returncode == 2
     assert calls == ["pip install --disable-pip-version-check -q torch==2.13.0"]
     assert (
@@ -305,10 +336,15 @@ def tiny_wheel(folder: Path, dist: str, version: str, files: dict[str, str]) -> 
 def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
     """A local package index holding a tiny "torch" wheel (a CUDA build: ``torch.version.cuda``)."""
     folder = index / "torch"
-    wheel = tiny_wheel(folder, "torch", torch_version, {
-        "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
-        "torch/version.py": "cuda = '12.6'\n",
-    })  # fmt: skip
+    wheel = tiny_wheel(
+        folder,
+        "torch",
+        torch_version,
+        {
+            "torch/__init__.py": f"__version__ = {torch_version!r}\nfrom torch import version\n",
+            "torch/version.py": "cuda = '12.6'\n",
+        },
+    )
     # pip reads a file:// index's project page from its index.html (PEP 503's simple layout)
     (folder / "index.html").write_text(f'<html><body><a href="{wheel.name}">{wheel.name}</a></body></html>\n')
     return wheel
@@ -328,10 +364,18 @@ def fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
 
 def offline_env(venv: Path, pythonpath: list[Path], **pip: str) -> dict[str, str]:
     """The environment of an installer run into ``venv``: no user pip configuration, the given PIP_ ones."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")}  # fmt: skip
-    env.update(PYTHON=str(venv / "bin" / "python"), PYTHONPATH=os.pathsep.join(map(str, pythonpath)),
-               PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1", **pip)  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")
+    }
+    env.update(
+        PYTHON=str(venv / "bin" / "python"),
+        PYTHONPATH=os.pathsep.join(map(str, pythonpath)),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_NO_CACHE_DIR="1",
+        **pip,
+    )
     return env
 
 
@@ -348,17 +392,29 @@ def test_a_fresh_environment_gets_the_locked_versions_not_the_newest(tmp_path: P
     tiny_wheel(wheels, "ve-fairseq", "0.12.3", {"fairseq/__init__.py": "__version__ = '0.12.3'\n"})
     lock = "# the lock\nve-fairseq==0.12.3\n" + ("macaron-test-locked==1.0\n" if locked else "")
     checkout = checkout_with(tmp_path, "macaron-test-locked>=1\n", lock=lock)
-    env = offline_env(venv, [tools, fake_torch(tmp_path, "2.6.0")], PIP_NO_INDEX="1",
-                      PIP_FIND_LINKS=str(wheels))  # fmt: skip
-    proc = subprocess.run(["bash", str(checkout / "scripts" / "install.sh")], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    env = offline_env(
+        venv, [tools, fake_torch(tmp_path, "2.6.0")], PIP_NO_INDEX="1", PIP_FIND_LINKS=str(wheels)
+    )
+    proc = subprocess.run(
+        ["bash", str(checkout / "scripts" / "install.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert "[install] torch 2.6.0 present: kept" in proc.stdout, proc.stdout + proc.stderr
     assert "[install] installing ve-fairseq==0.12.3 (--no-deps)" in proc.stdout, proc.stdout + proc.stderr
     # (the copy of the installer has no package to install editable: it stops there)
-    check = ("from importlib.metadata import version; "
-             "print(version('macaron-test-locked'), version('ve-fairseq'))")  # fmt: skip
-    found = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True,
-                           env={"PATH": os.environ["PATH"]})  # fmt: skip
+    check = (
+        "from importlib.metadata import version; print(version('macaron-test-locked'), version('ve-fairseq'))"
+    )
+    found = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", check],
+        capture_output=True,
+        text=True,
+        env={"PATH": os.environ["PATH"]},
+    )
     assert found.stdout.split() == ["1.0" if locked else "2.0", "0.12.3"], found.stderr
 
 
@@ -378,31 +434,46 @@ def test_without_torch_on_a_gpu_machine_the_cuda_build_is_installed(tmp_path: Pa
     fake_cuda_torch_wheel(cuda_index)
     empty_index.mkdir()
     checkout = checkout_with(tmp_path, "torch>=2.1\nmacaron-test-surely-missing-package==1.0\n")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")}  # fmt: skip
-    env.update(nvidia_smi(tmp_path, 4), PYTHON=str(venv / "bin" / "python"), PYTHONPATH=str(tools),
-               PIP_CONFIG_FILE=os.devnull, PIP_NO_CACHE_DIR="1",
-               PIP_INDEX_URL=(cuda_index if where == "configured index" else empty_index).as_uri(),
-               )  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("MACARON_TORCH_VERSION", "VIRTUAL_ENV") and not k.startswith("PIP_")
+    }
+    env.update(
+        nvidia_smi(tmp_path, 4),
+        PYTHON=str(venv / "bin" / "python"),
+        PYTHONPATH=str(tools),
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_NO_CACHE_DIR="1",
+        PIP_INDEX_URL=(cuda_index if where == "configured index" else empty_index).as_uri(),
+    )
     if where == "MACARON_TORCH_CUDA_INDEX":
         env["MACARON_TORCH_CUDA_INDEX"] = cuda_index.as_uri()
-    proc = subprocess.run(["bash", str(checkout / "scripts" / "install.sh")], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        ["bash", str(checkout / "scripts" / "install.sh")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=600,
+    )
     assert (
         "[install] no torch; nvidia-smi sees 4 GPU(s): installing the CUDA build torch==2.13.0" in proc.stdout
     )
     # torch is in; the installer then stops at the requirement no index has
     assert "installing: macaron-test-surely-missing-package==1.0" in proc.stdout, proc.stdout + proc.stderr
     check = "import torch; print(torch.__version__, torch.version.cuda, torch.__file__)"
-    found = subprocess.run([str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True,
-                           env={"PATH": env["PATH"]})  # fmt: skip
+    found = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", check], capture_output=True, text=True, env={"PATH": env["PATH"]}
+    )
     assert found.stdout.split()[:2] == ["2.13.0", "12.6"] and str(venv) in found.stdout, found.stderr
 
 
 def test_an_unparsable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
     checkout = checkout_with(tmp_path, "packaging\nthis is not a requirement!\n")
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh",
-                                   pythonpath=fake_torch(tmp_path, "2.5.1"))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", pythonpath=fake_torch(tmp_path, "2.5.1")
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     requirements = checkout / "requirements.txt"
     assert f"{requirements}:2: invalid requirement 'this is not a requirement!'" in proc.stderr
@@ -415,8 +486,9 @@ def test_an_unparsable_requirements_file_fails_with_a_clear_message(tmp_path: Pa
 def test_an_unreadable_requirements_file_fails_with_a_clear_message(tmp_path: Path) -> None:
     checkout = checkout_with(tmp_path, "")
     (checkout / "requirements-dev.txt").unlink()
-    proc, calls, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", "--dev",
-                                   pythonpath=fake_torch(tmp_path, "2.5.1"))  # fmt: skip
+    proc, calls, _ = run_installer(
+        tmp_path, checkout / "scripts" / "install.sh", "--dev", pythonpath=fake_torch(tmp_path, "2.5.1")
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"{checkout / 'requirements-dev.txt'}: cannot read the requirements" in proc.stderr
     assert "[install] could not check the requirements" in proc.stderr
@@ -448,16 +520,19 @@ def test_missing_requirements_reports_exactly_the_unsatisfied_lines() -> None:
     unsatisfied = missing_requirements().unsatisfied
     torch_version = version("torch").split("+")[0]
     lines = [
-        "# a comment", "", "packaging  # installed, no specifier",
+        "# a comment",
+        "",
+        "packaging  # installed, no specifier",
         f"torch=={torch_version}",  # installed, specifier met
         "torch<1.0",  # installed, specifier not met
         "macaron-test-surely-missing-package>=1",  # not installed
         'macaron-test-other-missing-package; python_version < "3.0"',  # marker does not apply: not needed
         'macaron-test-third-missing-package; python_version >= "3.0"',  # marker applies: missing
-    ]  # fmt: skip
+    ]
     assert unsatisfied(lines, "reqs.txt") == [
-        "torch<1.0", "macaron-test-surely-missing-package>=1",
+        "torch<1.0",
+        "macaron-test-surely-missing-package>=1",
         'macaron-test-third-missing-package; python_version >= "3.0"',
-    ]  # fmt: skip
+    ]
     with pytest.raises(SystemExit, match=r"reqs\.txt:2: invalid requirement '-r other\.txt'"):
         unsatisfied(["numpy", "-r other.txt"], "reqs.txt")

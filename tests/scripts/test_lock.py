@@ -67,8 +67,12 @@ def fake_lookup(name: str) -> tuple[str, list[str]]:
 def test_the_closure_follows_requirements_markers_and_extras_but_not_torch_or_a_no_deps_root() -> None:
     roots = [(Requirement("App[more]"), True), (Requirement("fork"), False)]
     assert lock.closure(roots, fake_lookup) == {
-        "app": "1.0", "base": "2.0", "extra-lib": "0.3", "fork": "0.12.3", "lib": "1.5"
-    }  # fmt: skip
+        "app": "1.0",
+        "base": "2.0",
+        "extra-lib": "0.3",
+        "fork": "0.12.3",
+        "lib": "1.5",
+    }
     assert "extra-lib" not in lock.closure([(Requirement("app"), True)], fake_lookup)  # extra not asked
     with pytest.raises(
         lock.LockError, match=r"^torchaudio \(required by fork 0\.12\.3\) is not installed here"
@@ -84,13 +88,17 @@ def test_lock_text_of_a_checkout_and_the_differences_check(tmp_path: Path, monke
     assert text.startswith("# The lock: every package that requirements*.txt pull in (transitively)")
     assert "torch 2.13.0+cpu." in text
     assert [line for line in text.splitlines() if not line.startswith("#")] == [
-        "app==1.0", "base==2.0", "fork==0.12.3", "lib==1.5"
-    ]  # fmt: skip
+        "app==1.0",
+        "base==2.0",
+        "fork==0.12.3",
+        "lib==1.5",
+    ]
     pins = lock.read_lock(text)
     assert lock.differences(pins, pins) == []
     assert lock.differences(pins, {**pins, "lib": "1.6", "new": "1"}) == [
-        "lib: locked 1.5, here 1.6", "new: locked (not locked), here 1"
-    ]  # fmt: skip
+        "lib: locked 1.5, here 1.6",
+        "new: locked (not locked), here 1",
+    ]
     (tmp_path / "requirements-x.txt").write_text("not a requirement!\n")
     with pytest.raises(
         lock.LockError, match=r"requirements-x\.txt:1: invalid requirement 'not a requirement!'"
@@ -102,8 +110,9 @@ def test_the_command_prints_the_lock_of_this_environment() -> None:
     """``python scripts/lock.py`` prints a lock without writing one (no comparison with this machine's
     versions: those are what the installer left here, not what the lock must be)."""
     before = (REPO / "constraints.txt").read_bytes()
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "lock.py")], capture_output=True, text=True,
-                          timeout=120)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "lock.py")], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     printed = lock.read_lock(proc.stdout)
     assert "ve-fairseq" in printed and "torch" not in printed

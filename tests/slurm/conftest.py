@@ -17,8 +17,20 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("slurm_corpus")
     dump = root / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     write_dump(dump, target_bytes=1_000_000, seed=5)
-    run_module("macaron_preprocess.bert_corpus", "--dest", str(root / "data-bin"), "--wikipedia", str(dump),
-               "--bpe-vocab-size", "400", "--valid-ratio", "0.1", "--workers", "1", timeout=300)  # fmt: skip
+    run_module(
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(root / "data-bin"),
+        "--wikipedia",
+        str(dump),
+        "--bpe-vocab-size",
+        "400",
+        "--valid-ratio",
+        "0.1",
+        "--workers",
+        "1",
+        timeout=300,
+    )
     return root / "data-bin"
 
 

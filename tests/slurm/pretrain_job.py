@@ -25,13 +25,36 @@ def submit(
     env: Mapping[str, str] | None = None,
 ) -> int:
     """Submit the job (output: ``SAVE_DIR.out`` beside the save directory); its id."""
-    env = {"DATA": str(corpus), "ARCH": "macaron_bert_tiny", "DS_CONFIG": "configs/deepspeed/tiny_cpu.json",
-           "SAVE_DIR": str(save_dir), "REPO": str(REPO), "PYTHON": sys.executable,
-           "PYTHONWARNINGS": "ignore", **(env or {})}  # fmt: skip
+    env = {
+        "DATA": str(corpus),
+        "ARCH": "macaron_bert_tiny",
+        "DS_CONFIG": "configs/deepspeed/tiny_cpu.json",
+        "SAVE_DIR": str(save_dir),
+        "REPO": str(REPO),
+        "PYTHON": sys.executable,
+        "PYTHONWARNINGS": "ignore",
+        **(env or {}),
+    }
     proc = cluster.run(
-        "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
-        f"--output={save_dir.parent / (save_dir.name + '.out')}", *sbatch_args, str(SCRIPT),
-        "--max-update", str(STEPS), "--seed", "3", "--log-interval", "25",
-        "--save-interval-updates", str(save_interval), "--no-validation", env=cluster.env(env), cwd=REPO,
-    )  # fmt: skip
+        "sbatch",
+        "--parsable",
+        "--ntasks-per-node=2",
+        "--gpus-per-node=0",
+        "--cpus-per-task=1",
+        "--time=20",
+        f"--output={save_dir.parent / (save_dir.name + '.out')}",
+        *sbatch_args,
+        str(SCRIPT),
+        "--max-update",
+        str(STEPS),
+        "--seed",
+        "3",
+        "--log-interval",
+        "25",
+        "--save-interval-updates",
+        str(save_interval),
+        "--no-validation",
+        env=cluster.env(env),
+        cwd=REPO,
+    )
     return int(proc.stdout.split(";")[0])

@@ -26,8 +26,14 @@ FLAGS = ["--bpe-vocab-size", "400", "--valid-ratio", "0.1"]
 KINDS = {"article": 12, "stub": 1, "redirect": 2, "other_namespace": 1, "disambiguation": 1}
 #: the data-bin's files (and the text before BPE) that the merge and a direct run must write identically
 DATA_BIN = (
-    "dict.txt", "train.bin", "train.idx", "valid.bin", "valid.idx", "text/train.txt", "text/valid.txt",
-)  # fmt: skip
+    "dict.txt",
+    "train.bin",
+    "train.idx",
+    "valid.bin",
+    "valid.idx",
+    "text/train.txt",
+    "text/valid.txt",
+)
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +51,13 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 
 def job_env(dest: Path, books: Path) -> dict[str, str]:
-    return {"DEST": str(dest), "BOOKS": str(books), "REPO": str(REPO), "PYTHON": sys.executable,
-            "PYTHONWARNINGS": "ignore"}  # fmt: skip
+    return {
+        "DEST": str(dest),
+        "BOOKS": str(books),
+        "REPO": str(REPO),
+        "PYTHON": sys.executable,
+        "PYTHONWARNINGS": "ignore",
+    }
 
 
 def read_logs(logs: Path) -> dict[int, str]:
@@ -66,10 +77,28 @@ def sharded(slurm_cluster: SlurmCluster, inputs: dict, tmp_path_factory: pytest.
     logs.mkdir()
     # through the submit helper (array sized from the sources, the merge after it), from the logs directory
     env = [f"--env={name}={value}" for name, value in job_env(dest, inputs["books"]).items()]
-    helper = [sys.executable, "-m", "macaron_slurm.submit", "bert_corpus", "--cpus-per-task=1", "--time=10",
-              "--max-parallel=2", *env, "--", *map(str, inputs["parts"]), "--", *FLAGS]  # fmt: skip
-    proc = subprocess.run(helper, cwd=logs, env=slurm_cluster.env({"PYTHONPATH": str(REPO)}),
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    helper = [
+        sys.executable,
+        "-m",
+        "macaron_slurm.submit",
+        "bert_corpus",
+        "--cpus-per-task=1",
+        "--time=10",
+        "--max-parallel=2",
+        *env,
+        "--",
+        *map(str, inputs["parts"]),
+        "--",
+        *FLAGS,
+    ]
+    proc = subprocess.run(
+        helper,
+        cwd=logs,
+        env=slurm_cluster.env({"PYTHONPATH": str(REPO)}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "--array=0-2%2" in proc.stdout and "--dependency=afterok:" in proc.stdout
     submitted = [line for line in proc.stdout.splitlines() if line.startswith("submitted")]
@@ -115,9 +144,18 @@ def test_the_merge_skips_the_extracts_and_equals_one_direct_run(
     assert f"done: {sharded['dest']}" in merge_log
     direct = tmp_path / "direct"
     run_module(
-        "macaron_preprocess.bert_corpus", "--dest", str(direct), "--workers", "1", *FLAGS,
-        "--wikipedia", *map(str, inputs["parts"]), "--bookcorpus", str(inputs["books"]), timeout=120,
-    )  # fmt: skip
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(direct),
+        "--workers",
+        "1",
+        *FLAGS,
+        "--wikipedia",
+        *map(str, inputs["parts"]),
+        "--bookcorpus",
+        str(inputs["books"]),
+        timeout=120,
+    )
     for name in DATA_BIN:
         merged = (sharded["dest"] / name).read_bytes()
         assert merged and merged == (direct / name).read_bytes(), name

@@ -35,8 +35,11 @@ def test_sbatch_wait_reports_completed_and_failed_with_the_exit_code(
     script.write_text("#!/bin/bash\necho failing\nexit 3\n")
     proc = subprocess.run(
         ["sbatch", "--wait", "--parsable", "-o", str(tmp_path / "fail.out"), str(script)],
-        capture_output=True, text=True, env=slurm_cluster.env(), timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=slurm_cluster.env(),
+        timeout=120,
+    )
     assert proc.returncode == 3, proc.stderr
     status = slurm_cluster.wait_for(int(proc.stdout.split(";")[0]), ("FAILED",), timeout=30)
     assert (status.exit_code, status.reason) == (3, "NonZeroExitCode")
@@ -97,8 +100,11 @@ def test_signal_b_usr2_reaches_the_batch_shell_before_the_time_limit(
     marker, started = tmp_path / "usr2", tmp_path / "started"
     job = slurm_cluster.sbatch(
         BATCH_TRAP.format(marker=marker, started=started),
-        "--time=1", "--signal=B:USR2@50", "-o", str(tmp_path / "out"),
-    )  # fmt: skip
+        "--time=1",
+        "--signal=B:USR2@50",
+        "-o",
+        str(tmp_path / "out"),
+    )
     status = slurm_cluster.wait_for(job, ("COMPLETED",), timeout=90)
     t0, t1 = int(started.read_text()), int(marker.read_text().split()[1])
     assert 0 <= t1 - t0 < 60 and status.state != "TIMEOUT"

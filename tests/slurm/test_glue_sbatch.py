@@ -28,8 +28,16 @@ GRID = ["--small", "--tasks", ",".join(TASKS), "--seeds", "1", "--", "--log-inte
 
 def sbatch(cluster: SlurmCluster, env: dict[str, str], *args: str) -> int:
     env = {"REPO": str(REPO), "PYTHON": sys.executable, "PYTHONWARNINGS": "ignore", **env}
-    proc = cluster.run("sbatch", "--parsable", "--ntasks=1", "--cpus-per-task=1", "--time=20", *args,
-                       env=cluster.env(env), cwd=REPO)  # fmt: skip
+    proc = cluster.run(
+        "sbatch",
+        "--parsable",
+        "--ntasks=1",
+        "--cpus-per-task=1",
+        "--time=20",
+        *args,
+        env=cluster.env(env),
+        cwd=REPO,
+    )
     return int(proc.stdout.split(";")[0])
 
 
@@ -51,8 +59,16 @@ def test_prepare_array_and_collect_each_preempted_once(
     slurm_cluster: SlurmCluster, uninterrupted: Path, tmp_path: Path
 ) -> None:
     env = {"WORKDIR": str(tmp_path / "work"), "CHECKPOINT": str(uninterrupted / "model.pt")}
-    argv = [sys.executable, "-m", "macaron_pipelines.glue", "--workdir", env["WORKDIR"], "--step", "count",
-            *GRID]
+    argv = [
+        sys.executable,
+        "-m",
+        "macaron_pipelines.glue",
+        "--workdir",
+        env["WORKDIR"],
+        "--step",
+        "count",
+        *GRID,
+    ]
     count = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=True)
     cells = int(count.stdout)
     assert cells == len(TASKS)
@@ -60,10 +76,27 @@ def test_prepare_array_and_collect_each_preempted_once(
     prepare = sbatch(
         slurm_cluster, env, no_gpu, f"--output={tmp_path}/prepare.out", str(SCRIPT), "prepare", *GRID
     )
-    array = sbatch(slurm_cluster, env, no_gpu, f"--dependency=afterok:{prepare}", f"--array=0-{cells - 1}%2",
-                   f"--output={tmp_path}/cell-%a.out", str(SCRIPT), "cell", *GRID)  # fmt: skip
-    collect = sbatch(slurm_cluster, env, no_gpu, f"--dependency=afterok:{array}",
-                     f"--output={tmp_path}/collect.out", str(SCRIPT), "collect", *GRID)  # fmt: skip
+    array = sbatch(
+        slurm_cluster,
+        env,
+        no_gpu,
+        f"--dependency=afterok:{prepare}",
+        f"--array=0-{cells - 1}%2",
+        f"--output={tmp_path}/cell-%a.out",
+        str(SCRIPT),
+        "cell",
+        *GRID,
+    )
+    collect = sbatch(
+        slurm_cluster,
+        env,
+        no_gpu,
+        f"--dependency=afterok:{array}",
+        f"--output={tmp_path}/collect.out",
+        str(SCRIPT),
+        "collect",
+        *GRID,
+    )
 
     signal_when_started(slurm_cluster, prepare, tmp_path / "prepare.out")
     # preempt cell 0 once its run has trained a few updates (what --signal=B:HUP@300 does at the deadline)
@@ -117,13 +150,43 @@ def test_a_chain_whose_array_task_fails_ends(
     pending."""
     logs = tmp_path / "logs"
     logs.mkdir()
-    env = {"WORKDIR": str(tmp_path / "work"), "CHECKPOINT": str(uninterrupted / "model.pt"),
-           "REPO": str(REPO), "PYTHON": sys.executable, "PYTHONWARNINGS": "ignore"}  # fmt: skip
-    grid = ["--small", "--tasks", "RTE", "--seeds", "1", "--batch-sizes", "8", "--lrs", "1e-3",
-            "--epochs", "1", "--", "--no-such-fairseq-flag"]  # fmt: skip
-    command = [sys.executable, "-m", "macaron_slurm.submit", "glue", "--gpus-per-node", "0",
-               "--cpus-per-task", "1",
-               "--time", "20", *(f"--env={k}={v}" for k, v in env.items()), "--", *grid]  # fmt: skip
+    env = {
+        "WORKDIR": str(tmp_path / "work"),
+        "CHECKPOINT": str(uninterrupted / "model.pt"),
+        "REPO": str(REPO),
+        "PYTHON": sys.executable,
+        "PYTHONWARNINGS": "ignore",
+    }
+    grid = [
+        "--small",
+        "--tasks",
+        "RTE",
+        "--seeds",
+        "1",
+        "--batch-sizes",
+        "8",
+        "--lrs",
+        "1e-3",
+        "--epochs",
+        "1",
+        "--",
+        "--no-such-fairseq-flag",
+    ]
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_slurm.submit",
+        "glue",
+        "--gpus-per-node",
+        "0",
+        "--cpus-per-task",
+        "1",
+        "--time",
+        "20",
+        *(f"--env={k}={v}" for k, v in env.items()),
+        "--",
+        *grid,
+    ]
     submit_env = slurm_cluster.env({"PYTHONPATH": str(REPO)})
     proc = slurm_cluster.run(*command, cwd=logs, env=submit_env, timeout=300)
     ids = dict(line.split()[1:4:2] for line in proc.stdout.splitlines() if line.startswith("submitted "))

@@ -70,8 +70,14 @@ def default_signals() -> None:
         signal.signal(signum, signal.SIG_DFL)
 
 
-def run_shell(tmp_path: Path, *, scancel_exit: int = 1, step: bool = True, task_requeues: bool = True,
-              signum: int = signal.SIGHUP) -> tuple[str, Path]:  # fmt: skip
+def run_shell(
+    tmp_path: Path,
+    *,
+    scancel_exit: int = 1,
+    step: bool = True,
+    task_requeues: bool = True,
+    signum: int = signal.SIGHUP,
+) -> tuple[str, Path]:
     """Start the script, send ``signum`` to the shell once the task runs; (its output, the state dir)."""
     state, bin_dir = tmp_path / "state", tmp_path / "bin"
     state.mkdir()
@@ -84,10 +90,20 @@ def run_shell(tmp_path: Path, *, scancel_exit: int = 1, step: bool = True, task_
     (tmp_path / "task.py").write_text(TASK)
     script = SCRIPT.format(repo=REPO, python=sys.executable, task=tmp_path / "task.py", state=state)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
-    env.update(PATH=f"{bin_dir}:/usr/bin:/bin", STATE=str(state), SLURM_JOB_ID="7",
-               TASK_REQUEUES="1" if task_requeues else "0")  # fmt: skip
-    shell = subprocess.Popen(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True, preexec_fn=default_signals)  # fmt: skip
+    env.update(
+        PATH=f"{bin_dir}:/usr/bin:/bin",
+        STATE=str(state),
+        SLURM_JOB_ID="7",
+        TASK_REQUEUES="1" if task_requeues else "0",
+    )
+    shell = subprocess.Popen(
+        ["bash", "-c", script],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=default_signals,
+    )
     deadline = time.monotonic() + 60
     while not (state / "task.pid").exists():
         assert time.monotonic() < deadline and shell.poll() is None, shell.communicate()[0]

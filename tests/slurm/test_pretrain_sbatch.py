@@ -75,9 +75,12 @@ def test_preempted_by_a_job_of_the_high_partition_saves_on_sigterm_requeues_and_
     job = submit(slurm_cluster, corpus, save, save_interval=0, env=NO_EXPORT)  # no periodic checkpoint
     wait_for_steps(save, 5)
     high = slurm_cluster.sbatch(
-        "#!/bin/bash\necho the high partition ran\n", f"--partition={HIGH_PARTITION}", "--ntasks=1",
-        "--cpus-per-task=1", f"--output={tmp_path / 'high.out'}",
-    )  # fmt: skip
+        "#!/bin/bash\necho the high partition ran\n",
+        f"--partition={HIGH_PARTITION}",
+        "--ntasks=1",
+        "--cpus-per-task=1",
+        f"--output={tmp_path / 'high.out'}",
+    )
     try:
         slurm_cluster.wait_for(job, ("COMPLETED",), timeout=600)
     finally:

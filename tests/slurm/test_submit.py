@@ -14,23 +14,57 @@ from macaron_workflow.errors import UserError
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("30", 1800), ("30:15", 1815), ("2:00:00", 7200), ("1-12", 129_600), ("1-12:30", 131_400),
-     ("2-00:00:10", 172_810)],
-)  # fmt: skip
+    [
+        ("30", 1800),
+        ("30:15", 1815),
+        ("2:00:00", 7200),
+        ("1-12", 129_600),
+        ("1-12:30", 131_400),
+        ("2-00:00:10", 172_810),
+    ],
+)
 def test_slurm_time_formats(text: str, seconds: int) -> None:
     assert submit.time_limit_seconds(text) == seconds
 
 
 def test_the_sbatch_command(capsys: pytest.CaptureFixture[str]) -> None:
-    submit.main(["pretrain", "--nodes", "2", "--gpus-per-node", "4", "--time", "1-00:00:00",
-                 "--partition", "gpu", "--account", "proj", "--qos", "high", "--env", "DATA=/d", "--dry-run",
-                 "--", "--max-update", "9"])  # fmt: skip
+    submit.main(
+        [
+            "pretrain",
+            "--nodes",
+            "2",
+            "--gpus-per-node",
+            "4",
+            "--time",
+            "1-00:00:00",
+            "--partition",
+            "gpu",
+            "--account",
+            "proj",
+            "--qos",
+            "high",
+            "--env",
+            "DATA=/d",
+            "--dry-run",
+            "--",
+            "--max-update",
+            "9",
+        ]
+    )
     command = capsys.readouterr().out.split()
     script = str(submit.SLURM_DIR / "pretrain.sbatch")
     assert command[0] == "sbatch" and command[-3:] == [script, "--max-update", "9"]
-    for option in ("--nodes=2", "--ntasks-per-node=4", "--gpus-per-node=4", "--time=1-00:00:00",
-                   "--signal=B:HUP@300", "--partition=gpu", "--account=proj", "--qos=high",
-                   "--export=ALL,PREEMPT_SIGNAL=HUP,DATA=/d"):  # fmt: skip
+    for option in (
+        "--nodes=2",
+        "--ntasks-per-node=4",
+        "--gpus-per-node=4",
+        "--time=1-00:00:00",
+        "--signal=B:HUP@300",
+        "--partition=gpu",
+        "--account=proj",
+        "--qos=high",
+        "--export=ALL,PREEMPT_SIGNAL=HUP,DATA=/d",
+    ):
         assert option in command
 
 
@@ -78,8 +112,10 @@ def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
     submit.main(["glue", *options, "--", "--tasks", "RTE,MRPC", "--seeds", "2"])
     prepare, cells, collect = map(shlex.split, capsys.readouterr().out.splitlines())
     # 2 tasks × the grid's configurations × 2 seeds, as python -m macaron_pipelines.glue --step count says
-    size = submit.grid_size(submit.build_parser().parse_args(["glue", "--env", "WORKDIR=w"]),
-                            ["--tasks", "RTE,MRPC", "--seeds", "2"])  # fmt: skip
+    size = submit.grid_size(
+        submit.build_parser().parse_args(["glue", "--env", "WORKDIR=w"]),
+        ["--tasks", "RTE,MRPC", "--seeds", "2"],
+    )
     assert size % 4 == 0 and size >= 4
     assert f"--array=0-{size - 1}%16" in cells and "--dependency=afterok:$PREP" in cells
     assert prepare[-5:-4] == ["prepare"] and cells[-5:-4] == ["cell"] and collect[-5:-4] == ["collect"]
@@ -189,12 +225,26 @@ def test_a_users_dollar_strings_reach_every_job_unchanged(tmp_path, monkeypatch:
     given; only the chain's own ``--dependency`` arguments get the ids."""
     calls = tmp_path / "calls"
     sbatch = tmp_path / "sbatch"
-    sbatch.write_text(f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> {calls}\n'
-                      f'echo ---- >> {calls}\necho $((1000 + $(grep -c -- ---- {calls})))\n')  # fmt: skip
+    sbatch.write_text(
+        f'#!/bin/sh\nfor a in "$@"; do printf "%s\\n" "$a"; done >> {calls}\n'
+        f"echo ---- >> {calls}\necho $((1000 + $(grep -c -- ---- {calls})))\n"
+    )
     sbatch.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
-    submit.main(["glue", "--env", "WORKDIR=/w/wk$PREP", "--env", "NOTE=$ARRAY", "--", "--tasks", "RTE",
-                 "--seeds", "1"])  # fmt: skip
+    submit.main(
+        [
+            "glue",
+            "--env",
+            "WORKDIR=/w/wk$PREP",
+            "--env",
+            "NOTE=$ARRAY",
+            "--",
+            "--tasks",
+            "RTE",
+            "--seeds",
+            "1",
+        ]
+    )
     jobs = [job.strip().splitlines() for job in calls.read_text().split("----") if job.strip()]
     assert len(jobs) == 3
     for job in jobs:

@@ -25,28 +25,66 @@ CPU_DISTRIBUTED = ["--cpu", "--distributed-backend", "gloo", "--ddp-backend", "l
 
 
 def submit(
-    cluster: SlurmCluster, output: Path, env: dict[str, str], *args: str, cwd: Path = REPO,
+    cluster: SlurmCluster,
+    output: Path,
+    env: dict[str, str],
+    *args: str,
+    cwd: Path = REPO,
     checkout: bool = True,
-) -> int:  # fmt: skip
+) -> int:
     """sbatch the script from ``cwd``; ``checkout``: with ``REPO`` set to it (else the installed package)."""
     env = {"PYTHON": sys.executable, "PYTHONWARNINGS": "ignore", **env}
     if checkout:
         env["REPO"] = str(REPO)
     proc = cluster.run(
-        "sbatch", "--parsable", "--ntasks-per-node=2", "--gpus-per-node=0", "--cpus-per-task=1", "--time=20",
-        f"--output={output}", str(SCRIPT), *args, env=cluster.env(env), cwd=cwd,
-    )  # fmt: skip
+        "sbatch",
+        "--parsable",
+        "--ntasks-per-node=2",
+        "--gpus-per-node=0",
+        "--cpus-per-task=1",
+        "--time=20",
+        f"--output={output}",
+        str(SCRIPT),
+        *args,
+        env=cluster.env(env),
+        cwd=cwd,
+    )
     return int(proc.stdout.split(";")[0])
 
 
 def train_flags(save_interval: int, updates: int = UPDATES) -> list[str]:
     return [
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", "macaron_small", *TINY,
-        "--optimizer", "adam", "--lr", "1e-3", "--max-update", str(updates), "--batch-size", "8",
-        "--num-workers", "1", "--disable-validation", "--seed", "1", "--log-format", "json",
-        "--log-interval", "1", "--save-interval-updates", str(save_interval), "--no-epoch-checkpoints",
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        "macaron_small",
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        "--max-update",
+        str(updates),
+        "--batch-size",
+        "8",
+        "--num-workers",
+        "1",
+        "--disable-validation",
+        "--seed",
+        "1",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "1",
+        "--save-interval-updates",
+        str(save_interval),
+        "--no-epoch-checkpoints",
         *CPU_DISTRIBUTED,
-    ]  # fmt: skip
+    ]
 
 
 def updates_logged(output: Path) -> list[int]:

@@ -9,8 +9,26 @@ from typing import Any
 
 import torch
 
-WORDS = ["the", "a", "cat", "dog", "sat", "on", "mat", "##s", "run", "##ning", "hello", "world", ".", ",",
-         "is", "café", "über", "naïve"]  # fmt: skip
+WORDS = [
+    "the",
+    "a",
+    "cat",
+    "dog",
+    "sat",
+    "on",
+    "mat",
+    "##s",
+    "run",
+    "##ning",
+    "hello",
+    "world",
+    ".",
+    ",",
+    "is",
+    "café",
+    "über",
+    "naïve",
+]
 #: BERT's layout: [PAD] first, unused slots, then [UNK] [CLS] [SEP] [MASK] (ids 0, 2, 3, 4, 5 here)
 TOKENS = ["[PAD]", "[unused0]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS]
 HF_CLS, HF_SEP, HF_PAD = 3, 4, 0
@@ -19,8 +37,14 @@ HF_CLS, HF_SEP, HF_PAD = 3, 4, 0
 def bert_config(**overrides: Any) -> Any:
     from transformers import BertConfig
 
-    settings = {"vocab_size": len(TOKENS), "hidden_size": 32, "num_hidden_layers": 2,
-                "num_attention_heads": 4, "intermediate_size": 48, "max_position_embeddings": 40}  # fmt: skip
+    settings = {
+        "vocab_size": len(TOKENS),
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "intermediate_size": 48,
+        "max_position_embeddings": 40,
+    }
     settings.update(overrides)
     return BertConfig(**settings)
 
@@ -78,8 +102,9 @@ def load_fairseq(checkpoint: Path) -> Any:
     return models[0].eval()
 
 
-def fairseq_logits_in_hf_order(model: Any, to_fairseq: torch.Tensor, ids: torch.Tensor,
-                               types: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+def fairseq_logits_in_hf_order(
+    model: Any, to_fairseq: torch.Tensor, ids: torch.Tensor, types: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     with torch.no_grad():
         mlm, nsp = model(to_fairseq[ids], segment_labels=types)
     return mlm[..., to_fairseq], nsp

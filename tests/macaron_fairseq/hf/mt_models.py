@@ -11,28 +11,52 @@ import torch
 
 #: a tiny model's dimensions (different encoder and decoder FFN widths, so that no mix-up hides)
 TINY_MT = [
-    "--encoder-embed-dim", "32", "--decoder-embed-dim", "32",
-    "--encoder-ffn-embed-dim", "48", "--decoder-ffn-embed-dim", "40",
-    "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-    "--encoder-layers", "2", "--decoder-layers", "2", "--max-source-positions", "64",
-    "--max-target-positions", "64",
-]  # fmt: skip
+    "--encoder-embed-dim",
+    "32",
+    "--decoder-embed-dim",
+    "32",
+    "--encoder-ffn-embed-dim",
+    "48",
+    "--decoder-ffn-embed-dim",
+    "40",
+    "--encoder-attention-heads",
+    "4",
+    "--decoder-attention-heads",
+    "4",
+    "--encoder-layers",
+    "2",
+    "--decoder-layers",
+    "2",
+    "--max-source-positions",
+    "64",
+    "--max-target-positions",
+    "64",
+]
 
 #: every family: (name, arch, extra flags); the first one has separate dictionaries, the others a joined one
 SEPARATE_DICTIONARIES = "macaron-post-ln-sinusoidal-separate"
 FAMILIES: list[tuple[str, str, tuple[str, ...]]] = [
     (SEPARATE_DICTIONARIES, "macaron_small", ()),
     ("macaron-pre-ln-shared", "transformer_iwslt_de_en_macaron_v2", ("--share-all-embeddings",)),
-    ("macaron-learned-tied-decoder", "macaron_base",
-     ("--encoder-learned-pos", "--decoder-learned-pos", "--share-decoder-input-output-embed")),
+    (
+        "macaron-learned-tied-decoder",
+        "macaron_base",
+        ("--encoder-learned-pos", "--decoder-learned-pos", "--share-decoder-input-output-embed"),
+    ),
     ("macaron-dt-fixup-norm-free", "macaron_small", ("--norm-free", "--share-all-embeddings")),
     ("transformer-post-ln", "transformer_iwslt_de_en", ()),
     ("transformer-pre-ln-shared-authors", "transformer_iwslt_de_en_v2", ("--share-all-embeddings",)),
-    ("fixup-transformer-learned-no-scale", "fixup_transformer_iwslt_de_en",
-     ("--encoder-learned-pos", "--decoder-learned-pos", "--no-scale-embedding", "--layernorm-embedding")),
-    ("macaron-gelu-pre-ln-encoder-only", "macaron_small",
-     ("--encoder-normalize-before", "--activation-fn", "gelu")),
-]  # fmt: skip
+    (
+        "fixup-transformer-learned-no-scale",
+        "fixup_transformer_iwslt_de_en",
+        ("--encoder-learned-pos", "--decoder-learned-pos", "--no-scale-embedding", "--layernorm-embedding"),
+    ),
+    (
+        "macaron-gelu-pre-ln-encoder-only",
+        "macaron_small",
+        ("--encoder-normalize-before", "--activation-fn", "gelu"),
+    ),
+]
 
 
 def write_dictionaries(data: Path, joined: bool = True, src: str = "de", tgt: str = "en") -> Path:
@@ -76,9 +100,15 @@ def boost_eos(model: torch.nn.Module, fraction: float, seed: int) -> None:
 
 
 def save_translation_checkpoint(
-    path: Path, data: Path, arch: str, extra: Sequence[str] = (), seed: int = 0, src: str = "de",
-    tgt: str = "en", eos_boost: float = 0.0,
-) -> Path:  # fmt: skip
+    path: Path,
+    data: Path,
+    arch: str,
+    extra: Sequence[str] = (),
+    seed: int = 0,
+    src: str = "de",
+    tgt: str = "en",
+    eos_boost: float = 0.0,
+) -> Path:
     """Build ``--arch arch`` as fairseq-train does, perturb its weights and save it with its full
     configuration (model and task), as fairseq-train's checkpoints hold it."""
     from fairseq import options, tasks
@@ -100,11 +130,17 @@ def save_translation_checkpoint(
         "args": None,
         "cfg": OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True),
         "model": model.state_dict(),
-        "optimizer_history": [{"criterion_name": "CrossEntropyCriterion", "optimizer_name": "FairseqAdam",
-                               "lr_scheduler_state": {"best": None}, "num_updates": 7}],
+        "optimizer_history": [
+            {
+                "criterion_name": "CrossEntropyCriterion",
+                "optimizer_name": "FairseqAdam",
+                "lr_scheduler_state": {"best": None},
+                "num_updates": 7,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     torch.save(state, path)
     return Path(path)
 

@@ -62,9 +62,17 @@ def write_sentencepiece_data_bin(directory: Path) -> Path:
     text = directory / "corpus.txt"
     text.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
     spm.SentencePieceTrainer.train(
-        input=str(text), model_prefix=str(directory / "sentencepiece.bpe"), vocab_size=60, model_type="bpe",
-        character_coverage=1.0, bos_id=-1, eos_id=-1, unk_id=0, num_threads=1, minloglevel=2,
-    )  # fmt: skip
+        input=str(text),
+        model_prefix=str(directory / "sentencepiece.bpe"),
+        vocab_size=60,
+        model_type="bpe",
+        character_coverage=1.0,
+        bos_id=-1,
+        eos_id=-1,
+        unk_id=0,
+        num_threads=1,
+        minloglevel=2,
+    )
     processor = spm.SentencePieceProcessor(model_file=str(directory / "sentencepiece.bpe.model"))
     counts: dict[str, int] = {}
     for line in CORPUS:
@@ -181,8 +189,13 @@ def test_export_refuses_a_malicious_checkpoint_without_running_it(tmp_path: Path
             return (os.system, (f"touch {marker}",))
 
     checkpoint = tmp_path / "evil.pt"
-    torch.save({"model": {"encoder.embed_tokens.weight": torch.zeros(4, 2)},
-                "cfg": {"model": Payload(), "task": {"data": str(data_bin)}}}, checkpoint)  # fmt: skip
+    torch.save(
+        {
+            "model": {"encoder.embed_tokens.weight": torch.zeros(4, 2)},
+            "cfg": {"model": Payload(), "task": {"data": str(data_bin)}},
+        },
+        checkpoint,
+    )
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     command = [
         sys.executable,

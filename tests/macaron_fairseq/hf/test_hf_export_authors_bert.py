@@ -63,5 +63,7 @@ def test_the_export_computes_their_forward(tmp_path: Path) -> None:
         str(out), trust_remote_code=True, num_labels=3
     )
     assert float(classifier.classifier.weight.abs().sum()) == 0.0
-    assert torch.equal(classifier.authors_bert.embeddings.word_embeddings.weight,
-                       model.authors_bert.embeddings.word_embeddings.weight)  # fmt: skip
+    assert torch.equal(
+        classifier.authors_bert.embeddings.word_embeddings.weight,
+        model.authors_bert.embeddings.word_embeddings.weight,
+    )

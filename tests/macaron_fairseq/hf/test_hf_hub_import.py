@@ -34,10 +34,17 @@ def fill_cache(cache: Path, repo_id: str, hf_dir: Path) -> Path:
 
 
 def hf_cli(cache: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", HF_HUB_CACHE=str(cache),
-               HF_HUB_OFFLINE="1")  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "macaron_fairseq.hf", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    env = dict(
+        os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", HF_HUB_CACHE=str(cache), HF_HUB_OFFLINE="1"
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "macaron_fairseq.hf", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.mark.slow
@@ -51,13 +58,15 @@ def test_a_hub_id_imports_from_the_huggingface_cache_offline(tmp_path: Path) -> 
 
 
 def test_a_hub_id_not_in_the_cache_offline_is_one_line(tmp_path: Path) -> None:
-    proc = hf_cli(tmp_path / "empty-cache", "import", "bert-base-uncased", "--out", str(tmp_path / "b.pt"),
-                  cwd=tmp_path)  # fmt: skip
+    proc = hf_cli(
+        tmp_path / "empty-cache", "import", "bert-base-uncased", "--out", str(tmp_path / "b.pt"), cwd=tmp_path
+    )
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr[-3000:]
     assert "bert-base-uncased: not in the Hugging Face cache and HF_HUB_OFFLINE is set" in proc.stderr
 
 
 def test_a_path_that_does_not_exist_is_still_a_missing_directory(tmp_path: Path) -> None:
-    proc = hf_cli(tmp_path / "empty-cache", "import", "./no-such-dir", "--out", str(tmp_path / "b.pt"),
-                  cwd=tmp_path)  # fmt: skip
+    proc = hf_cli(
+        tmp_path / "empty-cache", "import", "./no-such-dir", "--out", str(tmp_path / "b.pt"), cwd=tmp_path
+    )
     assert proc.returncode == 2 and "no-such-dir: no such directory" in proc.stderr, proc.stderr[-3000:]

@@ -34,8 +34,14 @@ TOLERANCE = 1e-4
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    return subprocess.run([sys.executable, "-m", "macaron_fairseq.hf", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "macaron_fairseq.hf", *args],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -136,8 +142,10 @@ def test_malicious_pickle_is_refused_without_running_it(tmp_path: Path) -> None:
         def __reduce__(self) -> tuple[object, tuple[str]]:
             return (os.system, (f"touch {marker}",))
 
-    torch.save({"bert.embeddings.word_embeddings.weight": torch.zeros(2), "x": Payload()},
-               hf_dir / "pytorch_model.bin")  # fmt: skip
+    torch.save(
+        {"bert.embeddings.word_embeddings.weight": torch.zeros(2), "x": Payload()},
+        hf_dir / "pytorch_model.bin",
+    )
     proc = cli("import", str(hf_dir), "--out", str(tmp_path / "evil.pt"))
     assert proc.returncode == 2, proc.stderr
     assert "refusing to load" in proc.stderr and "pytorch_model.bin" in proc.stderr
@@ -166,8 +174,13 @@ def test_configs_the_plugin_cannot_reproduce_are_refused(tmp_path: Path, change:
 
 def test_vocabulary_order_and_refusals(tmp_path: Path) -> None:
     tokens = ["[PAD]", "x", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "y"]
-    specials = {"cls_token": "[CLS]", "pad_token": "[PAD]", "sep_token": "[SEP]", "unk_token": "[UNK]",
-                "mask_token": "[MASK]"}  # fmt: skip
+    specials = {
+        "cls_token": "[CLS]",
+        "pad_token": "[PAD]",
+        "sep_token": "[SEP]",
+        "unk_token": "[UNK]",
+        "mask_token": "[MASK]",
+    }
     vocab = WordPieceVocabulary.build(tokens, specials, tmp_path / "vocab.txt")
     assert vocab.order.tolist() == [3, 0, 4, 2, 1, 6, 5]  # <s> <pad> </s> <unk> x y <mask>
     assert vocab.dictionary_lines() == "x 1\ny 1\n"

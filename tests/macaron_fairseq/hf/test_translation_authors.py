@@ -24,9 +24,13 @@ VOCAB = 40
 MAX_LEN_B = 10
 CASES = {
     "macaron-v2-pre-ln-shared": {"macaron": True, "pre_ln": True},
-    "transformer-post-ln-separate-learned": {"macaron": False, "pre_ln": False, "shared": False,
-                                             "learned_pos": True},
-}  # fmt: skip
+    "transformer-post-ln-separate-learned": {
+        "macaron": False,
+        "pre_ln": False,
+        "shared": False,
+        "learned_pos": True,
+    },
+}
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +57,9 @@ def upgraded_export(name: str, root: Path, data: Path) -> tuple[Path, Path]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
-def test_upgraded_authors_checkpoint_exports_and_translates_as_fairseq(name: str, authors_data: Path,
-                                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_upgraded_authors_checkpoint_exports_and_translates_as_fairseq(
+    name: str, authors_data: Path, tmp_path: Path
+) -> None:
     upgraded, dest = upgraded_export(name, tmp_path, authors_data)
     record = json.loads((dest / "fairseq_export.json").read_text())
     assert record["max_abs_logit_difference"] <= 1e-5  # the export's own check, on a padded batch
@@ -67,8 +72,12 @@ def test_upgraded_authors_checkpoint_exports_and_translates_as_fairseq(name: str
 
 #: the German sentence docs/huggingface.md translates
 GERMAN = "Wir müssen die Welt verändern."
-CORPUS_DE = ["wir müssen die welt verändern .", "die welt ist groß .", "wir sind hier .",
-             "das ist eine kleine welt ."]  # fmt: skip
+CORPUS_DE = [
+    "wir müssen die welt verändern .",
+    "die welt ist groß .",
+    "wir sind hier .",
+    "das ist eine kleine welt .",
+]
 CORPUS_EN = ["we must change the world .", "the world is big .", "we are here .", "this is a small world ."]
 
 
@@ -106,11 +115,31 @@ def test_the_documented_chain_download_upgrade_export_three_lines_of_transformer
     checkpoint, data, codes = their_archive(tmp_path)
     bin_dir = Path(sys.executable).parent
     data_bin = "data-bin/iwslt14.tokenized.de-en.joined"
-    run_cli([str(bin_dir / "macaron-upgrade"), checkpoint.name, "--out", "iwslt14_macaron_small.pt",
-             "--data", data_bin], cwd=tmp_path)  # fmt: skip
-    run_cli([str(bin_dir / "macaron-hf"), "export", "iwslt14_macaron_small.pt",
-             "--dest", "iwslt14-macaron-hf", "--data", data_bin,
-             "--bpe-codes", "iwslt14.tokenized.de-en/code"], cwd=tmp_path)  # fmt: skip
+    run_cli(
+        [
+            str(bin_dir / "macaron-upgrade"),
+            checkpoint.name,
+            "--out",
+            "iwslt14_macaron_small.pt",
+            "--data",
+            data_bin,
+        ],
+        cwd=tmp_path,
+    )
+    run_cli(
+        [
+            str(bin_dir / "macaron-hf"),
+            "export",
+            "iwslt14_macaron_small.pt",
+            "--dest",
+            "iwslt14-macaron-hf",
+            "--data",
+            data_bin,
+            "--bpe-codes",
+            "iwslt14.tokenized.de-en/code",
+        ],
+        cwd=tmp_path,
+    )
     lines = (
         "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer\n"
         "tok = AutoTokenizer.from_pretrained('iwslt14-macaron-hf', trust_remote_code=True)\n"

@@ -28,14 +28,45 @@ def train(
     data: Path, save_dir: Path, arch: str, *extra: str, max_update: int = 4, schedule: list[str] = NO_WARMUP
 ) -> str:
     argv = [
-        "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "translation", "-s", "src", "-t", "tgt", "--arch", arch, *TINY,
-        "--optimizer", "adam", "--lr", "1e-3", *schedule, "--max-update", str(max_update),
-        "--batch-size", "16",
-        "--criterion", "cross_entropy", "--save-dir", str(save_dir), "--cpu", "--num-workers", "0",
-        "--log-format", "simple", "--log-interval", "1", "--no-epoch-checkpoints", "--disable-validation",
-        "--seed", "1", *extra,
-    ]  # fmt: skip
+        "fairseq-train",
+        str(data),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        arch,
+        *TINY,
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-3",
+        *schedule,
+        "--max-update",
+        str(max_update),
+        "--batch-size",
+        "16",
+        "--criterion",
+        "cross_entropy",
+        "--save-dir",
+        str(save_dir),
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--log-format",
+        "simple",
+        "--log-interval",
+        "1",
+        "--no-epoch-checkpoints",
+        "--disable-validation",
+        "--seed",
+        "1",
+        *extra,
+    ]
     proc = run_cli(argv, cwd=REPO)
     return proc.stdout + proc.stderr
 
@@ -78,9 +109,13 @@ def test_t_fixup_trains_and_warns_about_warmup(tiny_data_bin: Path, tmp_path: Pa
     """``--init-scheme auto`` on this from-scratch model is T-Fixup, says so at WARNING with the reason, and
     the saved record keeps both the requested and the applied scheme."""
     log = train(
-        tiny_data_bin, tmp_path, "macaron_small", "--init-scheme", scheme,
+        tiny_data_bin,
+        tmp_path,
+        "macaron_small",
+        "--init-scheme",
+        scheme,
         schedule=["--lr-scheduler", "inverse_sqrt", "--warmup-updates", "2"],
-    )  # fmt: skip
+    )
     assert "T-Fixup applied to encoder" in log and "T-Fixup applied to decoder" in log
     assert "meant to train without learning-rate warm-up" in log
     assert "init scheme t-fixup applied" in log and "μ pass" not in log
@@ -113,10 +148,19 @@ def pretrained_checkpoint(tiny_data_bin: Path, tmp_path_factory: pytest.TempPath
 
 def test_mixed_setup_from_the_cli(tiny_data_bin: Path, tmp_path: Path, pretrained_checkpoint: Path) -> None:
     log = train(
-        tiny_data_bin, tmp_path, "macaron_small", *DT_FIXUP,
-        "--pretrained-encoder", str(pretrained_checkpoint), "--new-encoder-layers", "2",
-        "--optimizer", "adam_lr_groups", "--pretrained-lr-multiplier", "0.008",
-    )  # fmt: skip
+        tiny_data_bin,
+        tmp_path,
+        "macaron_small",
+        *DT_FIXUP,
+        "--pretrained-encoder",
+        str(pretrained_checkpoint),
+        "--new-encoder-layers",
+        "2",
+        "--optimizer",
+        "adam_lr_groups",
+        "--pretrained-lr-multiplier",
+        "0.008",
+    )
     assert "pre-trained encoder" in log and "DT-Fixup applied to encoder: N=2" in log
     state = torch.load(tmp_path / "checkpoint_last.pt", map_location="cpu", weights_only=False)
     assert "encoder.layers.3.ffn1_fc1.weight" in state["model"]  # 2 pre-trained + 2 new Macaron layers
@@ -127,9 +171,15 @@ def test_mixed_setup_from_the_cli(tiny_data_bin: Path, tmp_path: Path, pretraine
 def test_mixed_setup_scales_only_the_new_layers(tiny_data_bin: Path, pretrained_checkpoint: Path) -> None:
     torch.manual_seed(0)
     extra = [
-        *TINY, *DT_FIXUP, "--batch-size", "16",
-        "--pretrained-encoder", str(pretrained_checkpoint), "--new-encoder-layers", "2",
-    ]  # fmt: skip
+        *TINY,
+        *DT_FIXUP,
+        "--batch-size",
+        "16",
+        "--pretrained-encoder",
+        str(pretrained_checkpoint),
+        "--new-encoder-layers",
+        "2",
+    ]
     model, task = build_model(tiny_data_bin, "macaron_small", extra)
     enc = model.encoder
     assert len(enc.layers) == 4 and enc.first_new_layer == 2

@@ -54,9 +54,7 @@ def snapshot(layers: list[nn.Module]) -> list[dict[str, torch.Tensor]]:
 @pytest.mark.parametrize("rel", ["0", "3"])
 def test_scaled_weight_norms_match_the_formulas(dict_dir, arch: str, rel: str) -> None:
     torch.manual_seed(0)
-    model, _ = build_model(
-        dict_dir, arch, [*TINY, *DT_FIXUP, "--max-relative-positions", rel]
-    )
+    model, _ = build_model(dict_dir, arch, [*TINY, *DT_FIXUP, "--max-relative-positions", rel])
     layers = model.encoder.new_layers()
     before = snapshot(layers)
     mu = 7.25

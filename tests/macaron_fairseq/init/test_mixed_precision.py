@@ -33,10 +33,33 @@ WRAPPERS = {
 def trainer_for(data: Path, arch: str, flags: list[str]) -> Trainer:
     """fairseq-train's own steps up to the trainer: parse, task, model, criterion, ``Trainer``."""
     argv = [
-        str(data), "--task", "translation", "-s", "src", "-t", "tgt", "--arch", arch, *TINY,
-        "--criterion", "cross_entropy", "--lr", str(LR), "--batch-size", "16", "--cpu", "--num-workers", "0",
-        "--optimizer", "adam", "--lr-scheduler", "polynomial_decay", "--total-num-update", "100", *flags,
-    ]  # fmt: skip
+        str(data),
+        "--task",
+        "translation",
+        "-s",
+        "src",
+        "-t",
+        "tgt",
+        "--arch",
+        arch,
+        *TINY,
+        "--criterion",
+        "cross_entropy",
+        "--lr",
+        str(LR),
+        "--batch-size",
+        "16",
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--optimizer",
+        "adam",
+        "--lr-scheduler",
+        "polynomial_decay",
+        "--total-num-update",
+        "100",
+        *flags,
+    ]
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(), argv))
     bf16_on_own_device(cfg)  # what the plugin's repair does in fairseq-train
     task = tasks.setup_task(cfg.task)

@@ -94,7 +94,11 @@ def test_bert_keeps_init_bert_params_with_the_default_scheme(dict_dir: Path) -> 
     torch.manual_seed(0)
     model, _ = build_bert_model(dict_dir, "vanilla_bert_tiny")
     layer = model.encoder.layers[0]
-    for weight in (layer.self_attn.q_proj.weight, layer.self_attn.v_proj.weight, layer.fc1.weight,
-                   model.encoder.embed_positions.weight):  # fmt: skip
+    for weight in (
+        layer.self_attn.q_proj.weight,
+        layer.self_attn.v_proj.weight,
+        layer.fc1.weight,
+        model.encoder.embed_positions.weight,
+    ):
         assert_normal(weight, 0.02, "init_bert_params", rel=0.1)
     assert isinstance(model.encoder.layernorm_embedding, nn.LayerNorm)

@@ -29,10 +29,20 @@ from macaron_fairseq.models.authors_init import AUTHORS_INIT_ARCHS, initialisati
 
 D, FFN, HEADS = 64, 128, 4
 SMALL = [
-    "--encoder-embed-dim", str(D), "--decoder-embed-dim", str(D),
-    "--encoder-attention-heads", str(HEADS), "--decoder-attention-heads", str(HEADS),
-    "--encoder-layers", "2", "--decoder-layers", "2", "--share-all-embeddings",
-]  # fmt: skip
+    "--encoder-embed-dim",
+    str(D),
+    "--decoder-embed-dim",
+    str(D),
+    "--encoder-attention-heads",
+    str(HEADS),
+    "--decoder-attention-heads",
+    str(HEADS),
+    "--encoder-layers",
+    "2",
+    "--decoder-layers",
+    "2",
+    "--share-all-embeddings",
+]
 MACARON_ARCHS = [
     "transformer_iwslt_de_en_macaron_v2",
     "transformer_wmt_en_de_macaron_v2",
@@ -52,8 +62,10 @@ def flags(arch: str) -> list[str]:
 @pytest.fixture(scope="module")
 def models(dict_dir) -> dict[str, nn.Module]:
     torch.manual_seed(0)
-    return {arch: build_model(dict_dir, arch, flags(arch))[0] for arch in MACARON_ARCHS + BASELINE_ARCHS
-            + PLUGIN_ARCHS}  # fmt: skip
+    return {
+        arch: build_model(dict_dir, arch, flags(arch))[0]
+        for arch in MACARON_ARCHS + BASELINE_ARCHS + PLUGIN_ARCHS
+    }
 
 
 def layer_linears(model: nn.Module) -> tuple[list[tuple[str, nn.Linear]], list[tuple[str, nn.Module]]]:

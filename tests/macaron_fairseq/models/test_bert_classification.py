@@ -41,18 +41,34 @@ def pretrained(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tupl
     state = {
         "cfg": {"model": model.init_args},
         "model": model.state_dict(),
-        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "DeepSpeed",
-                               "lr_scheduler_state": {}, "num_updates": 3}],
+        "optimizer_history": [
+            {
+                "criterion_name": "BertPretrainingLoss",
+                "optimizer_name": "DeepSpeed",
+                "lr_scheduler_state": {},
+                "num_updates": 3,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 1}},
-    }  # fmt: skip
+    }
     torch.save(state, path)
     return model, path
 
 
 def fine_tuning(data_dir: Path, *extra: str, classes: int = 3) -> tuple[BertPretrainingBase, object, object]:
     """Model, task and config as fairseq-train builds them for sentence prediction."""
-    argv = [str(data_dir), "--task", "macaron_sentence_prediction", "--criterion", "sentence_prediction",
-            "--arch", "macaron_bert_tiny", "--num-classes", str(classes), *extra]  # fmt: skip
+    argv = [
+        str(data_dir),
+        "--task",
+        "macaron_sentence_prediction",
+        "--criterion",
+        "sentence_prediction",
+        "--arch",
+        "macaron_bert_tiny",
+        "--num-classes",
+        str(classes),
+        *extra,
+    ]
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(), argv))
     task = tasks.setup_task(cfg.task)
     return task.build_model(cfg.model), task, cfg
@@ -140,12 +156,17 @@ def save_fine_tuned(model: BertPretrainingBase, cfg: object, path: Path) -> Path
         "args": None,
         "cfg": container,
         "model": model.state_dict(),
-        "optimizer_history": [{"criterion_name": "SentencePredictionCriterion",
-                               "optimizer_name": "FairseqAdam", "lr_scheduler_state": {"best": None},
-                               "num_updates": 10}],
+        "optimizer_history": [
+            {
+                "criterion_name": "SentencePredictionCriterion",
+                "optimizer_name": "FairseqAdam",
+                "lr_scheduler_state": {"best": None},
+                "num_updates": 10,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 2}},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     torch.save(state, path)
     return path
 
@@ -177,9 +198,18 @@ def test_a_head_with_another_number_of_classes_is_not_loaded(data_dir: Path) -> 
 def test_new_layers_on_a_pretrained_encoder_get_a_fresh_pooler(data_dir: Path, pretrained) -> None:
     source, path = pretrained
     model, _, _ = fine_tuning(
-        data_dir, "--pretrained-encoder", str(path), "--new-encoder-layers", "2", "--init-scheme", "dt-fixup",
-        "--optimizer", "adam_lr_groups", "--pretrained-lr-multiplier", "0.1",
-    )  # fmt: skip
+        data_dir,
+        "--pretrained-encoder",
+        str(path),
+        "--new-encoder-layers",
+        "2",
+        "--init-scheme",
+        "dt-fixup",
+        "--optimizer",
+        "adam_lr_groups",
+        "--pretrained-lr-multiplier",
+        "0.1",
+    )
     assert len(model.encoder.layers) == 4
     for name, value in source.encoder.layers[1].state_dict().items():
         torch.testing.assert_close(model.encoder.layers[1].state_dict()[name], value, msg=name)

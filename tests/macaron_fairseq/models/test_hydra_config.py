@@ -22,8 +22,20 @@ from macaron_fairseq.models.hydra_config import PluginConfigError, require_plugi
 from macaron_pipelines import hydra_recipes
 from macaron_pipelines.authors_recipes import parse_training
 
-FLAGS = [*TINY, "--arch", "macaron_small", "--share-all-embeddings", "--init-scheme", "t-fixup",
-         "--macaron-ffn-step", "0.25", "--source-lang", "src", "--target-lang", "tgt"]  # fmt: skip
+FLAGS = [
+    *TINY,
+    "--arch",
+    "macaron_small",
+    "--share-all-embeddings",
+    "--init-scheme",
+    "t-fixup",
+    "--macaron-ffn-step",
+    "0.25",
+    "--source-lang",
+    "src",
+    "--target-lang",
+    "tgt",
+]
 
 
 def hydra_node(data_dir: Path, flags: list[str]):
@@ -66,8 +78,13 @@ def test_a_layer_config_that_lost_the_plugins_fields_is_refused() -> None:
 def test_the_shipped_yaml_configs_are_the_recipes() -> None:
     """configs/hydra/*.yaml are regenerated from pipelines/authors_recipes.py and the quickstart's command;
     any difference (a hand edit, a changed recipe) fails."""
-    proc = subprocess.run([sys.executable, "-m", "macaron_pipelines.hydra_recipes", "--check"], cwd=REPO,
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "macaron_pipelines.hydra_recipes", "--check"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert {p.stem for p in (REPO / "configs" / "hydra").glob("*.yaml")} == set(hydra_recipes.recipes())
 
@@ -82,11 +99,30 @@ def test_each_authors_config_holds_every_flag_of_their_script() -> None:
 
 # ------------------------------------------------------------------------------------- the real entry points
 TRAIN = [
-    "--optimizer", "adam", "--lr", "1e-3", "--criterion", "label_smoothed_cross_entropy",
-    "--label-smoothing", "0.1", "--max-tokens", "2000", "--num-workers", "0", "--seed", "3",
-    "--max-update", "1", "--no-progress-bar", "--log-format", "json", "--log-interval", "1",
-    "--no-epoch-checkpoints", "--cpu",
-]  # fmt: skip
+    "--optimizer",
+    "adam",
+    "--lr",
+    "1e-3",
+    "--criterion",
+    "label_smoothed_cross_entropy",
+    "--label-smoothing",
+    "0.1",
+    "--max-tokens",
+    "2000",
+    "--num-workers",
+    "0",
+    "--seed",
+    "3",
+    "--max-update",
+    "1",
+    "--no-progress-bar",
+    "--log-format",
+    "json",
+    "--log-interval",
+    "1",
+    "--no-epoch-checkpoints",
+    "--cpu",
+]
 
 
 def first_loss(output: str) -> float:
@@ -106,14 +142,34 @@ def test_fairseq_hydra_train_and_fairseq_train_train_the_same_model(
     μ pass's wall time differs)."""
     flags = [*TINY, "--arch", "macaron_small", "--share-all-embeddings", "--init-scheme", "dt-fixup", *TRAIN]
     user_dir = str(REPO / "macaron_fairseq")
-    by_flags = run_cli(["fairseq-train", str(tiny_data_bin), "--user-dir", user_dir, "--save-dir",
-                        str(tmp_path / "flags2"), *flags], cwd=tmp_path)  # fmt: skip
+    by_flags = run_cli(
+        [
+            "fairseq-train",
+            str(tiny_data_bin),
+            "--user-dir",
+            user_dir,
+            "--save-dir",
+            str(tmp_path / "flags2"),
+            *flags,
+        ],
+        cwd=tmp_path,
+    )
     config = hydra_recipes.config_from_flags(flags)
     config["common"]["user_dir"] = user_dir
     (tmp_path / "run.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(config)))
-    by_yaml = run_cli(["fairseq-hydra-train", "--config-dir", str(tmp_path), "--config-name", "run",
-                       f"task.data={tiny_data_bin}", f"checkpoint.save_dir={tmp_path / 'yaml'}",
-                       f"hydra.run.dir={tmp_path / 'hydra'}"], cwd=tmp_path)  # fmt: skip
+    by_yaml = run_cli(
+        [
+            "fairseq-hydra-train",
+            "--config-dir",
+            str(tmp_path),
+            "--config-name",
+            "run",
+            f"task.data={tiny_data_bin}",
+            f"checkpoint.save_dir={tmp_path / 'yaml'}",
+            f"hydra.run.dir={tmp_path / 'hydra'}",
+        ],
+        cwd=tmp_path,
+    )
     a = torch.load(tmp_path / "flags2" / "checkpoint_last.pt", weights_only=False)["model"]
     b = torch.load(tmp_path / "yaml" / "checkpoint_last.pt", weights_only=False)["model"]
     assert list(a) == list(b)

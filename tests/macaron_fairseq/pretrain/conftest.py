@@ -17,7 +17,18 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dump = root / "enwiki-20261101-pages-articles-multistream.xml.bz2"
     write_dump(dump, target_bytes=1_500_000, seed=21)
     dest = root / "data-bin"
-    run_module("macaron_preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
-               "--vocab-size", "500",
-               "--valid-ratio", "0.1", "--workers", "1", timeout=300)  # fmt: skip
+    run_module(
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(dest),
+        "--wikipedia",
+        str(dump),
+        "--vocab-size",
+        "500",
+        "--valid-ratio",
+        "0.1",
+        "--workers",
+        "1",
+        timeout=300,
+    )
     return dest

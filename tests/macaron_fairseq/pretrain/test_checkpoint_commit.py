@@ -99,12 +99,34 @@ def free_port() -> int:
 def train(corpus: Path, save_dir: Path, *extra: str) -> subprocess.CompletedProcess:
     """One process (a world of one), 6 steps, a checkpoint every 3."""
     command = [
-        sys.executable, "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", "macaron_bert_tiny",
-        "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir), "--seed", "3",
-        "--max-update", "6", "--save-interval-updates", "3", "--no-validation", "--log-interval", "3", *extra,
-    ]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
-               MASTER_PORT=str(free_port()))  # fmt: skip
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "3",
+        "--max-update",
+        "6",
+        "--save-interval-updates",
+        "3",
+        "--no-validation",
+        "--log-interval",
+        "3",
+        *extra,
+    ]
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        MASTER_PORT=str(free_port()),
+    )
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
     return proc
@@ -193,11 +215,27 @@ def test_resuming_on_another_world_size_is_refused_naming_both(
     save_dir = tmp_path / "run"
     shutil.copytree(whole, save_dir)
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", "macaron_bert_tiny", "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir),
-        "--seed", "3", "--max-update", "9",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "3",
+        "--max-update",
+        "9",
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode != 0

@@ -42,8 +42,14 @@ def test_first_host_asks_scontrol_when_there_is_one(tmp_path: Path, monkeypatch:
     assert first_host("rack[1-2]-node[01-04]") == "rack1-node01"
 
 
-SRUN_TASK = {"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "3", "SLURM_STEP_ID": "0",
-             "SLURM_JOB_NODELIST": "gpu[007-008]", "MASTER_ADDR": "gpu007"}  # fmt: skip
+SRUN_TASK = {
+    "SLURM_PROCID": "5",
+    "SLURM_NTASKS": "16",
+    "SLURM_LOCALID": "3",
+    "SLURM_STEP_ID": "0",
+    "SLURM_JOB_NODELIST": "gpu[007-008]",
+    "MASTER_ADDR": "gpu007",
+}
 
 
 def test_slurms_variables_win_over_an_inherited_rank_in_an_srun_task() -> None:

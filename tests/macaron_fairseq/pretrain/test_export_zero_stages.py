@@ -36,8 +36,14 @@ def test_export_of_each_zero_stage(stage: int, corpus: Path, tmp_path: Path) -> 
 
     out = tmp_path / "model.pt"
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
-    proc = subprocess.run(["macaron-export", str(save), "--out", str(out)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        ["macaron-export", str(save), "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert f"wrote {out}" in proc.stdout
     models, _, _ = checkpoint_utils.load_model_ensemble_and_task([str(out)])

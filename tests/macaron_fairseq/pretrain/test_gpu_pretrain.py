@@ -36,11 +36,30 @@ def test_pretraining_on_the_gpus_with_dt_fixup_then_export(corpus: Path, tmp_pat
     save = tmp_path / "run"
     ranks = gpu_ranks()
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(ranks),
-        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", "macaron_bert_tiny", "--deepspeed-config", str(path), "--save-dir", str(save),
-        "--seed", "3", "--log-interval", "1", "--max-update", "6", *DT_FIXUP,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        str(ranks),
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(path),
+        "--save-dir",
+        str(save),
+        "--seed",
+        "3",
+        "--log-interval",
+        "1",
+        "--max-update",
+        "6",
+        *DT_FIXUP,
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0, proc.stderr[-5000:]
@@ -53,16 +72,27 @@ def test_pretraining_on_the_gpus_with_dt_fixup_then_export(corpus: Path, tmp_pat
     assert valid["pairs"] > 0
 
     out = tmp_path / "model.pt"
-    exported = subprocess.run(["macaron-export", str(save), "--out", str(out)], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=600)  # fmt: skip
+    exported = subprocess.run(
+        ["macaron-export", str(save), "--out", str(out)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert exported.returncode == 0, exported.stderr[-3000:]
     models, _, _ = checkpoint_utils.load_model_ensemble_and_task([str(out)])
     assert all(torch.isfinite(p).all() for p in models[0].parameters())
 
 
 def test_the_lamb_preflight_loads_the_op_or_names_what_is_missing(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "macaron_fairseq.pretrain.ops", "--deepspeed-config",
-               str(CONFIGS / "lamb_64k.json")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain.ops",
+        "--deepspeed-config",
+        str(CONFIGS / "lamb_64k.json"),
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore")
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
     if proc.returncode == 0:

@@ -24,11 +24,26 @@ def train(corpus: Path, save_dir: Path, *extra: str) -> subprocess.CompletedProc
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", "macaron_bert_tiny",
-               "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir), "--seed", "3",
-               "--no-validation", *NO_DROPOUT, *extra]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
-               MASTER_PORT=str(port))  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "3",
+        "--no-validation",
+        *NO_DROPOUT,
+        *extra,
+    ]
+    env = dict(
+        os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", MASTER_PORT=str(port)
+    )
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
     return proc
@@ -46,16 +61,33 @@ def loss_on_first_batch(corpus: Path, weights: dict) -> float:
     import macaron_fairseq  # noqa: F401
 
     parser = options.get_training_parser()
-    argv = [str(corpus), "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
-            "--arch", "macaron_bert_tiny", "--seed", "3", *NO_DROPOUT]  # fmt: skip
+    argv = [
+        str(corpus),
+        "--task",
+        "macaron_bert_pretraining",
+        "--criterion",
+        "macaron_bert_loss",
+        "--arch",
+        "macaron_bert_tiny",
+        "--seed",
+        "3",
+        *NO_DROPOUT,
+    ]
     args = options.parse_args_and_arch(parser, argv)
     task = tasks.setup_task(args)
     task.load_dataset("train", epoch=1)
     model, criterion = task.build_model(args), task.build_criterion(args)
     model.load_state_dict(weights, strict=False)  # the MLM output projection is tied to the embeddings
-    iterator = task.get_batch_iterator(dataset=task.dataset("train"), max_sentences=8,
-                                       max_positions=task.max_positions(), seed=3, num_shards=1, shard_id=0,
-                                       epoch=1, required_batch_size_multiple=1)  # fmt: skip
+    iterator = task.get_batch_iterator(
+        dataset=task.dataset("train"),
+        max_sentences=8,
+        max_positions=task.max_positions(),
+        seed=3,
+        num_shards=1,
+        shard_id=0,
+        epoch=1,
+        required_batch_size_multiple=1,
+    )
     batches = iterator.next_epoch_itr(shuffle=True)
     import torch
 
@@ -100,10 +132,20 @@ def test_init_from_a_checkpoint_that_pickles_code_is_refused(tmp_path: Path) -> 
         (data / name).write_text("")
     marker = tmp_path / "pwned"
     evil = write_malicious_checkpoint(tmp_path / "evil.pt", marker)
-    proc = run_module("macaron_fairseq.pretrain", str(data), "--arch", "macaron_bert_tiny",
-                      "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(tmp_path / "run"),
-                      "--init-from", str(evil),
-                      check=False, timeout=300)  # fmt: skip
+    proc = run_module(
+        "macaron_fairseq.pretrain",
+        str(data),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--init-from",
+        str(evil),
+        check=False,
+        timeout=300,
+    )
     lines = [line for line in proc.stderr.splitlines() if line.strip() and "[WARNING]" not in line]
     assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-3000:]
     assert "--init-from" in lines[0] and str(evil) in lines[0] and "posix.system" in lines[0]

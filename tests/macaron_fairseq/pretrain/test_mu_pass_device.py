@@ -32,11 +32,15 @@ def test_the_estimate_says_where_the_pass_ran() -> None:
 
 @pytest.mark.slow
 def test_two_ranks_read_every_pair_once_on_the_training_device(corpus: Path, tmp_path: Path) -> None:
-    proc = pretrain(corpus, tmp_path / "run", "--max-update", "1", "--no-validation", *DT_FIXUP,
-                    "--batch-size", "8")  # fmt: skip
+    proc = pretrain(
+        corpus, tmp_path / "run", "--max-update", "1", "--no-validation", *DT_FIXUP, "--batch-size", "8"
+    )
     pairs = {int(m) for m in re.findall(r"(\d+) sentence pairs of pairing 0/", proc.stderr)}
-    passes = re.findall(r"DT-Fixup μ pass \(encoder\): μ\[\w+\]=(\S+) over (\d+) sentences / \d+ tokens "
-                        r"of 'train' \((\d+) batches, on (\S+)\)", proc.stderr)  # fmt: skip
+    passes = re.findall(
+        r"DT-Fixup μ pass \(encoder\): μ\[\w+\]=(\S+) over (\d+) sentences / \d+ tokens "
+        r"of 'train' \((\d+) batches, on (\S+)\)",
+        proc.stderr,
+    )
     assert len(passes) == 2, proc.stderr[-3000:]  # one line per rank
     (mu, sentences, batches, device), other = passes
     assert other == passes[0]  # the same all-reduced figures on both ranks

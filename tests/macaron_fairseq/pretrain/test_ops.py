@@ -65,8 +65,9 @@ def test_a_prebuilt_fused_adam_or_an_explicit_choice_is_kept() -> None:
 def test_what_a_build_lacks_is_named(tmp_path: Path) -> None:
     toolkit = tmp_path / "cuda"
     (toolkit / "bin").mkdir(parents=True)
-    missing = missing_for_build(cuda=False, env={"CUDA_HOME": str(toolkit), "CXX": "no-such-c++"},
-                                which=lambda name: None)  # fmt: skip
+    missing = missing_for_build(
+        cuda=False, env={"CUDA_HOME": str(toolkit), "CXX": "no-such-c++"}, which=lambda name: None
+    )
     assert missing[0] == "a CUDA GPU"
     assert f"nvcc (CUDA_HOME={toolkit} has no bin/nvcc)" in missing
     assert "ninja (pip install ninja)" in missing and "a C++ compiler (no-such-c++)" in missing
@@ -142,14 +143,29 @@ def test_the_trainer_builds_torchs_adamw_from_bert_phase1(corpus: Path, tmp_path
     """The shipped config through the trainer: DeepSpeed is handed torch_adam and builds torch.optim.AdamW
     (before, DeepSpeed's FusedAdam, which JIT-compiles at its first use)."""
     config = str(CONFIGS / "bert_phase1.json")
-    argv = [str(corpus), "--arch", "macaron_bert_tiny", "--deepspeed-config", config,
-            "--save-dir", str(tmp_path / "run"), "--max-update", "2"]  # fmt: skip
+    argv = [
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        config,
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--max-update",
+        "2",
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     env.update(
         RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port())
     )
-    proc = subprocess.run([sys.executable, "-c", ENGINE_OPTIMIZER, *argv], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", ENGINE_OPTIMIZER, *argv],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "RESULT torch.optim.adamw AdamW" in proc.stdout
     assert "bert_phase1.json: optimizer AdamW runs as torch.optim.AdamW" in proc.stderr

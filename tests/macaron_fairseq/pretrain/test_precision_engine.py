@@ -44,13 +44,18 @@ def test_every_shipped_mixed_precision_config_accumulates_in_fp32(corpus: Path, 
     user["bf16"] = {"enabled": True}  # a user's config without a data_types section
     user["zero_optimization"] = {"stage": 2}
     (tmp_path / "user_bf16_zero2.json").write_text(json.dumps(user))
-    configs = [CONFIGS / "bert_phase1.json", CONFIGS / "bert_phase2.json", tmp_path / "lamb_64k_cpu.json",
-               tmp_path / "user_bf16_zero2.json"]  # fmt: skip
+    configs = [
+        CONFIGS / "bert_phase1.json",
+        CONFIGS / "bert_phase2.json",
+        tmp_path / "lamb_64k_cpu.json",
+        tmp_path / "user_bf16_zero2.json",
+    ]
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
-               MASTER_PORT=str(port))  # fmt: skip
+    env = dict(
+        os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", MASTER_PORT=str(port)
+    )
     command = [sys.executable, "-c", ENGINES, str(corpus), str(tmp_path / "run"), *map(str, configs)]
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]

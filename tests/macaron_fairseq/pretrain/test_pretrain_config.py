@@ -41,11 +41,21 @@ def test_placement_from_torchrun_srun_and_a_plain_start() -> None:
     )
     assert (torchrun.rank, torchrun.world_size, torchrun.local_rank) == (3, 8, 1)
     assert (torchrun.master_addr, torchrun.master_port) == ("h0", 1234)
-    srun = placement({"SLURM_PROCID": "5", "SLURM_NTASKS": "16", "SLURM_LOCALID": "1",
-                      "SLURM_JOB_NODELIST": "gpu[007-008]"})  # fmt: skip
+    srun = placement(
+        {
+            "SLURM_PROCID": "5",
+            "SLURM_NTASKS": "16",
+            "SLURM_LOCALID": "1",
+            "SLURM_JOB_NODELIST": "gpu[007-008]",
+        }
+    )
     assert (srun.rank, srun.world_size, srun.local_rank, srun.master_addr, srun.launcher) == (
-        5, 16, 1, "gpu007", "srun"
-    )  # fmt: skip
+        5,
+        16,
+        1,
+        "gpu007",
+        "srun",
+    )
     assert placement({}).world_size == 1
 
 
@@ -131,8 +141,15 @@ def test_the_command_refuses_fp16_on_cpu_naming_the_config(tmp_path: Path) -> No
     path = tmp_path / "fp16.json"
     path.write_text(json.dumps(config))
     (tmp_path / "data").mkdir()
-    args = [str(tmp_path / "data"), "--arch", "vanilla_bert_tiny", "--deepspeed-config", str(path),
-            "--save-dir", str(tmp_path / "run")]  # fmt: skip
+    args = [
+        str(tmp_path / "data"),
+        "--arch",
+        "vanilla_bert_tiny",
+        "--deepspeed-config",
+        str(path),
+        "--save-dir",
+        str(tmp_path / "run"),
+    ]
     proc = run_module("macaron_fairseq.pretrain", *args, check=False)
     assert proc.returncode == 2 and "fp16.json: fp16 needs a GPU" in proc.stderr
     assert not (tmp_path / "run").exists()

@@ -34,11 +34,28 @@ def pretrain(
     config: Path = TINY_CONFIG,
 ) -> subprocess.CompletedProcess:
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", arch,
-        "--deepspeed-config", str(config),
-        "--save-dir", str(save_dir), "--seed", "3", "--log-interval", "1", *extra,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        arch,
+        "--deepspeed-config",
+        str(config),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "3",
+        "--log-interval",
+        "1",
+        *extra,
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     if check and proc.returncode != 0:
@@ -140,10 +157,23 @@ def test_the_engines_fp32_master_weights_are_the_rescaled_ones(corpus: Path, tmp
     path = tmp_path / "bf16.json"
     path.write_text(json.dumps(config))
     argv = [
-        str(corpus), "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
-        "--arch", "macaron_bert_tiny", "--deepspeed-config", str(path), "--save-dir", str(tmp_path / "run"),
-        "--seed", "3", *DT_FIXUP, "--dt-fixup-mu", "40",  # μ given: a small factor, no pass
-    ]  # fmt: skip
+        str(corpus),
+        "--task",
+        "macaron_bert_pretraining",
+        "--criterion",
+        "macaron_bert_loss",
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(path),
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--seed",
+        "3",
+        *DT_FIXUP,
+        "--dt-fixup-mu",
+        "40",  # μ given: a small factor, no pass
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     env.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1")
     env["MASTER_PORT"] = str(free_port())
@@ -188,13 +218,36 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
     # fairseq-train --restore-file starts from the exported weights (an lr of 1e-12 keeps them)
     restored = tmp_path / "restored"
     command = [
-        "fairseq-train", str(corpus), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
-        "--arch", "macaron_bert_tiny", "--restore-file", str(out), "--reset-optimizer", "--reset-dataloader",
-        "--reset-meters", "--reset-lr-scheduler", "--optimizer", "adam", "--lr", "1e-12", "--batch-size", "4",
-        "--max-update", "1",
-        "--save-dir", str(restored), "--no-epoch-checkpoints", "--disable-validation", "--cpu",
-    ]  # fmt: skip
+        "fairseq-train",
+        str(corpus),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "macaron_bert_pretraining",
+        "--criterion",
+        "macaron_bert_loss",
+        "--arch",
+        "macaron_bert_tiny",
+        "--restore-file",
+        str(out),
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--reset-lr-scheduler",
+        "--optimizer",
+        "adam",
+        "--lr",
+        "1e-12",
+        "--batch-size",
+        "4",
+        "--max-update",
+        "1",
+        "--save-dir",
+        str(restored),
+        "--no-epoch-checkpoints",
+        "--disable-validation",
+        "--cpu",
+    ]
     env = dict(os.environ, PYTHONWARNINGS="ignore", OMP_NUM_THREADS="1")
     proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
@@ -204,8 +257,7 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
         torch.testing.assert_close(trained[name], value, atol=1e-6, rtol=0, msg=name)
 
     # K new DT-Fixup layers on the exported encoder (DT-Fixup's mixed setting)
-    mixed = ("--max-update", "2", "--pretrained-encoder", str(out), "--new-encoder-layers", "1",
-             *DT_FIXUP)  # fmt: skip
+    mixed = ("--max-update", "2", "--pretrained-encoder", str(out), "--new-encoder-layers", "1", *DT_FIXUP)
     refused = pretrain(corpus, tmp_path / "mixed", *mixed, check=False)
     assert refused.returncode != 0 and "pass --pretrained-lr-multiplier 1" in refused.stderr
     proc = pretrain(corpus, tmp_path / "mixed", *mixed, "--pretrained-lr-multiplier", "1")
@@ -217,12 +269,27 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(corpus: Path, tmp_
 def test_the_deepspeed_launcher_gives_the_losses_of_torchrun(corpus: Path, tmp_path: Path) -> None:
     pretrain(corpus, tmp_path / "torchrun", "--max-update", "3")
     command = [
-        sys.executable, "-m", "deepspeed.launcher.runner", "--num_gpus", "2",
-        "--master_port", str(free_port()), "--module", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", "macaron_bert_tiny",
-        "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(tmp_path / "deepspeed"), "--seed", "3",
-        "--max-update", "3",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "deepspeed.launcher.runner",
+        "--num_gpus",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "--module",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(tmp_path / "deepspeed"),
+        "--seed",
+        "3",
+        "--max-update",
+        "3",
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-5000:]
@@ -243,15 +310,34 @@ def test_a_preempted_run_saves_exits_and_resumes_to_the_same_losses(corpus: Path
     pretrain(corpus, tmp_path / "whole", "--max-update", steps, "--no-validation")
     save = tmp_path / "preempted"
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-        "--master_port", str(free_port()), "-m", "macaron_fairseq.pretrain", str(corpus),
-        "--arch", "macaron_bert_tiny",
-        "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save), "--seed", "3", "--log-interval", "1",
-        "--max-update", steps, "--no-validation",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "torch.distributed.run",
+        "--nproc_per_node",
+        "2",
+        "--master_port",
+        str(free_port()),
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save),
+        "--seed",
+        "3",
+        "--log-interval",
+        "1",
+        "--max-update",
+        steps,
+        "--no-validation",
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)  # fmt: skip
+    proc = subprocess.Popen(
+        command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     log = save / "train_log.jsonl"
     deadline = time.monotonic() + 300
     while not (log.exists() and len(log.read_text().splitlines()) >= 3):
@@ -283,8 +369,17 @@ def train_pairs(corpus: Path, seed: int) -> int:
     import macaron_fairseq  # noqa: F401
 
     parser = options.get_training_parser()
-    argv = [str(corpus), "--task", "macaron_bert_pretraining", "--arch", "macaron_bert_tiny",
-            "--seed", str(seed), "--pair-cache", "off"]  # fmt: skip
+    argv = [
+        str(corpus),
+        "--task",
+        "macaron_bert_pretraining",
+        "--arch",
+        "macaron_bert_tiny",
+        "--seed",
+        str(seed),
+        "--pair-cache",
+        "off",
+    ]
     args = options.parse_args_and_arch(parser, argv)
     task = tasks.setup_task(args)
     task.load_dataset("train")

@@ -23,11 +23,17 @@ TINY = str(TINY_CONFIG)
 
 @pytest.mark.parametrize(
     ("flag", "key"),
-    [("--lr", "optimizer.params.lr"), ("--weight-decay", "optimizer.params.weight_decay"),
-     ("--clip-norm", "gradient_clipping"), ("--warmup-updates", "scheduler.params.warmup_num_steps"),
-     ("--fp16", '"fp16": {"enabled": true}'), ("--bf16", '"bf16": {"enabled": true}'),
-     ("--optimizer", "optimizer.type"), ("--max-tokens", "train_micro_batch_size_per_gpu")],
-)  # fmt: skip
+    [
+        ("--lr", "optimizer.params.lr"),
+        ("--weight-decay", "optimizer.params.weight_decay"),
+        ("--clip-norm", "gradient_clipping"),
+        ("--warmup-updates", "scheduler.params.warmup_num_steps"),
+        ("--fp16", '"fp16": {"enabled": true}'),
+        ("--bf16", '"bf16": {"enabled": true}'),
+        ("--optimizer", "optimizer.type"),
+        ("--max-tokens", "train_micro_batch_size_per_gpu"),
+    ],
+)
 def test_a_flag_the_config_decides_is_refused_naming_the_key(flag: str, key: str) -> None:
     with pytest.raises(
         UserError, match=rf"^{flag}: the DeepSpeed config decides this; set .*in ds\.json$"
@@ -44,8 +50,24 @@ def test_every_refused_flag_exists_in_fairseq_and_trainer_flags_pass() -> None:
     parser = options.get_training_parser()
     known = set(parser._option_string_actions)  # the flags fairseq's training parser accepts (or its groups)
     assert {"--lr", "--clip-norm", "--fp16", "--bf16", "--max-epoch", "--restore-file"} <= known
-    refuse_ignored(["data", "--max-update", "5", "--batch-size", "8", "--seed", "3", "--tensorboard-logdir",
-                    "x", "--wandb-project", "p", "--save-interval-updates", "2"], "ds.json")  # fmt: skip
+    refuse_ignored(
+        [
+            "data",
+            "--max-update",
+            "5",
+            "--batch-size",
+            "8",
+            "--seed",
+            "3",
+            "--tensorboard-logdir",
+            "x",
+            "--wandb-project",
+            "p",
+            "--save-interval-updates",
+            "2",
+        ],
+        "ds.json",
+    )
     with pytest.raises(
         UserError, match=r"--restore-file is not used by the DeepSpeed trainer: .*--init-from"
     ):
@@ -78,23 +100,34 @@ def command_errors(*argv: str) -> list[str]:
 
 
 def test_the_command_refuses_an_ignored_flag_in_one_line(tmp_path: Path) -> None:
-    lines = command_errors(str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
-                           "--lr", "0.5")  # fmt: skip
-    assert lines == [f"{PROG}: error: --lr: the DeepSpeed config decides this; set optimizer.params.lr (and "
-                     f"scheduler.params.warmup_max_lr) in {TINY_CONFIG}"]  # fmt: skip
+    lines = command_errors(
+        str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY, "--lr", "0.5"
+    )
+    assert lines == [
+        f"{PROG}: error: --lr: the DeepSpeed config decides this; set optimizer.params.lr (and "
+        f"scheduler.params.warmup_max_lr) in {TINY_CONFIG}"
+    ]
 
 
 def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-data-bin"
-    lines = command_errors(str(missing), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
-                           "--save-dir", str(tmp_path / "run"))  # fmt: skip
+    lines = command_errors(
+        str(missing),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        TINY,
+        "--save-dir",
+        str(tmp_path / "run"),
+    )
     assert lines == [
         f"{PROG}: error: {missing}: no such data-bin "
         "(build one with python -m macaron_preprocess.bert_corpus)"
     ]
     (tmp_path / "empty").mkdir()
-    lines = command_errors(str(tmp_path / "empty"), "--arch", "macaron_bert_tiny", "--deepspeed-config",
-                           str(TINY_CONFIG))  # fmt: skip
+    lines = command_errors(
+        str(tmp_path / "empty"), "--arch", "macaron_bert_tiny", "--deepspeed-config", str(TINY_CONFIG)
+    )
     assert lines == [
         f"{PROG}: error: {tmp_path / 'empty'}: not a data-bin of python -m macaron_preprocess.bert_corpus "
         "(no dict.txt)"
@@ -103,8 +136,9 @@ def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_max_update_past_the_schedule_is_refused(tmp_path: Path) -> None:
-    lines = command_errors(str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY,
-                           "--max-update", "500")  # fmt: skip
+    lines = command_errors(
+        str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY, "--max-update", "500"
+    )
     assert len(lines) == 1 and "--max-update 500 runs past scheduler.params.total_num_steps=200" in lines[0]
 
 
@@ -117,9 +151,19 @@ def test_without_max_update_the_run_is_as_long_as_its_schedule(corpus: Path, tmp
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", "macaron_bert_tiny",
-               "--deepspeed-config", str(path), "--save-dir", str(tmp_path / "run"),
-               "--no-validation"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(path),
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--no-validation",
+    ]
     env = dict(
         os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore", MASTER_PORT=str(port)
     )
@@ -150,8 +194,13 @@ def test_without_deepspeed_the_command_says_which_extra_to_install(tmp_path: Pat
     data.mkdir()
     for name in ("dict.txt", "train.bin", "train.idx"):
         (data / name).write_text("")
-    proc = subprocess.run([*command, str(data), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY],
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [*command, str(data), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     lines = [line for line in proc.stderr.splitlines() if line.strip() and "[WARNING]" not in line]
     assert proc.returncode == 2, proc.stderr[-3000:]
     assert len(lines) == 1 and lines[0].startswith(f"{PROG}: error: pre-training needs DeepSpeed"), lines

@@ -39,11 +39,29 @@ def free_port() -> int:
 
 
 def pretrain(data: Path, save_dir: Path, *extra: str, cwd: Path) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "macaron_fairseq.pretrain", str(data), "--arch", "macaron_bert_tiny",
-               "--deepspeed-config", str(TINY_CONFIG), "--save-dir", str(save_dir), "--seed", "1",
-               "--no-validation", *extra]  # fmt: skip
-    env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore",
-               MASTER_PORT=str(free_port()))  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(data),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(TINY_CONFIG),
+        "--save-dir",
+        str(save_dir),
+        "--seed",
+        "1",
+        "--no-validation",
+        *extra,
+    ]
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(REPO),
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        MASTER_PORT=str(free_port()),
+    )
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -111,8 +129,17 @@ def test_a_run_writes_nothing_into_its_data_bin_and_prunes_only_its_own_checkpoi
     save_dir = tmp_path / "run"
     (save_dir / "step0").mkdir(parents=True)
     (save_dir / "step0" / "notes.txt").write_text("the user's, not a checkpoint\n")
-    proc = pretrain(data, save_dir, "--max-update", "2", "--save-interval-updates", "1",
-                    "--keep-last-checkpoints", "1", cwd=tmp_path)  # fmt: skip
+    proc = pretrain(
+        data,
+        save_dir,
+        "--max-update",
+        "2",
+        "--save-interval-updates",
+        "1",
+        "--keep-last-checkpoints",
+        "1",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert tree(data) == data_before  # no pair cache, nothing else
     assert (save_dir / "step0" / "notes.txt").read_text() == "the user's, not a checkpoint\n"

@@ -35,8 +35,18 @@ def test_known_gpu_peaks() -> None:
 
 
 def record(step: int, seconds: float, **extra: float) -> dict:
-    return {"step": step, "mlm_loss": 5.0, "nsp_loss": 0.9, "nsp_accuracy": 61.0, "lr": 1e-4,
-            "tokens": 1000.0, "pairs": 10.0, "seconds": seconds, "model_flops": 2e12, **extra}  # fmt: skip
+    return {
+        "step": step,
+        "mlm_loss": 5.0,
+        "nsp_loss": 0.9,
+        "nsp_accuracy": 61.0,
+        "lr": 1e-4,
+        "tokens": 1000.0,
+        "pairs": 10.0,
+        "seconds": seconds,
+        "model_flops": 2e12,
+        **extra,
+    }
 
 
 def test_progress_lines_at_the_interval_with_rates_over_it() -> None:
@@ -46,8 +56,10 @@ def test_progress_lines_at_the_interval_with_rates_over_it() -> None:
         progress.step(record(step, seconds))
     lines = out.getvalue().splitlines()
     assert [line.split(" | ")[0] for line in lines] == [
-        "[pretrain] step 2/5", "[pretrain] step 4/5", "[pretrain] step 5/5"
-    ]  # fmt: skip
+        "[pretrain] step 2/5",
+        "[pretrain] step 4/5",
+        "[pretrain] step 5/5",
+    ]
     # steps 1-2: 2000 tokens in 4 s; 2 × 2e12 FLOPs in 4 s on a 1e13 FLOP/s device = 10 %
     assert "500 tokens/s, 5.0 samples/s" in lines[0] and "MFU 10.0%" in lines[0]
     assert "2000 tokens/s, 20.0 samples/s" in lines[1]  # steps 3-4: 1 s

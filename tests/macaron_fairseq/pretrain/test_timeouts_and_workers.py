@@ -49,8 +49,16 @@ def test_the_process_group_gets_the_trainers_timeout(
         raise Started
 
     monkeypatch.setattr(deepspeed, "init_distributed", init_distributed)
-    argv = [str(data_bin), "--arch", "macaron_bert_tiny", "--save-dir", str(tmp_path / "run"),
-            "--deepspeed-config", str(REPO / "configs" / "deepspeed" / "tiny_cpu.json"), *flags]  # fmt: skip
+    argv = [
+        str(data_bin),
+        "--arch",
+        "macaron_bert_tiny",
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--deepspeed-config",
+        str(REPO / "configs" / "deepspeed" / "tiny_cpu.json"),
+        *flags,
+    ]
     with pytest.raises(Started):
         build_pretrainer(argv)
     assert seen["timeout"] == datetime.timedelta(minutes=minutes)

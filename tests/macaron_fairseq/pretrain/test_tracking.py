@@ -20,9 +20,21 @@ from helpers import REPO
 from macaron_fairseq.pretrain.tracking import Tracker, scalars
 from macaron_workflow.errors import UserError
 
-STEP = {"step": 3, "mlm_loss": 8.5, "nsp_loss": 0.9, "mlm_accuracy": 2.0, "nsp_accuracy": 55.0, "lr": 1e-4,
-        "loss_scale": 1024.0, "tokens_per_second": 900.0, "samples_per_second": 7.0, "mfu": 0.41, "pairs": 8,
-        "tokens": 1000, "seconds": 1.1}  # fmt: skip
+STEP = {
+    "step": 3,
+    "mlm_loss": 8.5,
+    "nsp_loss": 0.9,
+    "mlm_accuracy": 2.0,
+    "nsp_accuracy": 55.0,
+    "lr": 1e-4,
+    "loss_scale": 1024.0,
+    "tokens_per_second": 900.0,
+    "samples_per_second": 7.0,
+    "mfu": 0.41,
+    "pairs": 8,
+    "tokens": 1000,
+    "seconds": 1.1,
+}
 VALID = {"step": 3, "split": "valid", "mlm_loss": 8.0, "ppl": 256.0, "nsp_accuracy": 60.0, "pairs": 40}
 
 
@@ -44,16 +56,30 @@ def read_scalars(logdir: Path) -> list[tuple[int, str, float]]:
 
 
 def test_scalars_of_a_step_and_a_validation() -> None:
-    assert scalars(STEP) == {"train/mlm_loss": 8.5, "train/nsp_loss": 0.9, "train/mlm_accuracy": 2.0,
-                             "train/nsp_accuracy": 55.0, "train/lr": 1e-4, "train/loss_scale": 1024.0,
-                             "train/tokens_per_second": 900.0, "train/samples_per_second": 7.0,
-                             "train/mfu": 0.41}  # fmt: skip
+    assert scalars(STEP) == {
+        "train/mlm_loss": 8.5,
+        "train/nsp_loss": 0.9,
+        "train/mlm_accuracy": 2.0,
+        "train/nsp_accuracy": 55.0,
+        "train/lr": 1e-4,
+        "train/loss_scale": 1024.0,
+        "train/tokens_per_second": 900.0,
+        "train/samples_per_second": 7.0,
+        "train/mfu": 0.41,
+    }
     assert scalars(VALID) == {"valid/mlm_loss": 8.0, "valid/ppl": 256.0, "valid/nsp_accuracy": 60.0}
 
 
 def tracker(tmp_path: Path, **kwargs: Any) -> Tracker:
-    settings = dict(active=True, tensorboard_logdir=None, wandb_project=None, save_dir=tmp_path / "run",
-                    run_name="tiny-run", config={"arch": "macaron_bert_tiny"}, start_step=0)  # fmt: skip
+    settings = dict(
+        active=True,
+        tensorboard_logdir=None,
+        wandb_project=None,
+        save_dir=tmp_path / "run",
+        run_name="tiny-run",
+        config={"arch": "macaron_bert_tiny"},
+        start_step=0,
+    )
     return Tracker(**{**settings, **kwargs})
 
 
@@ -111,10 +137,22 @@ def test_the_trainer_writes_tensorboard_scalars(corpus: Path, tmp_path: Path) ->
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = [sys.executable, "-m", "macaron_fairseq.pretrain", str(corpus), "--arch", "macaron_bert_tiny",
-               "--deepspeed-config", str(REPO / "configs" / "deepspeed" / "tiny_cpu.json"),
-               "--save-dir", str(tmp_path / "run"), "--max-update", "2",
-               "--tensorboard-logdir", str(tmp_path / "tb")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_fairseq.pretrain",
+        str(corpus),
+        "--arch",
+        "macaron_bert_tiny",
+        "--deepspeed-config",
+        str(REPO / "configs" / "deepspeed" / "tiny_cpu.json"),
+        "--save-dir",
+        str(tmp_path / "run"),
+        "--max-update",
+        "2",
+        "--tensorboard-logdir",
+        str(tmp_path / "tb"),
+    ]
     env = dict(os.environ, PYTHONPATH=str(REPO), OMP_NUM_THREADS="1", MASTER_PORT=str(port))
     env.pop("PYTHONWARNINGS", None)
     proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=600)

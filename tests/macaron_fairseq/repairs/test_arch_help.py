@@ -24,8 +24,9 @@ def option_help(text: str, flag: str) -> str:
 def test_the_help_of_a_plugin_arch_lists_its_options_with_the_archs_defaults(
     arch: str, layers: str, tmp_path: Path
 ) -> None:
-    proc = run_cli(["fairseq-train", "--user-dir", str(REPO / "macaron_fairseq"), "--arch", arch, "--help"],
-                   cwd=tmp_path)  # fmt: skip
+    proc = run_cli(
+        ["fairseq-train", "--user-dir", str(REPO / "macaron_fairseq"), "--arch", arch, "--help"], cwd=tmp_path
+    )
     text = proc.stdout
     assert f"Model-specific configuration (--arch {arch}):" in text
     assert option_help(text, "--init-scheme").endswith("(default: default)")

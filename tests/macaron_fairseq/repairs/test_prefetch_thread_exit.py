@@ -51,9 +51,13 @@ if sys.argv[1] == "plugin":
 def _stop_mid_epoch(mode: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     return subprocess.run(
-        [sys.executable, "-c", _STOP_MID_EPOCH, mode], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", _STOP_MID_EPOCH, mode],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=600,
-    )  # fmt: skip
+    )
 
 
 def test_without_the_repair_fairseq_aborts_at_exit_after_the_work_is_done() -> None:

@@ -298,10 +298,19 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_dump(dump, target_bytes=600_000, seed=5)
     dest = root / "data-bin"
     run_module(
-        "macaron_preprocess.bert_corpus", "--dest", str(dest), "--wikipedia", str(dump),
-        "--vocab-size", "500",
-        "--valid-ratio", "0.1", "--workers", "1", timeout=300,
-    )  # fmt: skip
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(dest),
+        "--wikipedia",
+        str(dump),
+        "--vocab-size",
+        "500",
+        "--valid-ratio",
+        "0.1",
+        "--workers",
+        "1",
+        timeout=300,
+    )
     return dest
 
 
@@ -314,18 +323,53 @@ def train_losses(log: str) -> list[float]:
 def test_fairseq_train_macaron_bert_tiny_learns(corpus: Path, tmp_path: Path) -> None:
     proc = run_cli(
         [
-            "fairseq-train", str(corpus), "--user-dir", "macaron_fairseq",
-            "--task", "macaron_bert_pretraining", "--criterion", "macaron_bert_loss",
-            "--arch", "macaron_bert_tiny", "--tokens-per-sample", "64",
-            "--optimizer", "adam", "--adam-betas", "(0.9, 0.999)", "--adam-eps", "1e-6",
-            "--weight-decay", "0.01", "--lr", "5e-3", "--lr-scheduler", "polynomial_decay",
-            "--warmup-updates", "5", "--total-num-update", "60", "--max-update", "60",
-            "--batch-size", "32", "--num-workers", "0", "--seed", "1",
-            "--save-dir", str(tmp_path / "ckpt"), "--no-epoch-checkpoints",
-            "--no-progress-bar", "--log-interval", "5", "--log-format", "simple",
+            "fairseq-train",
+            str(corpus),
+            "--user-dir",
+            "macaron_fairseq",
+            "--task",
+            "macaron_bert_pretraining",
+            "--criterion",
+            "macaron_bert_loss",
+            "--arch",
+            "macaron_bert_tiny",
+            "--tokens-per-sample",
+            "64",
+            "--optimizer",
+            "adam",
+            "--adam-betas",
+            "(0.9, 0.999)",
+            "--adam-eps",
+            "1e-6",
+            "--weight-decay",
+            "0.01",
+            "--lr",
+            "5e-3",
+            "--lr-scheduler",
+            "polynomial_decay",
+            "--warmup-updates",
+            "5",
+            "--total-num-update",
+            "60",
+            "--max-update",
+            "60",
+            "--batch-size",
+            "32",
+            "--num-workers",
+            "0",
+            "--seed",
+            "1",
+            "--save-dir",
+            str(tmp_path / "ckpt"),
+            "--no-epoch-checkpoints",
+            "--no-progress-bar",
+            "--log-interval",
+            "5",
+            "--log-format",
+            "simple",
         ],
         cwd=REPO,
-    )  # fmt: skip
+    )
     log = proc.stdout + proc.stderr
     assert "MacaronBertModel" in log and "MacaronEncoderLayer" in log
     # fairseq's trainer loads the dataset of every epoch (--nsp-pairings 10): epoch 2 reads pairing 1

@@ -73,8 +73,18 @@ def write_glue_dir(
 
 def setup_task(data_dir: Path, *extra: str) -> tuple[BertSentencePredictionTask, object]:
     """The task and config as fairseq-train builds them."""
-    argv = [str(data_dir), "--task", "macaron_sentence_prediction", "--criterion", "sentence_prediction",
-            "--arch", "macaron_bert_tiny", "--num-classes", "2", *extra]  # fmt: skip
+    argv = [
+        str(data_dir),
+        "--task",
+        "macaron_sentence_prediction",
+        "--criterion",
+        "sentence_prediction",
+        "--arch",
+        "macaron_bert_tiny",
+        "--num-classes",
+        "2",
+        *extra,
+    ]
     cfg = convert_namespace_to_omegaconf(options.parse_args_and_arch(options.get_training_parser(), argv))
     return tasks.setup_task(cfg.task), cfg
 
@@ -174,10 +184,12 @@ def test_single_sentences_are_truncated_keeping_their_sep(tmp_path: Path) -> Non
 def test_splits_without_labels_and_regression_targets(tmp_path: Path) -> None:
     data = write_glue_dir(
         tmp_path,
-        {"train": [(pieces(1), pieces(2), "0.5"), (pieces(3), pieces(4), "-1.25")],
-         "test": [(pieces(5), pieces(6), None)]},
+        {
+            "train": [(pieces(1), pieces(2), "0.5"), (pieces(3), pieces(4), "-1.25")],
+            "test": [(pieces(5), pieces(6), None)],
+        },
         regression=True,
-    )  # fmt: skip
+    )
     task, _ = setup_task(data, "--regression-target", "--num-classes", "1")
     assert collate(task, "train")["target"].tolist() == [[0.5], [-1.25]]
     assert "target" not in collate(task, "test")
@@ -208,8 +220,9 @@ def test_the_dictionary_must_have_the_checkpoints_vocabulary(tmp_path: Path) -> 
     assert str(checkpoint) in str(encoder.value)
 
 
-@pytest.mark.parametrize("flags", [("--init-token", "0"), ("--separator-token", "2"),
-                                   ("--shorten-method", "truncate")])  # fmt: skip
+@pytest.mark.parametrize(
+    "flags", [("--init-token", "0"), ("--separator-token", "2"), ("--shorten-method", "truncate")]
+)
 def test_robertas_layout_flags_are_refused(tmp_path: Path, flags: tuple[str, str]) -> None:
     data = write_glue_dir(tmp_path, {"valid": [(pieces(1), pieces(2), "pos")]})
     with pytest.raises(BertInputError, match=flags[0]):

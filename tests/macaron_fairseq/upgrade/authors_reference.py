@@ -77,8 +77,9 @@ class AuthorsReference:
     def ffn(self, fc1: str, fc2: str, x: Tensor) -> Tensor:
         return self.linear(fc2, torch.relu(self.linear(fc1, x)))
 
-    def attention(self, name: str, query: Tensor, memory: Tensor, key_pad: Tensor | None, causal: bool,
-                  heads: int) -> Tensor:  # fmt: skip
+    def attention(
+        self, name: str, query: Tensor, memory: Tensor, key_pad: Tensor | None, causal: bool, heads: int
+    ) -> Tensor:
         """query (T, B, d), memory (S, B, d) -> (T, B, d)."""
         d = query.shape[-1]
         w, b = self.w[f"{name}.in_proj_weight"], self.w[f"{name}.in_proj_bias"]
@@ -154,10 +155,19 @@ class AuthorsReference:
             p = f"decoder.layers.{i}"
             if self.macaron:
                 x = self.macaron_step(f"{p}.macaron_layer_norm", p, x)
-            x = self.sublayer(f"{p}.self_attn_layer_norm", x,
-                              partial(self.self_attention, f"{p}.self_attn", None, True, heads))  # fmt: skip
-            cross = partial(self.attention, f"{p}.encoder_attn", memory=memory, key_pad=memory_pad,
-                            causal=False, heads=heads)  # fmt: skip
+            x = self.sublayer(
+                f"{p}.self_attn_layer_norm",
+                x,
+                partial(self.self_attention, f"{p}.self_attn", None, True, heads),
+            )
+            cross = partial(
+                self.attention,
+                f"{p}.encoder_attn",
+                memory=memory,
+                key_pad=memory_pad,
+                causal=False,
+                heads=heads,
+            )
             x = self.sublayer(f"{p}.encoder_attn_layer_norm", x, lambda y, cross=cross: cross(query=y))
             x = self.ffn_step(f"{p}.final_layer_norm", p, x)
         if a.decoder_normalize_before:
@@ -181,8 +191,10 @@ class _Encoder(FairseqEncoder):
 
     def reorder_encoder_out(self, encoder_out: dict[str, Any], new_order: Tensor) -> dict[str, Any]:
         pad = encoder_out["pad"]
-        return {"memory": encoder_out["memory"].index_select(1, new_order),
-                "pad": None if pad is None else pad.index_select(0, new_order)}  # fmt: skip
+        return {
+            "memory": encoder_out["memory"].index_select(1, new_order),
+            "pad": None if pad is None else pad.index_select(0, new_order),
+        }
 
 
 class _Decoder(FairseqDecoder):

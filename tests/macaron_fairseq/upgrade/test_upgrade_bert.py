@@ -30,9 +30,12 @@ PROGS = ("macaron-upgrade: error: ", "python -m macaron_fairseq.upgrade: error: 
 def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "macaron_fairseq.upgrade", *argv],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {})),
-    )  # fmt: skip
+    )
 
 
 def upgrade_here(*argv: str, capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
@@ -93,8 +96,14 @@ def upgraded(tmp_path_factory):
     theirs.mkdir()
     authors_bert_dictionary(theirs / "dict.txt", VOCAB)
     sd = write_authors_bert_checkpoint(tmp / "checkpoint_pretrained.pt", args, VOCAB)
-    proc = upgrade(str(tmp / "checkpoint_pretrained.pt"), "--data", str(theirs), "--out",
-                   str(tmp / "up" / "model.pt"), cwd=tmp)  # fmt: skip
+    proc = upgrade(
+        str(tmp / "checkpoint_pretrained.pt"),
+        "--data",
+        str(theirs),
+        "--out",
+        str(tmp / "up" / "model.pt"),
+        cwd=tmp,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return args, sd, tmp / "up", proc
 
@@ -164,8 +173,15 @@ def test_a_pickled_payload_in_their_bert_checkpoint_is_refused_and_never_runs(tm
     authors_bert_dictionary(theirs / "dict.txt", VOCAB)
     source = tmp_path / "checkpoint_pretrained.pt"
     write_authors_bert_checkpoint(source, args, VOCAB, hook=RunsCode(tmp_path / "PWNED"))
-    proc = upgrade(str(source), "--data", str(theirs), "--out", str(tmp_path / "up" / "model.pt"),
-                   cwd=tmp_path, env=UNSAFE_ENV)  # fmt: skip
+    proc = upgrade(
+        str(source),
+        "--data",
+        str(theirs),
+        "--out",
+        str(tmp_path / "up" / "model.pt"),
+        cwd=tmp_path,
+        env=UNSAFE_ENV,
+    )
     assert_one_line_refusal(proc, str(source), "posix.system", "allow-list")
     assert not (tmp_path / "PWNED").exists() and not (tmp_path / "up").exists()
 

@@ -30,9 +30,12 @@ def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
     """The real command, in a process of its own."""
     return subprocess.run(
         [sys.executable, "-m", "macaron_fairseq.upgrade", *argv],
-        cwd=cwd, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {})),
-    )  # fmt: skip
+    )
 
 
 def upgrade_here(*argv: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
@@ -93,8 +96,9 @@ def test_a_plugin_checkpoint_is_refused_as_nothing_to_upgrade(
 def test_another_fairseq_06_model_is_refused_naming_its_arch(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    lstm = argparse.Namespace(arch="lstm_wiseman_iwslt_de_en", task="translation", source_lang="de",
-                              target_lang="en")  # fmt: skip
+    lstm = argparse.Namespace(
+        arch="lstm_wiseman_iwslt_de_en", task="translation", source_lang="de", target_lang="en"
+    )
     torch.save(
         {"args": lstm, "model": {"encoder.embed_tokens.weight": torch.zeros(8, 4)}}, tmp_path / "lstm.pt"
     )
@@ -201,10 +205,31 @@ def authors_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("authors_data")
     TINY_TASK.write(root)
     dest = root / "data-bin"
-    splits = ["--trainpref", str(root / "train"), "--validpref", str(root / "valid"), "--testpref",
-              str(root / "test")]  # fmt: skip
-    run_cli(["fairseq-preprocess", "--source-lang", "src", "--target-lang", "tgt", *splits, "--destdir",
-             str(dest), "--joined-dictionary", "--dataset-impl", "lazy", "--workers", "1"])  # fmt: skip
+    splits = [
+        "--trainpref",
+        str(root / "train"),
+        "--validpref",
+        str(root / "valid"),
+        "--testpref",
+        str(root / "test"),
+    ]
+    run_cli(
+        [
+            "fairseq-preprocess",
+            "--source-lang",
+            "src",
+            "--target-lang",
+            "tgt",
+            *splits,
+            "--destdir",
+            str(dest),
+            "--joined-dictionary",
+            "--dataset-impl",
+            "lazy",
+            "--workers",
+            "1",
+        ]
+    )
     assert (dest / "test.src-tgt.src.idx").read_bytes()[:8] == b"TNTIDX\x00\x00"  # the 0.6 format
     return dest
 
@@ -217,8 +242,15 @@ def upgraded(authors_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     vocab = len(Dictionary.load(str(authors_data / "dict.src.txt")))
     args = authors_args(source_lang="src", target_lang="tgt", dim=32, heads=4, ffn=24)
     write_authors_checkpoint(tmp / "checkpoint_pretrained.pt", args, vocab)
-    proc = upgrade(str(tmp / "checkpoint_pretrained.pt"), "--out", str(tmp / "model.pt"), "--data",
-                   str(authors_data), cwd=tmp, env=UNSAFE_ENV)  # fmt: skip
+    proc = upgrade(
+        str(tmp / "checkpoint_pretrained.pt"),
+        "--out",
+        str(tmp / "model.pt"),
+        "--data",
+        str(authors_data),
+        cwd=tmp,
+        env=UNSAFE_ENV,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "transformer_iwslt_de_en_macaron_v2: Macaron, pre-LN, 2+2 layers, d 32" in proc.stdout, proc.stdout
     return tmp / "model.pt"
@@ -241,8 +273,18 @@ def test_fairseq_generate_with_the_authors_test_flags(
         "--target-lang",
         "tgt",
     ]  # fmt: skip  (their test-iwslt14.sh)
-    proc = run_cli(["fairseq-generate", str(authors_data), "--user-dir", str(REPO / "macaron_fairseq"),
-                    "--path", str(upgraded), *test_flags], cwd=tmp_path)  # fmt: skip
+    proc = run_cli(
+        [
+            "fairseq-generate",
+            str(authors_data),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--path",
+            str(upgraded),
+            *test_flags,
+        ],
+        cwd=tmp_path,
+    )
     hyps = [line for line in proc.stdout.splitlines() if line.startswith("H-")]
     assert len(hyps) == TINY_TASK.sizes["test"]
     assert re.search(r"Generate test with beam=5: BLEU4 = [\d.]+", proc.stdout), proc.stdout[-1000:]
@@ -251,10 +293,28 @@ def test_fairseq_generate_with_the_authors_test_flags(
 @pytest.mark.slow
 def test_fairseq_interactive_and_the_hub_load_it(upgraded: Path, authors_data: Path, tmp_path: Path) -> None:
     proc = subprocess.run(
-        ["fairseq-interactive", str(authors_data), "--user-dir", str(REPO / "macaron_fairseq"),
-         "--path", str(upgraded), "--beam", "4", "--lenpen", "0.6", "-s", "src", "-t", "tgt"],
-        input="w1 w2 w3\nw4 w5\n", capture_output=True, text=True, cwd=tmp_path, timeout=300,
-    )  # fmt: skip
+        [
+            "fairseq-interactive",
+            str(authors_data),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--path",
+            str(upgraded),
+            "--beam",
+            "4",
+            "--lenpen",
+            "0.6",
+            "-s",
+            "src",
+            "-t",
+            "tgt",
+        ],
+        input="w1 w2 w3\nw4 w5\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     interactive = [line.split("\t")[2] for line in proc.stdout.splitlines() if line.startswith("H-")]
     assert len(interactive) == 2
@@ -272,16 +332,57 @@ def test_fairseq_interactive_and_the_hub_load_it(upgraded: Path, authors_data: P
 def test_finetune_from_the_upgraded_model_with_the_authors_arch(
     upgraded: Path, authors_data: Path, tmp_path: Path
 ) -> None:
-    proc = run_cli([
-        "fairseq-train", str(authors_data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--arch", "transformer_iwslt_de_en_macaron_v2", "--share-all-embeddings", "-s", "src", "-t", "tgt",
-        "--encoder-embed-dim", "32", "--decoder-embed-dim", "32", "--encoder-ffn-embed-dim", "24",
-        "--decoder-ffn-embed-dim", "24", "--encoder-attention-heads", "4", "--decoder-attention-heads", "4",
-        "--encoder-layers", "2", "--decoder-layers", "2",
-        "--finetune-from-model", str(upgraded), "--optimizer", "adam", "--lr", "1e-4", "--max-tokens", "500",
-        "--max-update", "2", "--save-dir", str(tmp_path / "ft"), "--cpu", "--num-workers", "0",
-        "--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1",
-    ], cwd=tmp_path)  # fmt: skip
+    proc = run_cli(
+        [
+            "fairseq-train",
+            str(authors_data),
+            "--user-dir",
+            str(REPO / "macaron_fairseq"),
+            "--arch",
+            "transformer_iwslt_de_en_macaron_v2",
+            "--share-all-embeddings",
+            "-s",
+            "src",
+            "-t",
+            "tgt",
+            "--encoder-embed-dim",
+            "32",
+            "--decoder-embed-dim",
+            "32",
+            "--encoder-ffn-embed-dim",
+            "24",
+            "--decoder-ffn-embed-dim",
+            "24",
+            "--encoder-attention-heads",
+            "4",
+            "--decoder-attention-heads",
+            "4",
+            "--encoder-layers",
+            "2",
+            "--decoder-layers",
+            "2",
+            "--finetune-from-model",
+            str(upgraded),
+            "--optimizer",
+            "adam",
+            "--lr",
+            "1e-4",
+            "--max-tokens",
+            "500",
+            "--max-update",
+            "2",
+            "--save-dir",
+            str(tmp_path / "ft"),
+            "--cpu",
+            "--num-workers",
+            "0",
+            "--criterion",
+            "label_smoothed_cross_entropy",
+            "--label-smoothing",
+            "0.1",
+        ],
+        cwd=tmp_path,
+    )
     log = proc.stdout + proc.stderr
     assert f"loading pretrained model from {upgraded}" in log, log[-2000:]
     assert (tmp_path / "ft" / "checkpoint_last.pt").is_file()

@@ -20,8 +20,11 @@ from macaron_fairseq.upgrade.evaluation import authors_test
 
 def flags(line: str) -> dict[str, str]:
     words = line.split()
-    return {w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else "")
-            for i, w in enumerate(words) if w.startswith("--")}  # fmt: skip
+    return {
+        w: (words[i + 1] if i + 1 < len(words) and not words[i + 1].startswith("--") else "")
+        for i, w in enumerate(words)
+        if w.startswith("--")
+    }
 
 
 def test_iwslt14_is_their_generate_command() -> None:
@@ -46,17 +49,26 @@ def test_wmt14_is_their_interactive_command_and_compound_split_bleu() -> None:
     assert "WMT14" in test.benchmark and "compound-split" in test.benchmark
 
 
-@pytest.mark.parametrize(("src", "tgt", "tool"), [("de", "en", "fairseq-generate"),
-                                                  ("en", "de", "fairseq-interactive")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("src", "tgt", "tool"), [("de", "en", "fairseq-generate"), ("en", "de", "fairseq-interactive")]
+)
 def test_the_cli_prints_the_models_own_command(src: str, tgt: str, tool: str, tmp_path: Path) -> None:
-    write_authors_checkpoint(tmp_path / "authors.pt", authors_args(source_lang=src, target_lang=tgt,
-                                                                   dim=32, heads=4, ffn=24), 40)  # fmt: skip
+    write_authors_checkpoint(
+        tmp_path / "authors.pt", authors_args(source_lang=src, target_lang=tgt, dim=32, heads=4, ffn=24), 40
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "macaron_fairseq.upgrade", "authors.pt", "--out", "model.pt"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
-        env={"PYTHONPATH": str(REPO), "PYTHONWARNINGS": "ignore", "PATH": "/usr/bin:/bin",
-             "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"},
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            "PYTHONPATH": str(REPO),
+            "PYTHONWARNINGS": "ignore",
+            "PATH": "/usr/bin:/bin",
+            "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1",
+        },
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     printed = [line.strip() for line in proc.stdout.splitlines()]
     expected = authors_test(src, tgt, "data-bin/iwslt14.tokenized.de-en.joined", "model.pt").lines

@@ -46,8 +46,17 @@ def test_fairseq_train_parses_the_flag(tmp_path: Path) -> None:
     import macaron_fairseq  # noqa: F401
 
     parser = options.get_training_parser()
-    argv = [str(tmp_path), "--task", "macaron_bert_pretraining", "--arch", "vanilla_bert_tiny",
-            "--optimizer", "adam_lr_groups", "--no-decay-bias-and-norm",
-            "--weight-decay", "0.01"]  # fmt: skip
+    argv = [
+        str(tmp_path),
+        "--task",
+        "macaron_bert_pretraining",
+        "--arch",
+        "vanilla_bert_tiny",
+        "--optimizer",
+        "adam_lr_groups",
+        "--no-decay-bias-and-norm",
+        "--weight-decay",
+        "0.01",
+    ]
     args = options.parse_args_and_arch(parser, input_args=argv)
     assert args.no_decay_bias_and_norm is True and args.weight_decay == 0.01

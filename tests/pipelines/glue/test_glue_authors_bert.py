@@ -55,8 +55,12 @@ def their_codes_and_dictionary(glue_dir: Path, out: Path) -> int:
     their vocabulary size (6 specials + entries)."""
     from subword_nmt.learn_bpe import learn_bpe
 
-    sentences = [f for p in sorted(glue_dir.rglob("*.tsv")) for line in p.read_text("utf-8-sig").splitlines()
-                 for f in line.split("\t")]  # fmt: skip
+    sentences = [
+        f
+        for p in sorted(glue_dir.rglob("*.tsv"))
+        for line in p.read_text("utf-8-sig").splitlines()
+        for f in line.split("\t")
+    ]
     codes = io.StringIO()
     enc._init_encoder.__globals__["_state"].clear()
     from macaron_preprocess.text.moses import CompiledPunctNormalizer, MosesTokenizerWithCharsets
@@ -83,17 +87,38 @@ def test_glue_sh_fine_tunes_an_upgraded_authors_bert(tmp_path: Path) -> None:
     source = tmp_path / "checkpoint_pretrained.pt"
     write_authors_bert_checkpoint(source, authors_bert_args(layers=2, dim=16, heads=2, ffn=8), vocab)
     env = dict(os.environ, PYTHONWARNINGS="ignore")
-    up = subprocess.run([sys.executable, "-m", "macaron_fairseq.upgrade", str(source), "--data", str(theirs),
-                         "--out", str(tmp_path / "up" / "model.pt")], cwd=tmp_path, env=env,
-                        capture_output=True, text=True, timeout=600)  # fmt: skip
+    up = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "macaron_fairseq.upgrade",
+            str(source),
+            "--data",
+            str(theirs),
+            "--out",
+            str(tmp_path / "up" / "model.pt"),
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert up.returncode == 0, up.stderr[-3000:]
     assert (tmp_path / "up" / "bpe-code").read_bytes() == (theirs / "bpe-code").read_bytes()
     work = tmp_path / "work"
-    env |= dict(CHECKPOINT=str(tmp_path / "up" / "model.pt"), GLUE_DIR=str(glue_dir), WORKDIR=str(work),
-                TASKS="RTE STS-B", SKIP_INSTALL="1", CPU_PROCESSES="2",
-                GRID_PRESET="macaron-best")  # fmt: skip
-    proc = subprocess.run(["bash", "pipelines/glue.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=1800)  # fmt: skip
+    env |= dict(
+        CHECKPOINT=str(tmp_path / "up" / "model.pt"),
+        GLUE_DIR=str(glue_dir),
+        WORKDIR=str(work),
+        TASKS="RTE STS-B",
+        SKIP_INSTALL="1",
+        CPU_PROCESSES="2",
+        GRID_PRESET="macaron-best",
+    )
+    proc = subprocess.run(
+        ["bash", "pipelines/glue.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=1800
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads((work / "glue" / "results.json").read_text())
     assert sorted(results["tasks"]) == ["RTE", "STS-B"] and results["failed_runs"] == []

@@ -29,19 +29,42 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     text.write_text("".join(f"{e.sentence1}\n{e.sentence2}\n" for e in examples))
     spm_bin = root / "spm-bin"
     spm_bin.mkdir()
-    spm.SentencePieceTrainer.train(input=str(text), model_prefix=str(spm_bin / "sentencepiece.bpe"),
-                                   vocab_size=60, model_type="bpe", minloglevel=2)  # fmt: skip
+    spm.SentencePieceTrainer.train(
+        input=str(text),
+        model_prefix=str(spm_bin / "sentencepiece.bpe"),
+        vocab_size=60,
+        model_type="bpe",
+        minloglevel=2,
+    )
     pieces = [line.split("\t")[0] for line in (spm_bin / "sentencepiece.bpe.vocab").read_text().splitlines()]
     (spm_bin / "dict.txt").write_text("".join(f"{p} 1\n" for p in pieces[3:]))
     return glue, save_bert_checkpoint(root / "bert.pt", spm_bin)
 
 
 def glue_sh(work: Path, glue: Path, checkpoint: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = dict(os.environ, GLUE_DIR=str(glue), CHECKPOINT=str(checkpoint), WORKDIR=str(work),
-               SKIP_INSTALL="1", TASKS="RTE", SEEDS="100", BATCH_SIZES="8", LRS="1e-3", EPOCHS="1",
-               CPU_PROCESSES="1", OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")  # fmt: skip
-    return subprocess.run(["bash", str(REPO / "pipelines" / "glue.sh"), *extra], cwd=work.parent, env=env,
-                          capture_output=True, text=True, timeout=1200)  # fmt: skip
+    env = dict(
+        os.environ,
+        GLUE_DIR=str(glue),
+        CHECKPOINT=str(checkpoint),
+        WORKDIR=str(work),
+        SKIP_INSTALL="1",
+        TASKS="RTE",
+        SEEDS="100",
+        BATCH_SIZES="8",
+        LRS="1e-3",
+        EPOCHS="1",
+        CPU_PROCESSES="1",
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+    )
+    return subprocess.run(
+        ["bash", str(REPO / "pipelines" / "glue.sh"), *extra],
+        cwd=work.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
 
 
 def error_lines(stderr: str) -> list[str]:

@@ -41,8 +41,14 @@ def save_imported_bert(root: Path, text: list[str], lowercase: bool) -> Path:
     BertTokenizer(str(hf_dir / "vocab.txt"), do_lower_case=lowercase).save_pretrained(str(hf_dir))
     vocab = len((hf_dir / "vocab.txt").read_text(encoding="utf-8").splitlines())
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                        intermediate_size=64, max_position_embeddings=128)  # fmt: skip
+    config = BertConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
     BertForPreTraining(config).save_pretrained(str(hf_dir))
     out = import_hf(hf_dir, root / f"{hf_dir.name}.pt")
     return out
@@ -81,11 +87,23 @@ def test_glue_sh_fine_tunes_an_imported_wordpiece_model(tmp_path: Path, glue_dir
 
     checkpoint = save_imported_bert(tmp_path, glue_text(glue_dir), lowercase=True)
     work = tmp_path / "work"
-    env = dict(os.environ, CHECKPOINT=str(checkpoint), GLUE_DIR=str(glue_dir), WORKDIR=str(work),
-               TASKS="SST-2 RTE", SEEDS="1", BATCH_SIZES="16", LRS="1e-3", EPOCHS="2", SKIP_INSTALL="1",
-               CPU_PROCESSES="2", PYTHONWARNINGS="ignore")  # fmt: skip
-    proc = subprocess.run(["bash", "pipelines/glue.sh"], cwd=REPO, env=env, capture_output=True, text=True,
-                          timeout=1200)  # fmt: skip
+    env = dict(
+        os.environ,
+        CHECKPOINT=str(checkpoint),
+        GLUE_DIR=str(glue_dir),
+        WORKDIR=str(work),
+        TASKS="SST-2 RTE",
+        SEEDS="1",
+        BATCH_SIZES="16",
+        LRS="1e-3",
+        EPOCHS="2",
+        SKIP_INSTALL="1",
+        CPU_PROCESSES="2",
+        PYTHONWARNINGS="ignore",
+    )
+    proc = subprocess.run(
+        ["bash", "pipelines/glue.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=1200
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     results = json.loads((work / "glue" / "results.json").read_text())
     assert list(results["tasks"]) == ["SST-2", "RTE"] and results["failed_runs"] == []
@@ -97,8 +115,13 @@ def test_glue_sh_fine_tunes_an_imported_wordpiece_model(tmp_path: Path, glue_dir
     valid = data_utils.load_indexed_dataset(
         str(work / "glue" / "data" / "SST-2" / "input0" / "valid"), dictionary
     )
-    lines = list(encode_sentences(["unflinchingly bleak and desperate ", 'a " wonderful " ride . '],
-                                  wordpiece_tokenizer(data), workers=1))  # fmt: skip
+    lines = list(
+        encode_sentences(
+            ["unflinchingly bleak and desperate ", 'a " wonderful " ride . '],
+            wordpiece_tokenizer(data),
+            workers=1,
+        )
+    )
     for i, line in enumerate(lines):
         assert valid[i].tolist() == dictionary.encode_line(line, add_if_not_exist=False).tolist()
     # the fine-tuned model is the checkpoint's: BERT's ε and the imported sizes reach fairseq-train

@@ -20,10 +20,18 @@ pytestmark = pytest.mark.slow
 
 
 def glue_sh(workdir: Path, **env: str) -> subprocess.CompletedProcess:
-    environment = dict(os.environ, SMALL="1", SKIP_INSTALL="1", WORKDIR=str(workdir), SEEDS="1",
-                       PYTHONWARNINGS="ignore", **env)  # fmt: skip
-    proc = subprocess.run(["bash", "pipelines/glue.sh"], cwd=REPO, env=environment, capture_output=True,
-                          text=True, timeout=1200)  # fmt: skip
+    environment = dict(
+        os.environ,
+        SMALL="1",
+        SKIP_INSTALL="1",
+        WORKDIR=str(workdir),
+        SEEDS="1",
+        PYTHONWARNINGS="ignore",
+        **env,
+    )
+    proc = subprocess.run(
+        ["bash", "pipelines/glue.sh"], cwd=REPO, env=environment, capture_output=True, text=True, timeout=1200
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return proc
 

@@ -26,9 +26,18 @@ from macaron_workflow.processes import Completed
 
 
 def spec(tmp_path: Path, task: str = "RTE", seed: int = 100, **changes: object) -> RunSpec:
-    fields = dict(task=task, config=Config(32, 3e-5, 3, 0.01), seed=seed, data_dir=tmp_path / "data" / task,
-                  checkpoint=tmp_path / "model.pt", arch="macaron_bert_base", num_classes=2, regression=False,
-                  train_examples=2490, run_dir=tmp_path / "runs" / task / f"seed{seed}")  # fmt: skip
+    fields = dict(
+        task=task,
+        config=Config(32, 3e-5, 3, 0.01),
+        seed=seed,
+        data_dir=tmp_path / "data" / task,
+        checkpoint=tmp_path / "model.pt",
+        arch="macaron_bert_base",
+        num_classes=2,
+        regression=False,
+        train_examples=2490,
+        run_dir=tmp_path / "runs" / task / f"seed{seed}",
+    )
     fields.update(changes)
     return RunSpec(**fields)  # type: ignore[arg-type]
 
@@ -53,10 +62,20 @@ def test_presets_carry_their_sources_and_settings() -> None:
     assert roberta.lrs == (1e-5, 2e-5, 3e-5) and roberta.epochs == (10,) and roberta.weight_decays == (0.1,)
     assert roberta.warmup_ratio == 0.06 and roberta.adam_betas == (0.9, 0.98)
     assert all(preset.source for preset in PRESETS.values())
-    run = RunSpec(task="RTE", config=Config(16, 1e-5, 10, 0.1), seed=100, data_dir=Path("d"),
-                  checkpoint=Path("m.pt"), arch="vanilla_bert_base", num_classes=2, regression=False,
-                  train_examples=1000, run_dir=Path("r"), warmup_ratio=roberta.warmup_ratio,
-                  adam_betas=roberta.adam_betas)  # fmt: skip
+    run = RunSpec(
+        task="RTE",
+        config=Config(16, 1e-5, 10, 0.1),
+        seed=100,
+        data_dir=Path("d"),
+        checkpoint=Path("m.pt"),
+        arch="vanilla_bert_base",
+        num_classes=2,
+        regression=False,
+        train_examples=1000,
+        run_dir=Path("r"),
+        warmup_ratio=roberta.warmup_ratio,
+        adam_betas=roberta.adam_betas,
+    )
     command = train_command(run, Path("ckpt"), Path("macaron_fairseq"))
     assert run.updates() == (630, 38) and option(command, "--adam-betas") == "(0.9, 0.98)"
 
@@ -80,8 +99,14 @@ def test_train_command_restores_the_model_with_berts_schedule(tmp_path: Path) ->
 
 
 def test_train_command_with_new_layers_and_regression(tmp_path: Path) -> None:
-    run = spec(tmp_path, task="STS-B", num_classes=1, regression=True,
-               new_layers=NewLayers(4, "dt-fixup", 0.01), extra_flags=("--fp16",))  # fmt: skip
+    run = spec(
+        tmp_path,
+        task="STS-B",
+        num_classes=1,
+        regression=True,
+        new_layers=NewLayers(4, "dt-fixup", 0.01),
+        extra_flags=("--fp16",),
+    )
     command = train_command(run, tmp_path / "ckpt", Path("macaron_fairseq"))
     assert option(command, "--pretrained-encoder") == str(tmp_path / "model.pt")
     assert option(command, "--new-encoder-layers") == "4" and option(command, "--init-scheme") == "dt-fixup"
@@ -91,20 +116,35 @@ def test_train_command_with_new_layers_and_regression(tmp_path: Path) -> None:
 
 
 def test_a_spec_survives_its_json_record(tmp_path: Path) -> None:
-    run = spec(tmp_path, new_layers=NewLayers(2), extra_flags=("--a", "b"), model_flags=("--x", "1"),
-               adam_betas=(0.9, 0.98))  # fmt: skip
+    run = spec(
+        tmp_path,
+        new_layers=NewLayers(2),
+        extra_flags=("--a", "b"),
+        model_flags=("--x", "1"),
+        adam_betas=(0.9, 0.98),
+    )
     assert RunSpec.from_record(json.loads(json.dumps(run.record()))) == run
 
 
 def test_the_fine_tuned_model_is_the_checkpoints_model(tmp_path: Path) -> None:
     """The pre-training flags (here Macaron's γ, the GELU form, BERT's ε, an imported model's sizes) are
     passed on to fairseq-train; flags contradicting them are refused."""
-    saved = argparse.Namespace(arch="macaron_bert_base", encoder_layers=4, encoder_embed_dim=96,
-                               encoder_ffn_embed_dim=192, encoder_attention_heads=4,
-                               activation_fn="gelu_accurate", activation_dropout=0.0,
-                               encoder_normalize_before=False, max_positions=512, num_segments=2,
-                               layernorm_eps=1e-12, macaron_ffn_step=0.4, max_relative_positions=0,
-                               dropout=0.3)  # fmt: skip
+    saved = argparse.Namespace(
+        arch="macaron_bert_base",
+        encoder_layers=4,
+        encoder_embed_dim=96,
+        encoder_ffn_embed_dim=192,
+        encoder_attention_heads=4,
+        activation_fn="gelu_accurate",
+        activation_dropout=0.0,
+        encoder_normalize_before=False,
+        max_positions=512,
+        num_segments=2,
+        layernorm_eps=1e-12,
+        macaron_ffn_step=0.4,
+        max_relative_positions=0,
+        dropout=0.3,
+    )
     flags = checkpoint_model_flags(saved)
     assert option(list(flags), "--macaron-ffn-step") == "0.4"
     assert option(list(flags), "--activation-fn") == "gelu_accurate"

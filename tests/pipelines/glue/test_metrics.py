@@ -53,8 +53,13 @@ def test_integer_labels_are_taken_as_the_files_strings() -> None:
 
 @pytest.mark.parametrize("task", ["SST-2", "QNLI", "RTE", "WNLI", "MNLI"])
 def test_accuracy_tasks(task: str) -> None:
-    labels = {"SST-2": ("0", "1"), "WNLI": ("0", "1"), "QNLI": ("entailment", "not_entailment"),
-              "RTE": ("entailment", "not_entailment"), "MNLI": ("entailment", "neutral")}[task]  # fmt: skip
+    labels = {
+        "SST-2": ("0", "1"),
+        "WNLI": ("0", "1"),
+        "QNLI": ("entailment", "not_entailment"),
+        "RTE": ("entailment", "not_entailment"),
+        "MNLI": ("entailment", "neutral"),
+    }[task]
     a, b = labels
     assert task_metrics(task, [a, a, b, b, a], [a, b, b, b, a]) == {"accuracy": pytest.approx(80.0)}
 

@@ -45,9 +45,18 @@ def toy_example(rng: random.Random) -> tuple[str, str, str]:
 
 def preprocess(dest: Path, dictionary: Path | None, text: Path, *, name: str) -> None:
     """``fairseq-preprocess --only-source`` of text/{split}.{name} into dest (GLUE's recipe)."""
-    command = ["fairseq-preprocess", "--only-source", "--destdir", str(dest), "--workers", "1",
-               "--trainpref", str(text / f"train.{name}"),
-               "--validpref", str(text / f"valid.{name}")]  # fmt: skip
+    command = [
+        "fairseq-preprocess",
+        "--only-source",
+        "--destdir",
+        str(dest),
+        "--workers",
+        "1",
+        "--trainpref",
+        str(text / f"train.{name}"),
+        "--validpref",
+        str(text / f"valid.{name}"),
+    ]
     if (text / f"test.{name}").exists():
         command += ["--testpref", str(text / f"test.{name}")]
     if dictionary is not None:
@@ -69,11 +78,17 @@ def save_pretraining_checkpoint(dictionary_dir: Path, path: Path) -> Path:
         "args": None,
         "cfg": OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True),
         "model": model.state_dict(),
-        "optimizer_history": [{"criterion_name": "BertPretrainingLoss", "optimizer_name": "DeepSpeed",
-                               "lr_scheduler_state": {}, "num_updates": 1000}],
+        "optimizer_history": [
+            {
+                "criterion_name": "BertPretrainingLoss",
+                "optimizer_name": "DeepSpeed",
+                "lr_scheduler_state": {},
+                "num_updates": 1000,
+            }
+        ],
         "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
         "last_optimizer_state": None,
-    }  # fmt: skip
+    }
     checkpoint_utils.torch_persistent_save(state, str(path))
     return path
 
@@ -121,16 +136,54 @@ def toy(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
 def fine_tune(data: Path, save_dir: Path, *extra: str, classes: int = 2, lr: str = "1e-3") -> str:
     """``fairseq-train`` as the GLUE pipeline calls it (BERT's optimizer and schedule); returns the log."""
     command = [
-        "fairseq-train", str(data), "--user-dir", str(REPO / "macaron_fairseq"),
-        "--task", "macaron_sentence_prediction", "--criterion", "sentence_prediction",
-        "--arch", "macaron_bert_tiny", "--num-classes", str(classes),
-        "--adam-betas", "(0.9,0.999)", "--adam-eps", "1e-6", "--weight-decay", "0.01",
-        "--lr-scheduler", "polynomial_decay", "--warmup-updates", "12", "--total-num-update", "180",
-        "--max-epoch", "6", "--batch-size", "16", "--lr", lr,
-        "--dropout", "0.1", "--attention-dropout", "0.1",
-        "--save-dir", str(save_dir), "--no-epoch-checkpoints", "--cpu", "--num-workers", "0", "--seed", "1",
-        "--log-format", "json", "--log-interval", "10", *extra,
-    ]  # fmt: skip
+        "fairseq-train",
+        str(data),
+        "--user-dir",
+        str(REPO / "macaron_fairseq"),
+        "--task",
+        "macaron_sentence_prediction",
+        "--criterion",
+        "sentence_prediction",
+        "--arch",
+        "macaron_bert_tiny",
+        "--num-classes",
+        str(classes),
+        "--adam-betas",
+        "(0.9,0.999)",
+        "--adam-eps",
+        "1e-6",
+        "--weight-decay",
+        "0.01",
+        "--lr-scheduler",
+        "polynomial_decay",
+        "--warmup-updates",
+        "12",
+        "--total-num-update",
+        "180",
+        "--max-epoch",
+        "6",
+        "--batch-size",
+        "16",
+        "--lr",
+        lr,
+        "--dropout",
+        "0.1",
+        "--attention-dropout",
+        "0.1",
+        "--save-dir",
+        str(save_dir),
+        "--no-epoch-checkpoints",
+        "--cpu",
+        "--num-workers",
+        "0",
+        "--seed",
+        "1",
+        "--log-format",
+        "json",
+        "--log-interval",
+        "10",
+        *extra,
+    ]
     if "--optimizer" not in extra:
         command += ["--optimizer", "adam"]
     proc = run_cli(command, cwd=save_dir.parent)
@@ -152,9 +205,18 @@ def epoch_records(log: str, kind: str) -> list[dict]:
 
 def test_restore_file_classification_learns_and_predict_gives_fairseqs_accuracy(toy, tmp_path: Path) -> None:
     save = tmp_path / "run"
-    log = fine_tune(toy["classification"], save, "--restore-file", str(toy["checkpoint"]),
-                    "--reset-optimizer", "--reset-dataloader", "--reset-meters",
-                    "--best-checkpoint-metric", "accuracy", "--maximize-best-checkpoint-metric")  # fmt: skip
+    log = fine_tune(
+        toy["classification"],
+        save,
+        "--restore-file",
+        str(toy["checkpoint"]),
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--best-checkpoint-metric",
+        "accuracy",
+        "--maximize-best-checkpoint-metric",
+    )
     assert f"Loaded checkpoint {toy['checkpoint']}" in log
     assert "the checkpoint's MLM and NSP heads are not used" in log
     train, valid = epoch_records(log, "train"), epoch_records(log, "valid")
@@ -181,8 +243,17 @@ def test_restore_file_classification_learns_and_predict_gives_fairseqs_accuracy(
 
 def test_regression_learns_and_predict_gives_fairseqs_valid_loss(toy, tmp_path: Path) -> None:
     save = tmp_path / "run"
-    log = fine_tune(toy["regression"], save, "--restore-file", str(toy["checkpoint"]), "--reset-optimizer",
-                    "--reset-dataloader", "--reset-meters", "--regression-target", classes=1)  # fmt: skip
+    log = fine_tune(
+        toy["regression"],
+        save,
+        "--restore-file",
+        str(toy["checkpoint"]),
+        "--reset-optimizer",
+        "--reset-dataloader",
+        "--reset-meters",
+        "--regression-target",
+        classes=1,
+    )
     train, valid = epoch_records(log, "train"), epoch_records(log, "valid")
     assert train[-1]["train_loss"] < 0.5 * train[0]["train_loss"], [r["train_loss"] for r in train]
     values = predict(save / "checkpoint_last.pt", toy["regression"], "valid")
@@ -195,9 +266,20 @@ def test_regression_learns_and_predict_gives_fairseqs_valid_loss(toy, tmp_path: 
 
 def test_dt_fixup_new_layers_on_the_pretrained_encoder(toy, tmp_path: Path) -> None:
     save = tmp_path / "run"
-    log = fine_tune(toy["classification"], save, "--pretrained-encoder", str(toy["checkpoint"]),
-                    "--new-encoder-layers", "2", "--init-scheme", "dt-fixup", "--optimizer", "adam_lr_groups",
-                    "--pretrained-lr-multiplier", "0.5")  # fmt: skip
+    log = fine_tune(
+        toy["classification"],
+        save,
+        "--pretrained-encoder",
+        str(toy["checkpoint"]),
+        "--new-encoder-layers",
+        "2",
+        "--init-scheme",
+        "dt-fixup",
+        "--optimizer",
+        "adam_lr_groups",
+        "--pretrained-lr-multiplier",
+        "0.5",
+    )
     assert "2 macaron layers (d=64, ffn=128) + 2 new layers" in log
     assert "DT-Fixup μ pass (encoder)" in log and "DT-Fixup applied to encoder" in log
     train, valid = epoch_records(log, "train"), epoch_records(log, "valid")

@@ -14,12 +14,17 @@ from macaron_pipelines.glue.grid import Config, RunSpec
 from macaron_workflow.processes import Completed
 
 META = {
-    "task": "RTE", "labels": ["entailment", "not_entailment"], "regression": False, "num_classes": 2,
+    "task": "RTE",
+    "labels": ["entailment", "not_entailment"],
+    "regression": False,
+    "num_classes": 2,
     "label_scale": None,
-    "splits": {"train": {"examples": 4, "labeled": True, "glue_split": "train"},
-               "valid": {"examples": 2, "labeled": True, "glue_split": "dev"},
-               "test": {"examples": 2, "labeled": False, "glue_split": "test"}},
-}  # fmt: skip
+    "splits": {
+        "train": {"examples": 4, "labeled": True, "glue_split": "train"},
+        "valid": {"examples": 2, "labeled": True, "glue_split": "dev"},
+        "test": {"examples": 2, "labeled": False, "glue_split": "test"},
+    },
+}
 
 
 def make_spec(tmp_path: Path) -> RunSpec:
@@ -27,10 +32,18 @@ def make_spec(tmp_path: Path) -> RunSpec:
     data.mkdir(parents=True)
     (data / "meta.json").write_text(json.dumps(META))
     (data / "valid.gold").write_text("entailment\nnot_entailment\n")
-    return RunSpec(task="RTE", config=Config(16, 1e-3, 1, 0.01), seed=100, data_dir=data,
-                   checkpoint=tmp_path / "model.pt", arch="macaron_bert_tiny", num_classes=2,
-                   regression=False, train_examples=4,
-                   run_dir=tmp_path / "runs" / "RTE" / "seed100")  # fmt: skip
+    return RunSpec(
+        task="RTE",
+        config=Config(16, 1e-3, 1, 0.01),
+        seed=100,
+        data_dir=data,
+        checkpoint=tmp_path / "model.pt",
+        arch="macaron_bert_tiny",
+        num_classes=2,
+        regression=False,
+        train_examples=4,
+        run_dir=tmp_path / "runs" / "RTE" / "seed100",
+    )
 
 
 @pytest.fixture
@@ -45,8 +58,14 @@ def fake_training(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         return Completed([str(c) for c in command], 0)
 
     monkeypatch.setattr(run_one.processes, "run", train)
-    monkeypatch.setattr(run_one, "predict_splits", lambda checkpoint, data_dir, meta: {
-        "valid": ["entailment", "entailment"], "test": ["not_entailment", "entailment"]})  # fmt: skip
+    monkeypatch.setattr(
+        run_one,
+        "predict_splits",
+        lambda checkpoint, data_dir, meta: {
+            "valid": ["entailment", "entailment"],
+            "test": ["not_entailment", "entailment"],
+        },
+    )
     return calls
 
 

@@ -30,8 +30,14 @@ def failed(task: str, config: dict, seed: int) -> RunRecord:
 
 
 def test_the_best_mean_over_seeds_wins_not_the_best_single_run() -> None:
-    runs = [cola(A, 100, 50.0), cola(A, 200, 70.0), cola(A, 300, 51.0),  # mean 57, best single run 70
-            cola(B, 100, 60.0), cola(B, 200, 62.0), cola(B, 300, 58.0)]  # fmt: skip
+    runs = [
+        cola(A, 100, 50.0),
+        cola(A, 200, 70.0),
+        cola(A, 300, 51.0),  # mean 57, best single run 70
+        cola(B, 100, 60.0),
+        cola(B, 200, 62.0),
+        cola(B, 300, 58.0),
+    ]
     result = select(runs).tasks["CoLA"]
     assert result.best.config == B
     assert (result.best.mean, result.best.std) == (60.0, 2.0)  # sample standard deviation
@@ -58,10 +64,13 @@ def test_two_metric_tasks_select_on_the_mean_of_both() -> None:
 
 def test_failed_runs_are_counted_and_a_configuration_without_finished_runs_is_not_selected() -> None:
     runs = [
-        cola(A, 100, 55.0), failed("CoLA", A, 200), cola(A, 300, 57.0),
-        failed("CoLA", B, 100), failed("CoLA", B, 200),
+        cola(A, 100, 55.0),
+        failed("CoLA", A, 200),
+        cola(A, 300, 57.0),
+        failed("CoLA", B, 100),
+        failed("CoLA", B, 200),
         failed("RTE", A, 100),
-    ]  # fmt: skip
+    ]
     selection = select(runs)
     result = selection.tasks["CoLA"]
     assert result.best.config == A and result.best.mean == 56.0
@@ -82,10 +91,11 @@ def test_ties_more_finished_seeds_then_the_configuration_that_sorts_first_then_t
 
 def test_glue_average_over_the_tasks_present_with_mnli_once() -> None:
     runs = [
-        cola(A, 1, 50.0), cola(A, 2, 54.0),  # mean 52, best seed 54
+        cola(A, 1, 50.0),
+        cola(A, 2, 54.0),  # mean 52, best seed 54
         RunRecord("MRPC", A, 1, {"f1": 90.0, "accuracy": 86.0}),  # 88
         RunRecord("MNLI", A, 1, {"accuracy_m": 85.0, "accuracy_mm": 83.0}),  # 84
-    ]  # fmt: skip
+    ]
     selection = select(runs)
     assert selection.averaged_tasks() == ["CoLA", "MRPC", "MNLI"]
     assert selection.glue_average("mean") == pytest.approx((52 + 88 + 84) / 3)
@@ -128,12 +138,14 @@ def test_from_dict_with_a_dataclass_configuration() -> None:
 
 def test_the_markdown_table() -> None:
     runs = [
-        cola(A, 100, 60.0), cola(A, 200, 62.0), failed("CoLA", A, 300),
+        cola(A, 100, 60.0),
+        cola(A, 200, 62.0),
+        failed("CoLA", A, 300),
         RunRecord("MRPC", B, 100, {"f1": 90.0, "accuracy": 86.0}),
         RunRecord("MRPC", B, 200, {"f1": 89.0, "accuracy": 85.0}),
         RunRecord("MNLI", C, 100, {"accuracy_m": 84.0, "accuracy_mm": 83.0}),
         failed("QQP", A, 100),
-    ]  # fmt: skip
+    ]
     assert render_markdown(select(runs)) == (
         "| Task | Dev metrics (mean ± std) | Score | Seeds | Median seed | Best seed (submitted) "
         "| Configuration |\n"

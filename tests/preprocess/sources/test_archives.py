@@ -108,8 +108,12 @@ def test_file_size_limit_ends_the_cli_with_an_output_side_error(tmp_path: Path) 
     env = dict(os.environ, PYTHONPATH=pythonpath, PYTHONDONTWRITEBYTECODE="1")
     result = subprocess.run(
         [sys.executable, "-c", LIMITED_FILE_SIZE, "--dest", str(dest), "--raw-dir", str(tmp_path / "raw")],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 2, result.stderr
     prog = "python -m macaron_preprocess.iwslt14: "  # the program name starts its one error line (#34)
     error = [line.removeprefix(prog) for line in result.stderr.splitlines() if line.startswith(prog)]

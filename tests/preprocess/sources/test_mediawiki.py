@@ -243,16 +243,33 @@ def test_the_corpus_tools_peak_memory_on_blanks_after_the_last_page(tmp_path: Pa
             out.write(compressor.compress(b" " * (16 << 20)))
         out.write(compressor.compress(FOOTER.encode()) + compressor.flush())
     assert dump.stat().st_size < 4096
-    command = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(tmp_path / "out"),
-               "--wikipedia", str(dump), "--workers", "1", "--bpe-vocab-size", "100"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "macaron_preprocess.bert_corpus",
+        "--dest",
+        str(tmp_path / "out"),
+        "--wikipedia",
+        str(dump),
+        "--workers",
+        "1",
+        "--bpe-vocab-size",
+        "100",
+    ]
     measure = (
         "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
         "sys.stderr.write(p.stderr); "
         "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.run([sys.executable, "-c", measure, *command], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=600, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", measure, *command],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     status, peak_kb = map(int, proc.stdout.split())
     lines = [line for line in proc.stderr.splitlines() if ": error: " in line]
     assert status == 2 and len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]

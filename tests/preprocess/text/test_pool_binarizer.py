@@ -63,11 +63,25 @@ def tricky_corpus(directory: Path, seed: int = 0) -> dict[str, Path]:
 
 def fairseq_preprocess(prefixes: dict[str, Path], destdir: Path) -> None:
     command = [
-        sys.executable, "-m", "fairseq_cli.preprocess", "--source-lang", "en", "--target-lang", "de",
-        "--trainpref", str(prefixes["train"]), "--validpref", str(prefixes["valid"]),
-        "--testpref", str(prefixes["test"]), "--destdir", str(destdir), "--joined-dictionary",
-        "--workers", "1",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "fairseq_cli.preprocess",
+        "--source-lang",
+        "en",
+        "--target-lang",
+        "de",
+        "--trainpref",
+        str(prefixes["train"]),
+        "--validpref",
+        str(prefixes["valid"]),
+        "--testpref",
+        str(prefixes["test"]),
+        "--destdir",
+        str(destdir),
+        "--joined-dictionary",
+        "--workers",
+        "1",
+    ]
     subprocess.run(command, check=True, capture_output=True)
 
 

@@ -25,6 +25,7 @@ def test_count_mismatch_names_both_files_and_counts(tmp_path: Path) -> None:
     message = str(info.value)
     assert f"{tmp_path / 'x.en'} has 3 lines" in message and f"{tmp_path / 'x.de'} has 2 lines" in message
 
+
 @pytest.mark.parametrize(
     ("src", "tgt", "kept"),
     [
@@ -39,6 +40,7 @@ def test_count_mismatch_names_both_files_and_counts(tmp_path: Path) -> None:
 )
 def test_keep_pair_follows_clean_corpus_n(src: str, tgt: str, kept: bool) -> None:
     assert keep_pair(src, tgt, CleanConfig(min_len=1, max_len=5, ratio=1.5, max_word_len=10)) is kept
+
 
 def test_moses_tokenization_on_known_sentences() -> None:
     plain = MosesPipeline(MosesConfig("en"))
@@ -61,15 +63,20 @@ def test_wmt_normalization_and_non_printing_removal() -> None:
 def test_sentencepiece_marker_in_text_cannot_break_the_round_trip() -> None:
     assert MosesPipeline(MosesConfig("en"))("a\u2581b") == "a _ b"  # the symbol is split off, then mapped
 
+
 def test_tokenize_stage_drops_bad_pairs_pairwise_and_reports(tmp_path: Path) -> None:
     raw = BitextFiles.from_prefix(tmp_path / "in", "en", "de")
     raw.src.write_bytes(b"Good morning.\r\nBad \xff byte.\n   \nToo long for the other side , really .\nOk.")
     raw.tgt.write_bytes(b"Guten Morgen.\r\nSchlecht.\nNicht leer.\nKurz.\nGut.")
     job = TokenizeJob(
-        "train", (raw,), BitextFiles.from_prefix(tmp_path / "raw", "en", "de"),
-        BitextFiles.from_prefix(tmp_path / "tok", "en", "de"), MosesConfig("en"), MosesConfig("de"),
+        "train",
+        (raw,),
+        BitextFiles.from_prefix(tmp_path / "raw", "en", "de"),
+        BitextFiles.from_prefix(tmp_path / "tok", "en", "de"),
+        MosesConfig("en"),
+        MosesConfig("de"),
         CleanConfig(1, 250, 1.5),
-    )  # fmt: skip
+    )
     report = tokenize_split(StageRunner(tmp_path / ".stages"), job, workers=2, chunk_lines=2)
     assert report["dropped_invalid_utf8"] == 1 and report["dropped_empty"] == 1
     assert report["dropped_length_ratio"] == 1 and report["kept_pairs"] == 2
@@ -85,12 +92,17 @@ def test_tokenize_stage_refuses_mismatched_sides_and_writes_nothing(tmp_path: Pa
     raw.tgt.write_text("a\nb\n")
     out_raw = BitextFiles.from_prefix(tmp_path / "raw", "en", "de")
     job = TokenizeJob(
-        "valid", (raw,), out_raw, BitextFiles.from_prefix(tmp_path / "tok", "en", "de"),
-        MosesConfig("en"), MosesConfig("de"),
-    )  # fmt: skip
+        "valid",
+        (raw,),
+        out_raw,
+        BitextFiles.from_prefix(tmp_path / "tok", "en", "de"),
+        MosesConfig("en"),
+        MosesConfig("de"),
+    )
     with pytest.raises(UserError, match=r"in\.en has 3 lines but .*in\.de has 2 lines"):
         tokenize_split(StageRunner(tmp_path / ".stages"), job, workers=1)
     assert sorted(os.listdir(tmp_path)) == [".stages", "in.de", "in.en"]
+
 
 def test_every_23rd_line_is_held_out_in_lockstep(tmp_path: Path) -> None:
     sources = [tmp_path / "a", tmp_path / "b"]
