@@ -11,14 +11,16 @@ found by its marker, so moving it to another page needs no change here). Its con
 (:data:`BLOCKS`) applied to its results file in docs/results/ (written by the benchmark,
 :mod:`benchmarks.results_file`; the renderers are :mod:`benchmarks.reports`), or, for a *computed* block (no
 results file: the parameter counts, the authors' recipes), the renderer's output from the code as it is
-today. Files are rewritten atomically. Benchmarks only write their results files; nothing imports this
-module, and ``tests/test_docs_numbers.py`` runs the check, so a table in the docs is always a command's
-output.
+today. A renderer writes its links from the checkout root (``docs/x.png``); they are rebased to the page
+that holds the block (``x.png`` in docs/, ``../x.png`` in docs/reports/). Files are rewritten atomically.
+Benchmarks only write their results files; nothing imports this module, and ``tests/test_docs_numbers.py``
+runs the check, so a table in the docs is always a command's output.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -51,6 +53,19 @@ from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.errors import UserError
 
 MARKER = re.compile(r"<!-- results:([A-Za-z0-9_-]+):start -->")
+#: a markdown link or image target that is a relative path: ``](docs/x.png)`` (not ``https:``, ``#anchor``)
+RELATIVE_LINK = re.compile(r"(\]\()(?![a-z]+:|#|/)([^)\s]+)")
+
+
+def rebase_links(rendered: str, page: Path, repo: Path = REPO) -> str:
+    """A block's links, written from the checkout root, as seen from ``page`` (its holder)."""
+
+    def rebased(match: re.Match[str]) -> str:
+        target, _, anchor = match.group(2).partition("#")
+        path = os.path.relpath(repo / target, page.parent).replace(os.sep, "/")
+        return match.group(1) + path + (f"#{anchor}" if anchor else "")
+
+    return RELATIVE_LINK.sub(rebased, rendered)
 
 
 @dataclass(frozen=True)
@@ -268,7 +283,7 @@ def mismatches(
             continue
         match = block_pattern(block.name).search(path.read_text(encoding="utf-8"))
         assert match is not None  # located above
-        if match.group(2) != block.render(results_dir):
+        if match.group(2) != rebase_links(block.render(results_dir), path, repo):
             source = "the code" if block.computed else f"docs/results/{block.results}"
             problems.append(f"{_shown(path, repo)}: block '{block.name}' differs from {source}")
     return problems
@@ -293,7 +308,7 @@ def rewrite(
     for path, in_file in by_file.items():
         text = original = path.read_text(encoding="utf-8")
         for block in in_file:
-            text = _replace(text, block, block.render(results_dir))
+            text = _replace(text, block, rebase_links(block.render(results_dir), path, repo))
         if text != original:
             write_text_atomically(path, text)
             changed.append(path)

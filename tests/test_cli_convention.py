@@ -25,7 +25,7 @@ from helpers import REPO
 SCRIPTS: dict[str, str] = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"][
     "scripts"
 ]
-DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 #: a command's options pass through to another program (fairseq-train): the docs' flags are that program's
 PASS_THROUGH = {"macaron-train-preemptible", "python -m macaron_tools.train_preemptible"}
 MARKUP = re.compile(r"``|:[a-z]+:`")

@@ -101,6 +101,25 @@ def test_a_block_is_found_by_its_marker_wherever_it_lives_and_rewritten_there(tm
     assert sorted(p.name for p in (repo / "docs/deep").iterdir()) == ["page.md"]  # no temporary left
 
 
+LINKS = "![plot](docs/p.png) [q](docs/q.md#a) [w](https://x.org) [h](#h)"
+LINKED = (doc_tables.DocBlock("linked", lambda: LINKS),)
+
+
+def test_a_blocks_links_are_rebased_to_the_page_holding_it(tmp_path: Path) -> None:
+    """Renderers link from the checkout root; the block reads right in README.md, docs/ and docs/reports/."""
+    for holder, seen in [
+        ("README.md", "![plot](docs/p.png) [q](docs/q.md#a)"),
+        ("docs/page.md", "![plot](p.png) [q](q.md#a)"),
+        ("docs/reports/page.md", "![plot](../p.png) [q](../q.md#a)"),
+    ]:
+        repo = tmp_path / holder.replace("/", "_")
+        pages = {holder.removeprefix("docs/"): _block("linked", "stale")} if holder != "README.md" else {}
+        _checkout(repo, _block("linked", "stale") if holder == "README.md" else "# readme\n", pages)
+        doc_tables.rewrite(LINKED, repo)
+        assert f"{seen} [w](https://x.org) [h](#h)" in (repo / holder).read_text()
+        assert doc_tables.mismatches(LINKED, repo) == []
+
+
 def test_a_missing_duplicated_unclosed_or_unknown_marker_is_an_error_naming_it(tmp_path: Path) -> None:
     missing = _checkout(tmp_path / "missing", "# readme\n", {})
     [problem] = doc_tables.mismatches(TOY, missing)

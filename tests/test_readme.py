@@ -24,7 +24,7 @@ MARKER = re.compile(r"<!-- ((?:results:)?[a-z0-9-]+):(start|end) -->")
 
 
 def markdown_files() -> list[Path]:
-    return [README, *sorted((REPO / "docs").glob("*.md"))]
+    return [README, *sorted((REPO / "docs").rglob("*.md"))]
 
 
 def slug(heading: str) -> str:
@@ -100,11 +100,23 @@ def test_readme_lists_every_console_script_and_no_other() -> None:
     assert scripts - shown == set(), "console scripts missing from the README's entry points"
 
 
+def linked_files(path: Path) -> set[Path]:
+    """The files one markdown page links to (resolved)."""
+    targets = LINK.findall(FENCE.sub("", path.read_text(encoding="utf-8")))
+    return {(path.parent / t.partition("#")[0]).resolve() for t in targets if not re.match(r"[a-z]+:|#", t)}
+
+
 def test_readme_links_every_docs_page() -> None:
-    readme = README.read_text(encoding="utf-8")
-    linked = {Path(t.partition("#")[0]).name for t in LINK.findall(readme) if t.startswith("docs/")}
-    missing = sorted(p.name for p in (REPO / "docs").glob("*.md") if p.name not in linked)
+    linked = linked_files(README)
+    missing = sorted(p.name for p in (REPO / "docs").glob("*.md") if p.resolve() not in linked)
     assert not missing, f"docs pages the README's map does not link: {missing}"
+
+
+def test_every_report_is_linked_from_a_page() -> None:
+    """The measurement reports (docs/reports/) are reached from the user pages or the README."""
+    linked = set().union(*(linked_files(p) for p in markdown_files()))
+    reports = sorted((REPO / "docs" / "reports").glob("*.md"))
+    assert [p.name for p in reports if p.resolve() not in linked] == []
 
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(REPO)))

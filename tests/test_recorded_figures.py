@@ -54,7 +54,7 @@ def marked_commits(text: str) -> set[str]:
 
 
 def markdown_files() -> list[Path]:
-    return [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    return [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 
 
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(REPO)))

@@ -116,4 +116,4 @@ def render(payload: dict) -> str:
         ("Per seed (Macaron − vanilla)", per_seed_table(r)),
         ("Validation over steps, mean ± std over seeds", steps_table(r)),
     ]
-    return real_text.report(payload, status_line(r, "macaron_real_bert.png"), sections, protocol_line(r))
+    return real_text.report(payload, status_line(r, "docs/macaron_real_bert.png"), sections, protocol_line(r))

@@ -169,11 +169,12 @@ def status_line(r: dict, image: str) -> str:
 
 
 def plot_name(r: dict) -> str:
-    """The plot's file name under docs/ (one per configuration)."""
+    """The plot's path from the checkout root, in docs/ (one per configuration)."""
     config = r["protocol"].get("config", "post-ln")
     if config == "authors" and "initialisation" not in r:  # the grid run before their initialisation
-        return "macaron_real_translation_authors_fairseq_init.png"
-    return "macaron_real_translation.png" if config == "post-ln" else f"macaron_real_translation_{config}.png"
+        return "docs/macaron_real_translation_authors_fairseq_init.png"
+    suffix = "" if config == "post-ln" else f"_{config}"
+    return f"docs/macaron_real_translation{suffix}.png"
 
 
 def render(payload: dict) -> str:
