@@ -26,13 +26,10 @@ the same settings (an interrupted run, or a larger --max-update) continues the r
 aside (``checkpoints.before-TIME``, nothing is deleted) and train afresh. --max-update,
 --save-interval-updates and --log-interval can change without restarting.
 
-Defaults: ``--arch macaron_bert_base`` (``vanilla_bert_base`` is the BERT baseline), DeepSpeed config
-configs/deepspeed/bert_phase1.json (sequence length 128, the task's default --tokens-per-sample), as many
-updates as the config's scheduler ``total_num_steps``. GPUS: the CUDA devices of this machine; without
-CUDA, 1 CPU rank (a full-size run on CPU is a smoke test at best; a warning says so) or, with --small, 2
-CPU ranks (gloo), so that the small run exercises the distributed path. ``--small`` is the CPU smoke
-scale the tests run: macaron_bert_tiny, configs/deepspeed/tiny_cpu.json, 30 updates, a 500-piece BPE and
-10% validation documents (on the generated corpus unless inputs are given).
+Each option's default is listed below, at the full scale and at ``--small``, the CPU smoke scale the tests
+run (a tiny model on 2 CPU ranks with gloo, so that it exercises the distributed path; a generated corpus
+unless inputs are given). Without CUDA and without --small, 1 CPU rank: a smoke test at best (a warning
+says so).
 """
 
 from __future__ import annotations
@@ -46,7 +43,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -68,30 +65,76 @@ from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_o
 from macaron_workflow.stages import StageReport, StageRunner
 
 CONFIGS = REPO / "configs" / "deepspeed"
-FULL = dict(
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The defaults of one scale, written once: the options' help strings and :func:`parse_args` read them.
+    ``None``: decided from the DeepSpeed config (its scheduler's ``total_num_steps``)."""
+
+    arch: str
+    deepspeed_config: Path
+    max_update: int | None
+    save_interval_updates: int
+    log_interval: int
+    phases: str
+    phase2_config: Path
+    phase2_tokens_per_sample: int
+    phase2_max_update: int | None
+    bpe_vocab_size: int
+    valid_ratio: float
+    gpus: int
+    """Ranks when this machine has no CUDA device (CPU ranks, gloo)."""
+
+
+FULL = Scale(
     arch="macaron_bert_base",
-    config=CONFIGS / "bert_phase1.json",
-    save_interval=5000,
-    log=100,
+    deepspeed_config=CONFIGS / "bert_phase1.json",
+    max_update=None,
+    save_interval_updates=5000,
+    log_interval=100,
     phases="1 2",
     phase2_config=CONFIGS / "bert_phase2.json",
-    phase2_tokens=512,
+    phase2_tokens_per_sample=512,
+    phase2_max_update=None,
+    bpe_vocab_size=32768,
+    valid_ratio=0.005,
+    gpus=1,
 )
-SMALL = dict(
+SMALL = Scale(
     arch="macaron_bert_tiny",
-    config=CONFIGS / "tiny_cpu.json",
-    save_interval=10,
-    log=5,
+    deepspeed_config=CONFIGS / "tiny_cpu.json",
+    max_update=30,
+    save_interval_updates=10,
+    log_interval=5,
     phases="1",
     phase2_config=CONFIGS / "tiny_cpu.json",
-    phase2_tokens=256,
+    phase2_tokens_per_sample=256,
+    phase2_max_update=10,
+    bpe_vocab_size=500,
+    valid_ratio=0.1,
+    gpus=2,
 )
-SMALL_PHASE2_MAX_UPDATE = 10
+"""--small, the CPU smoke scale the tests run (2 CPU ranks, so that it exercises the distributed path)."""
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "the config's scheduler total_num_steps"
+    if isinstance(value, Path):
+        return value.relative_to(REPO).as_posix() if value.is_relative_to(REPO) else str(value)
+    return f"'{value}'" if isinstance(value, str) and " " in value else str(value)
+
+
+def scaled_help(field: str, what: str = "", default: str | None = None) -> str:
+    """``what; default: X (--small: Y)``, from :data:`FULL` and :data:`SMALL` (``default``: how the full
+    scale's default reads, when it is not a value)."""
+    full = default or _shown(getattr(FULL, field))
+    return f"{what}; " * bool(what) + f"default: {full} (--small: {_shown(getattr(SMALL, field))})"
+
+
 DEFAULT_TOKENS_PER_SAMPLE = 128
 """The task's default sequence length (BERT's phase 1)."""
-SMALL_MAX_UPDATE = 30
-SMALL_CPU_RANKS = 2
-SMALL_CORPUS = {"vocab_size": 500, "valid_ratio": 0.1}
 SYNTHETIC = {"dump_mb": 1.5, "books": 5, "seed": 1}
 """The generated corpus of --small: about 1.5 MB of page XML (~300 pages, ~150 articles) and 5 books."""
 SYNTHETIC_DUMP = "enwiki-synthetic-pages-articles-multistream.xml.bz2"
@@ -458,6 +501,17 @@ def config_total_steps(path: Path) -> int | None:
     return int(steps) if steps else None
 
 
+def scheduler_steps(parser: argparse.ArgumentParser, flag: str, config: Path) -> int | None:
+    """The steps of a DeepSpeed config's scheduler (None: it has none); a parser error naming the option
+    and the file when the config is no file or no DeepSpeed JSON."""
+    if not config.is_file():
+        parser.error(f"{flag} {config}: no such file")
+    try:
+        return config_total_steps(config)
+    except (json.JSONDecodeError, AttributeError) as err:
+        parser.error(f"{flag} {config}: not a DeepSpeed JSON config ({err})")
+
+
 OPTIONS = (
     Option(
         "--workdir",
@@ -479,26 +533,28 @@ OPTIONS = (
     Option("--bookcorpus", "a directory of books, one .txt each", env="BOOKCORPUS", type=Path, metavar="DIR"),
     Option(
         "--arch",
-        "macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline); "
-        "default: macaron_bert_base (--small: macaron_bert_tiny)",
+        scaled_help(
+            "arch", "macaron_bert_{tiny,base,large} or vanilla_bert_{tiny,base,large} (the BERT baseline)"
+        ),
         env="ARCH",
     ),
     Option(
         "--deepspeed-config",
-        "default: configs/deepspeed/bert_phase1.json (--small: tiny_cpu.json)",
+        scaled_help("deepspeed_config"),
         env="DS_CONFIG",
         type=Path,
     ),
     Option(
         "--gpus",
-        "processes (torchrun --nproc_per_node); default: the CUDA devices, else 1 CPU rank (--small: 2)",
+        scaled_help(
+            "gpus", "processes (torchrun --nproc_per_node)", f"the CUDA devices, else {FULL.gpus} CPU rank"
+        ),
         env="GPUS",
         type=positive_int,
     ),
     Option(
         "--max-update",
-        "optimizer steps; default: the config's scheduler total_num_steps (--small: 30); "
-        "raising it later continues the finished run",
+        scaled_help("max_update", "optimizer steps; raising it later continues the finished run"),
         env="MAX_UPDATE",
         type=positive_int,
     ),
@@ -510,43 +566,46 @@ OPTIONS = (
     ),
     Option(
         "--phases",
-        "BERT's phases to run, '1 2' (default; --small: '1'), '1' or '2' (phase 2 needs "
-        "phase 1's checkpoints in the workdir): phase 2 starts from phase 1's weights (--init-from, a "
-        "fresh optimizer, schedule and data position) and writes to DIR/ARCH/phase2/",
+        scaled_help(
+            "phases",
+            "BERT's phases to run, '1 2', '1' or '2' (phase 2 needs phase 1's checkpoints in the "
+            "workdir): phase 2 starts from phase 1's weights (--init-from, a fresh optimizer, schedule and "
+            "data position) and writes to DIR/ARCH/phase2/",
+        ),
         env="PHASES",
     ),
     Option(
         "--phase2-config",
-        "phase 2's DeepSpeed config (default: bert_phase2.json)",
+        scaled_help("phase2_config", "phase 2's DeepSpeed config"),
         env="PHASE2_CONFIG",
         type=Path,
     ),
     Option(
         "--phase2-tokens-per-sample",
-        "phase 2's sequence length (default 512; --small: 256)",
+        scaled_help("phase2_tokens_per_sample", "phase 2's sequence length"),
         type=positive_int,
     ),
     Option(
         "--phase2-max-update",
-        "phase 2's optimizer steps (default: its config's total_num_steps; --small: 10)",
+        scaled_help("phase2_max_update", "phase 2's optimizer steps"),
         env="PHASE2_MAX_UPDATE",
         type=positive_int,
     ),
-    Option("--save-interval-updates", "default 5000 (--small: 10)", type=positive_int),
-    Option("--log-interval", "a progress line every N steps; default 100 (--small: 5)", type=positive_int),
+    Option("--save-interval-updates", scaled_help("save_interval_updates"), type=positive_int),
+    Option("--log-interval", scaled_help("log_interval", "a progress line every N steps"), type=positive_int),
     Option("--seed", "default 1", env="SEED", type=int, default=1),
     Option(
         "--bpe-vocab-size",
-        "BPE pieces; default 32768 (--small: 500)",
+        scaled_help("bpe_vocab_size", "BPE pieces"),
         type=positive_int,
         deprecated=("--vocab-size",),
     ),
-    Option("--valid-ratio", "share of validation documents; default 0.005 (--small: 0.1)", type=float),
+    Option("--valid-ratio", scaled_help("valid_ratio", "share of validation documents"), type=float),
     WORKERS.with_env("WORKERS"),
     Option(
         "--small",
-        "CPU smoke scale: tiny model, tiny_cpu.json, 30 steps on 2 CPU ranks, a generated "
-        "corpus when no input is given",
+        f"CPU smoke scale: {SMALL.arch}, {SMALL.deepspeed_config.name}, {SMALL.max_update} steps on "
+        f"{SMALL.gpus} CPU ranks, a generated corpus when no input is given",
         env="SMALL",
         kind="switch",
     ),
@@ -572,51 +631,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     add_from_env(parser)
     wrapper_default = {"WORKDIR": str(REPO / "work_dirs" / "pretrain")}
     args = parse_with_passthrough(parser, argv, OPTIONS, wrapper_default)  # flags after -- go to the trainer
+    args.gpus_default = args.gpus is None
+    args.gpus = args.gpus or cuda_devices() or None
     scale = SMALL if args.small else FULL
-    args.arch = args.arch or scale["arch"]
+    for field in fields(Scale):  # every option left out takes its scale's default
+        if getattr(args, field.name) is None:
+            setattr(args, field.name, getattr(scale, field.name))
     if not ARCH_PATTERN.match(args.arch):
         parser.error(f"--arch {args.arch}: expected a BERT architecture, macaron_bert_* or vanilla_bert_*")
-    args.deepspeed_config = (args.deepspeed_config or scale["config"]).resolve()
-    if not args.deepspeed_config.is_file():
-        parser.error(f"--deepspeed-config {args.deepspeed_config}: no such file")
     try:
-        total_steps = config_total_steps(args.deepspeed_config)
-    except (json.JSONDecodeError, AttributeError) as err:
-        parser.error(f"--deepspeed-config {args.deepspeed_config}: not a DeepSpeed JSON config ({err})")
-    if args.max_update is None:
-        args.max_update = SMALL_MAX_UPDATE if args.small else total_steps
-        if args.max_update is None:
-            parser.error(f"{args.deepspeed_config} has no scheduler total_num_steps: give --max-update")
-    args.phase, args.phase_inputs = 1, []
-    try:
-        args.phases = sorted(
-            {int(phase) for phase in (args.phases or scale["phases"]).replace(",", " ").split()}
-        )
+        args.phases = sorted({int(phase) for phase in args.phases.replace(",", " ").split()})
     except ValueError:
         args.phases = []
     if not args.phases or not set(args.phases) <= {1, 2}:
         parser.error("--phases: expected '1 2', '1' or '2'")
-    args.phase2_config = (args.phase2_config or scale["phase2_config"]).resolve()
-    args.phase2_tokens_per_sample = args.phase2_tokens_per_sample or scale["phase2_tokens"]
+    args.phase, args.phase_inputs = 1, []
+    args.deepspeed_config, args.phase2_config = args.deepspeed_config.resolve(), args.phase2_config.resolve()
+    steps = scheduler_steps(parser, "--deepspeed-config", args.deepspeed_config)
+    args.max_update = args.max_update or steps
+    if args.max_update is None:
+        parser.error(f"{args.deepspeed_config} has no scheduler total_num_steps: give --max-update")
     if 2 in args.phases:
-        if not args.phase2_config.is_file():
-            parser.error(f"--phase2-config {args.phase2_config}: no such file")
+        steps = scheduler_steps(parser, "--phase2-config", args.phase2_config)
+        args.phase2_max_update = args.phase2_max_update or steps
         if args.phase2_max_update is None:
-            args.phase2_max_update = (
-                SMALL_PHASE2_MAX_UPDATE if args.small else config_total_steps(args.phase2_config)
-            )
-            if args.phase2_max_update is None:
-                parser.error(
-                    f"{args.phase2_config} has no scheduler total_num_steps: give --phase2-max-update"
-                )
-    args.gpus_default = args.gpus is None
-    if args.gpus is None:
-        args.gpus = cuda_devices() or (SMALL_CPU_RANKS if args.small else 1)
-    args.save_interval_updates = args.save_interval_updates or scale["save_interval"]
-    args.log_interval = args.log_interval or scale["log"]
-    corpus = SMALL_CORPUS if args.small else {"vocab_size": 32768, "valid_ratio": 0.005}
-    args.bpe_vocab_size = args.bpe_vocab_size or corpus["vocab_size"]
-    args.valid_ratio = args.valid_ratio if args.valid_ratio is not None else corpus["valid_ratio"]
+            parser.error(f"{args.phase2_config} has no scheduler total_num_steps: give --phase2-max-update")
     if not args.small and not args.wikipedia and args.bookcorpus is None:
         parser.error("give --wikipedia DUMP... (or 'latest') and/or --bookcorpus DIR (or --small)")
     args.wikipedia = [w if w == "latest" else str(Path(w).resolve()) for w in args.wikipedia]

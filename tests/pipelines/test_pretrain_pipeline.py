@@ -71,6 +71,23 @@ def test_small_defaults(tmp_path: Path) -> None:
     assert args.wikipedia == [] and args.bookcorpus is None  # the pipeline generates the corpus
 
 
+def test_each_default_is_written_once_and_shown_in_its_options_help(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scale table is the one place of the defaults: each field is an option whose help shows both
+    scales' values, and an option left out takes its scale's value (changing a row changes both)."""
+    from dataclasses import fields, replace
+
+    helps = {option.dest: option.help for option in pretrain.OPTIONS}
+    for field in fields(pretrain.Scale):
+        for value in (getattr(pretrain.FULL, field.name), getattr(pretrain.SMALL, field.name)):
+            shown = value.name if isinstance(value, Path) else str(value)
+            assert value is None or shown in helps[field.name], (field.name, value)
+    monkeypatch.setattr(pretrain, "SMALL", replace(pretrain.SMALL, log_interval=7, bpe_vocab_size=321))
+    args = pretrain.parse_args(["--workdir", str(tmp_path), "--small"])
+    assert (args.log_interval, args.bpe_vocab_size) == (7, 321)
+
+
 def test_full_scale_defaults_come_from_the_deepspeed_config(tmp_path: Path) -> None:
     args = pretrain.parse_args(
         ["--workdir", str(tmp_path), "--wikipedia", "latest", "--gpus", "8", "--", "--update-freq", "2"]
