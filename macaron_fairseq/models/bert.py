@@ -48,7 +48,7 @@ from macaron_fairseq.init.stacks import NewStack
 from macaron_fairseq.models.encoder_decoder import PluginEncoder
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
-from macaron_fairseq.modules.macaron_layer import add_macaron_layer_args, configure_macaron_layers
+from macaron_fairseq.models.macaron_options import MacaronModelMixin
 
 logger = logging.getLogger(__name__)
 
@@ -449,21 +449,8 @@ class VanillaBertModel(BertPretrainingModel):
 
 
 @register_model("macaron_bert")
-class MacaronBertModel(BertPretrainingModel):
+class MacaronBertModel(MacaronModelMixin, BertPretrainingModel):
     """BERT whose layers are Macaron layers: γ·FFN₁ → self-attention → γ·FFN₂."""
-
-    LAYER_KIND = "macaron"
-
-    @staticmethod
-    def add_args(parser: argparse.ArgumentParser) -> None:
-        BertPretrainingModel.add_args(parser)
-        add_macaron_layer_args(parser)
-
-    @classmethod
-    def build_from_namespace(cls, args: Any, task: Any) -> MacaronBertModel:
-        model = super().build_from_namespace(args, task)
-        configure_macaron_layers(model, args)
-        return model
 
 
 def bert_defaults(args: Any, layers: int = 12, dim: int = 768, heads: int = 12, ffn: int = 3072) -> None:

@@ -27,10 +27,7 @@ from macaron_fairseq.init.targets import has_cross_attention
 from macaron_fairseq.models.encoder_decoder import PluginDecoder, PluginEncoder, encoder_output
 from macaron_fairseq.models.fixup_support import FixupModelMixin
 from macaron_fairseq.models.layer_plan import LayerKind
-from macaron_fairseq.modules.macaron_layer import (
-    add_macaron_layer_args,
-    configure_macaron_layers,
-)
+from macaron_fairseq.models.macaron_options import MacaronModelMixin
 
 
 class PluginTransformerModel(FixupModelMixin, TransformerModel):
@@ -98,21 +95,8 @@ class PluginTransformerModel(FixupModelMixin, TransformerModel):
 
 
 @register_model("macaron")
-class MacaronModel(PluginTransformerModel):
+class MacaronModel(MacaronModelMixin, PluginTransformerModel):
     """Transformer whose layers are Macaron layers (Lu et al.; see ``macaron_fairseq.modules``)."""
-
-    LAYER_KIND = "macaron"
-
-    @staticmethod
-    def add_args(parser: argparse.ArgumentParser) -> None:
-        PluginTransformerModel.add_args(parser)
-        add_macaron_layer_args(parser)
-
-    @classmethod
-    def build_from_namespace(cls, args: argparse.Namespace, task: Any) -> MacaronModel:
-        model = super().build_from_namespace(args, task)
-        configure_macaron_layers(model, args)
-        return model
 
 
 @register_model("fixup_transformer")
