@@ -15,8 +15,9 @@ from omegaconf import OmegaConf
 
 from macaron_fairseq.init.config import SCHEMES
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
-from macaron_fairseq.modules import MacaronEncoderLayer, VanillaEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronEncoderLayer
 from macaron_fairseq.modules.norm_free import is_layer_norm
+from macaron_fairseq.modules.vanilla_layer import VanillaEncoderLayer
 from macaron_fairseq.optim.adam_lr_groups import AdamWithLrMultipliers
 
 pytestmark = pytest.mark.slow  # real fairseq-train / preprocessing runs: seconds to minutes

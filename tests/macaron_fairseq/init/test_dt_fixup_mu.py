@@ -13,8 +13,9 @@ import torch.multiprocessing as mp
 from fairseq.data import ListDataset
 from helpers import DT_FIXUP, TINY, build_model
 
-from macaron_fairseq.init import EmptyTrainingSplitError, NonFiniteInputError, estimate_max_norms
+from macaron_fairseq.init.errors import EmptyTrainingSplitError, NonFiniteInputError
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
+from macaron_fairseq.init.mu import estimate_max_norms
 
 ARGS = [*TINY, *DT_FIXUP, "--batch-size", "16"]
 
@@ -109,7 +110,7 @@ def test_empty_training_split_is_an_error(tiny_data_bin: Path) -> None:
 
 
 def test_all_zero_inputs_give_a_zero_mu_error(tiny_data_bin: Path) -> None:
-    from macaron_fairseq.init import ZeroMuError
+    from macaron_fairseq.init.errors import ZeroMuError
 
     model, task = build_model(tiny_data_bin, "macaron_small", [*ARGS, "--no-token-positional-embeddings"])
     with torch.no_grad():

@@ -10,19 +10,17 @@ import torch
 from helpers import DT_FIXUP, TINY, build_model
 from torch import nn
 
-from macaron_fairseq.init import (
-    NoNewLayersError,
+from macaron_fairseq.init.errors import NoNewLayersError, ZeroMuError
+from macaron_fairseq.init.fairseq_hook import run_init_scheme
+from macaron_fairseq.init.formulas import (
     ResidualBlock,
-    ZeroMuError,
-    apply_dt_fixup,
     dt_fixup_scale,
     relation_aware_scale,
     t_fixup_decoder_scale,
     t_fixup_encoder_scale,
     vanilla_scale,
 )
-from macaron_fairseq.init.fairseq_hook import run_init_scheme
-from macaron_fairseq.init.scaling import StackScaling
+from macaron_fairseq.init.scaling import StackScaling, apply_dt_fixup
 from macaron_fairseq.init.targets import dt_fixup_parameters, residual_blocks
 from macaron_fairseq.modules.norm_free import is_layer_norm
 

@@ -20,7 +20,7 @@ from macaron_fairseq.init.config import (
 from macaron_fairseq.init.fairseq_hook import run_init_scheme
 from macaron_fairseq.init.record import InitRecord
 from macaron_fairseq.init.stacks import NewStack, dt_fixup_stacks, initialise_new_layers, t_fixup_stacks
-from macaron_fairseq.modules import MacaronEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronEncoderLayer
 
 
 def test_flags_and_filled_defaults_come_from_the_dataclass() -> None:

@@ -13,7 +13,7 @@ from fairseq.modules.transformer_layer import TransformerEncoderLayerBase
 
 from macaron_fairseq.models.bert import BertPretrainingModel
 from macaron_fairseq.models.bert_build import bert_dictionary_dir, build_bert_model
-from macaron_fairseq.modules import MacaronEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronEncoderLayer
 from macaron_fairseq.param_parity import bert_markdown_table, bert_parity_rows, published_bert_parameters
 
 VOCAB = 120  # <s> <pad> </s> <unk> + 115 pieces + <mask>

@@ -6,7 +6,7 @@ import pytest
 import torch
 from helpers import TINY, build_model
 
-from macaron_fairseq.modules import VanillaDecoderLayer, VanillaEncoderLayer
+from macaron_fairseq.modules.vanilla_layer import VanillaDecoderLayer, VanillaEncoderLayer
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import torch
 from helpers import TINY, build_model
 
 from macaron_fairseq.models.architectures import COUNTERPARTS
-from macaron_fairseq.modules import MacaronDecoderLayer, MacaronEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 from macaron_fairseq.param_parity import parity_rows
 
 

@@ -12,8 +12,9 @@ from fairseq.models.transformer.transformer_config import QuantNoiseConfig
 from helpers import TINY, build_model
 from test_macaron_layers import B, D, S, T, make_cfg
 
-from macaron_fairseq.modules import MacaronDecoderLayer, MacaronEncoderLayer, ScaledLinear
 from macaron_fairseq.modules import fused_half_step as fhs
+from macaron_fairseq.modules.half_step_ffn import ScaledLinear
+from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 from macaron_fairseq.modules.norm_free import strip_layer_norms
 
 

@@ -8,7 +8,7 @@ import torch
 from test_fused_half_step import pair
 from test_macaron_layers import B, D, S, T
 
-from macaron_fairseq.modules import MacaronDecoderLayer, MacaronEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 
 pytestmark = pytest.mark.gpu
 #: half precision: bf16 keeps 8 mantissa bits, fp16 11

@@ -8,7 +8,7 @@ import torch
 from fairseq.models.transformer import TransformerConfig
 from fairseq.modules.transformer_layer import TransformerDecoderLayerBase, TransformerEncoderLayerBase
 
-from macaron_fairseq.modules import MacaronDecoderLayer, MacaronEncoderLayer
+from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
 
 D, FFN, HEADS, T, S, B = 16, 24, 4, 5, 7, 3
 
@@ -140,7 +140,7 @@ def test_dropout_is_active_in_training_and_off_in_eval() -> None:
 
 
 def test_scaled_linear_equals_step_times_linear_in_value_and_gradients() -> None:
-    from macaron_fairseq.modules import ScaledLinear
+    from macaron_fairseq.modules.half_step_ffn import ScaledLinear
 
     torch.manual_seed(5)
     scaled = ScaledLinear(8, 5, step=0.5)

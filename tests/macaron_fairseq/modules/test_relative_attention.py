@@ -9,14 +9,9 @@ from fairseq.models.transformer import TransformerConfig
 from fairseq.modules import MultiheadAttention
 from helpers import TINY, build_model
 
-from macaron_fairseq.modules import (
-    MacaronDecoderLayer,
-    MacaronEncoderLayer,
-    RelativeMultiheadAttention,
-    VanillaDecoderLayer,
-    VanillaEncoderLayer,
-)
-from macaron_fairseq.modules.relative_attention import relative_position_index
+from macaron_fairseq.modules.macaron_layer import MacaronDecoderLayer, MacaronEncoderLayer
+from macaron_fairseq.modules.relative_attention import RelativeMultiheadAttention, relative_position_index
+from macaron_fairseq.modules.vanilla_layer import VanillaDecoderLayer, VanillaEncoderLayer
 
 D, HEADS, T, B = 16, 4, 6, 3
 
