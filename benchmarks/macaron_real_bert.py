@@ -68,6 +68,10 @@ class BertProtocol:
     save_every: int = 50
 
 
+PROTOCOL_OPTIONS = ("steps", "warmup", "eval_every", "save_every", "micro_batch", "vocab_size")
+"""The protocol's fields a command line may set."""
+
+
 @dataclass(frozen=True, order=True)
 class RunKey:
     arm: str
@@ -367,27 +371,19 @@ def plot(r: dict, path: Path) -> None:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's options (the protocol's from its dataclass)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = BertProtocol()
     grid.add_grid_arguments(ap, list(ARMS), REPO / "runs" / "macaron_real_bert")
     ap.add_argument("--html", type=Path, default=python_docs.DEFAULT_HTML)
     ap.add_argument("--no-install", action="store_true", help="fail instead of apt-get installing the docs")
-    ap.add_argument("--steps", type=int, default=d.steps)
-    ap.add_argument("--warmup", type=int, default=d.warmup)
-    ap.add_argument("--eval-every", type=int, default=d.eval_every)
-    ap.add_argument("--save-every", type=int, default=d.save_every)
-    ap.add_argument("--micro-batch", type=int, default=d.micro_batch)
-    ap.add_argument("--vocab-size", type=int, default=d.vocab_size)
-    a = ap.parse_args()
-    p = BertProtocol(
-        steps=a.steps,
-        warmup=a.warmup,
-        eval_every=a.eval_every,
-        save_every=a.save_every,
-        micro_batch=a.micro_batch,
-        vocab_size=a.vocab_size,
-    )
+    grid.add_protocol_arguments(ap, BertProtocol, PROTOCOL_OPTIONS)
+    return ap
+
+
+def main() -> None:
+    a = parser().parse_args()
+    p = grid.protocol_from_args(BertProtocol, a, PROTOCOL_OPTIONS)
     machine = machine_info()
     rows = RowFile(a.out_dir)
     rows.claim(p)

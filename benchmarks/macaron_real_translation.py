@@ -98,6 +98,26 @@ class TranslationProtocol:
     config: str = "post-ln"  # the architectures: CONFIGS[config]
 
 
+PROTOCOL_OPTIONS = (
+    "config",
+    "updates",
+    "warmup",
+    "dim",
+    "ffn",
+    "layers",
+    "heads",
+    "max_tokens",
+    "bpe_vocab_size",
+)
+"""The protocol's fields a command line may set."""
+PROTOCOL_HELPS = {
+    "config": "the architectures: post-ln (macaron_small vs fixup_transformer_iwslt_de_en, fairseq's "
+    "post-LN defaults) or authors (transformer_iwslt_de_en_macaron_v2 vs transformer_iwslt_de_en_v2: pre-LN, "
+    "attention and ReLU dropout 0.1, the Macaron authors' training configuration)",
+    "ffn": "the Transformer's FFN width (Macaron: 2 × half)",
+}
+
+
 def archs_of(protocol: dict[str, Any] | TranslationProtocol) -> dict[str, str]:
     """arm -> arch of a protocol (a results file's protocol dict, which older files lack ``config`` in)."""
     config = protocol["config"] if isinstance(protocol, dict) and "config" in protocol else "post-ln"
@@ -506,38 +526,19 @@ def plot(r: dict, path: Path) -> None:
 # ------------------------------------------------------------------------------------------------ main
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The benchmark's options (the protocol's from its dataclass)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    d = TranslationProtocol()
     grid.add_grid_arguments(ap, list(ARMS), REPO / "runs" / "macaron_real_translation")
-    ap.add_argument(
-        "--config",
-        choices=list(CONFIGS),
-        default=d.config,
-        help="the architectures: post-ln (macaron_small vs fixup_transformer_iwslt_de_en, fairseq's "
-        "post-LN defaults) or authors (transformer_iwslt_de_en_macaron_v2 vs transformer_iwslt_de_en_v2: "
-        "pre-LN, attention and ReLU dropout 0.1, the Macaron authors' training configuration)",
+    grid.add_protocol_arguments(
+        ap, TranslationProtocol, PROTOCOL_OPTIONS, PROTOCOL_HELPS, choices={"config": list(CONFIGS)}
     )
-    ap.add_argument("--updates", type=int, default=d.updates)
-    ap.add_argument("--warmup", type=int, default=d.warmup)
-    ap.add_argument("--dim", type=int, default=d.dim)
-    ap.add_argument("--ffn", type=int, default=d.ffn, help="the Transformer's FFN width (Macaron: 2 × half)")
-    ap.add_argument("--layers", type=int, default=d.layers)
-    ap.add_argument("--heads", type=int, default=d.heads)
-    ap.add_argument("--max-tokens", type=int, default=d.max_tokens)
-    ap.add_argument("--bpe-vocab-size", type=int, default=d.bpe_vocab_size)
-    a = ap.parse_args()
-    p = TranslationProtocol(
-        updates=a.updates,
-        warmup=a.warmup,
-        dim=a.dim,
-        ffn=a.ffn,
-        layers=a.layers,
-        heads=a.heads,
-        max_tokens=a.max_tokens,
-        bpe_vocab_size=a.bpe_vocab_size,
-        config=a.config,
-    )
+    return ap
+
+
+def main() -> None:
+    a = parser().parse_args()
+    p = grid.protocol_from_args(TranslationProtocol, a, PROTOCOL_OPTIONS)
     machine = machine_info()
     rows = RowFile(a.out_dir)
     rows.claim(p)

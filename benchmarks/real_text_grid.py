@@ -11,6 +11,8 @@
   results file (:mod:`benchmarks.results_file`) and the plot are rewritten (:class:`Publication`);
   ``--publish-only`` does only that. The docs blocks made from the results file are rendered by
   ``python -m benchmarks.doc_tables``;
+- the protocol's options: named fields of its dataclass as ``--field-name`` (:func:`add_protocol_arguments`,
+  :func:`protocol_from_args`), their defaults the dataclass's;
 - the figure drawn headless and written atomically (:func:`pyplot`, :func:`save_figure`).
 """
 
@@ -23,8 +25,8 @@ import shlex
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +134,31 @@ def add_grid_arguments(ap: argparse.ArgumentParser, arms: Sequence[str], out_dir
     ap.add_argument(
         "--publish-only", action="store_true", help="only write --results/--plot from the finished rows"
     )
+
+
+def add_protocol_arguments(
+    ap: argparse.ArgumentParser,
+    protocol: type,
+    names: Sequence[str],
+    helps: Mapping[str, str] | None = None,
+    choices: Mapping[str, Sequence[Any]] | None = None,
+) -> None:
+    """``--field-name`` for each named field of the ``protocol`` dataclass: the type and the default are the
+    field's default's (the dataclass is the one place of both)."""
+    defaults = {field.name: field.default for field in fields(protocol)}
+    for name in names:
+        ap.add_argument(
+            "--" + name.replace("_", "-"),
+            type=type(defaults[name]),
+            default=defaults[name],
+            choices=(choices or {}).get(name),
+            help="; ".join(filter(None, [(helps or {}).get(name), "default: %(default)s"])),
+        )
+
+
+def protocol_from_args(protocol: type, args: argparse.Namespace, names: Sequence[str]) -> Any:
+    """The ``protocol`` dataclass with the named fields from the parsed options, the rest its defaults."""
+    return protocol(**{name: getattr(args, name) for name in names})
 
 
 @dataclass(frozen=True)

@@ -144,3 +144,51 @@ def test_a_figure_is_written_atomically(tmp_path: Path) -> None:
     grid.save_figure(fig, tmp_path / "curves.png")
     assert (tmp_path / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert [p.name for p in tmp_path.iterdir()] == ["curves.png"]
+
+
+@dataclass(frozen=True)
+class ToyProtocol:
+    steps: int = 100
+    lr: float = 1e-3
+    config: str = "a"
+    fixed: int = 7
+
+
+def test_a_protocols_options_come_from_its_dataclass() -> None:
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    grid.add_protocol_arguments(ap, ToyProtocol, ("steps", "lr", "config"), {"lr": "peak"}, {"config": "ab"})
+    assert grid.protocol_from_args(ToyProtocol, ap.parse_args([]), ("steps", "lr", "config")) == ToyProtocol()
+    args = ap.parse_args(["--steps", "5", "--lr", "0.5", "--config", "b"])
+    assert grid.protocol_from_args(ToyProtocol, args, ("steps", "lr", "config")) == ToyProtocol(
+        5, 0.5, "b", 7
+    )
+    assert "peak; default: 0.001" in ap.format_help() and "--fixed" not in ap.format_help()
+    with pytest.raises(SystemExit):
+        ap.parse_args(["--config", "c"])
+
+
+@pytest.mark.parametrize("name", ["macaron_real_translation", "macaron_real_bert"])
+def test_each_recorded_grid_command_parses_to_its_recorded_protocol(name: str) -> None:
+    """The results files' commands, parsed by today's options, give the protocol those files record."""
+    import importlib
+    import shlex
+
+    from benchmarks.results_file import RESULTS_DIR, read_results
+
+    module = importlib.import_module(f"benchmarks.{name}")
+    protocol = module.TranslationProtocol if "translation" in name else module.BertProtocol
+    checked = []
+    for path in sorted(RESULTS_DIR.glob(f"{name}*.json")):
+        payload = read_results(path)
+        words = shlex.split(payload["command"])
+        at = [i for i, word in enumerate(words) if word in (f"benchmarks.{name}", f"benchmarks/{name}.py")]
+        if not at:
+            continue  # written by another benchmark (benchmarks.lenpen_on_valid)
+        args = module.parser().parse_args(words[at[0] + 1 :])
+        parsed = grid.protocol_from_args(protocol, args, module.PROTOCOL_OPTIONS)
+        recorded = {k: v for k, v in payload["results"]["protocol"].items() if k in module.PROTOCOL_OPTIONS}
+        assert {k: getattr(parsed, k) for k in recorded} == recorded, path.name
+        checked.append(path.name)
+    assert checked
