@@ -24,20 +24,11 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO
+from installs import PACKAGES, build_wheel
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-#: the installed packages' folders in the checkout
-PACKAGES = (
-    "macaron_fairseq",
-    "preprocess",
-    "pipelines",
-    "slurm",
-    "macaron_workflow",
-    "macaron_tools",
-    "macaron_synthetic",
-)
 #: folder -> the name it is installed and imported as, where they differ (pyproject's package-dir)
 IMPORT_NAMES = {folder: name for name, folder in PYPROJECT["tool"]["setuptools"]["package-dir"].items()}
 #: the top-level import names of the wheel
@@ -352,36 +343,7 @@ def test_a_user_error_in_a_console_script_is_one_line_and_exit_2(
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel, built from a copy of the sources (the checkout gets no build/ folder; ~10 s)."""
-    tmp_path = tmp_path_factory.mktemp("wheel")
-    source = tmp_path / "src"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    for name in PACKAGES:
-        shutil.copytree(REPO / name, source / name, ignore=ignore)
-    for path in REPO.glob("requirements*.txt"):
-        shutil.copy2(path, source / path.name)
-    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
-        shutil.copy2(REPO / name, source / name)
-    shutil.copytree(REPO / "tests", source / "tests", ignore=ignore)  # present, and must stay out
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "wheel",
-            "--no-deps",
-            "--no-build-isolation",
-            "-q",
-            "-w",
-            str(tmp_path / "dist"),
-            str(source),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    (built,) = (tmp_path / "dist").glob("macaron_fairseq-*.whl")
-    return built
+    return build_wheel(tmp_path_factory.mktemp("wheel"))
 
 
 def test_the_pyproject_lists_every_package_folder() -> None:
