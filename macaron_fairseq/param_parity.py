@@ -6,8 +6,9 @@
 It prints Markdown tables (the ones docs/translation.md and docs/pretraining.md show).
 
 Models are built exactly as ``fairseq-train`` builds them (fairseq's parser, translation task, a
-joined dictionary of ``--vocab`` entries). A Macaron layer has two FFNs of half the width, so per layer
-it differs from its counterpart only by one extra FFN output bias and one extra LayerNorm (3·d).
+joined dictionary of ``--vocab`` entries), on torch's meta device (shapes only: counted, never computed).
+A Macaron layer has two FFNs of half the width, so per layer it differs from its counterpart only by one
+extra FFN output bias and one extra LayerNorm (3·d).
 
 ``--bert``: the BERT pre-training models (``macaron_bert_pretraining`` task, a vocabulary of exactly
 ``--vocab`` symbols, BERT's 30,522 by default), next to BERT's published parameter count computed from
@@ -21,6 +22,8 @@ import logging
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
+
+import torch
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import BERT_COUNTERPARTS, COUNTERPARTS
@@ -43,7 +46,10 @@ class ParityRow:
 
 
 def count_parameters(data_dir: Path, arch: str, extra: list[str]) -> int:
-    model, _ = build_translation_model(data_dir, arch, extra)
+    """The parameters of ``--arch arch`` + ``extra``, built on torch's meta device (the same modules and
+    shapes, without storage or initialisation: a big model in a fraction of a second)."""
+    with torch.device("meta"):
+        model, _ = build_translation_model(data_dir, arch, extra)
     return sum(p.numel() for p in model.parameters())
 
 
@@ -113,7 +119,7 @@ class BertParityRow:
 def count_bert_parameters(data_dir: Path, arch: str) -> int:
     from macaron_fairseq.models.bert_build import build_bert_model
 
-    model, _ = build_bert_model(data_dir, arch)
+    model, _ = build_bert_model(data_dir, arch)  # not on the meta device: init_bert_params copies via the CPU
     return sum(p.numel() for p in model.parameters())  # the tied MLM output matrix counted once
 
 

@@ -65,6 +65,16 @@ def test_parameter_count_matches_counterpart_within_0_1_percent(arch: str) -> No
         assert row.macaron_params - row.transformer_params == 12 * 3 * model_dim
 
 
+def test_the_meta_device_count_is_the_count_of_the_built_model(dict_dir) -> None:
+    """param_parity counts on the meta device: the same number as the real model's parameters."""
+    from macaron_fairseq.param_parity import count_parameters
+
+    for arch in ("macaron_small", "transformer_iwslt_de_en"):
+        model, _ = build_model(dict_dir, arch, ["--share-all-embeddings"])
+        real = sum(p.numel() for p in model.parameters())
+        assert count_parameters(dict_dir, arch, ["--share-all-embeddings"]) == real > 0
+
+
 def test_incremental_decoding_equals_full_decoding(tiny_model) -> None:
     model, task = tiny_model
     src, src_lengths, prev = random_batch(task)
