@@ -119,7 +119,8 @@ class BertParityRow:
 def count_bert_parameters(data_dir: Path, arch: str) -> int:
     from macaron_fairseq.models.bert_build import build_bert_model
 
-    model, _ = build_bert_model(data_dir, arch)  # not on the meta device: init_bert_params copies via the CPU
+    with torch.device("meta"):  # as count_parameters
+        model, _ = build_bert_model(data_dir, arch)
     return sum(p.numel() for p in model.parameters())  # the tied MLM output matrix counted once
 
 

@@ -284,7 +284,8 @@ class BertPretrainingBase(FairseqEncoderModel):
             num_segments=args.num_segments,
         )
         model = cls(args, encoder)
-        model.apply(init_bert_params)
+        if not embed_tokens.weight.is_meta:  # a meta-device build (a parameter count) has nothing to draw
+            model.apply(init_bert_params)
         set_layernorm_eps(model, args.layernorm_eps)
         model.dictionary_file = getattr(task, "dictionary_file", None)
         return model

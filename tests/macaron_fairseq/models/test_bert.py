@@ -207,7 +207,16 @@ def test_vanilla_bert_base_has_bert_base_parameter_count() -> None:
     assert sum(p.numel() for p in model.parameters()) == formula_bert(30522, 12, 768, 3072)
 
 
-@pytest.mark.slow  # builds BERT-large twice (~10 s)
+def test_the_meta_device_count_is_the_count_of_the_built_bert() -> None:
+    """param_parity counts BERT on the meta device (no init): the real model's number."""
+    from macaron_fairseq.param_parity import count_bert_parameters
+
+    with bert_dictionary_dir(300) as d:
+        for arch in ("macaron_bert_tiny", "vanilla_bert_tiny"):
+            model, _ = build_bert_model(d, arch)
+            assert count_bert_parameters(d, arch) == sum(p.numel() for p in model.parameters()) > 0
+
+
 def test_macaron_bert_matches_bert_within_0_1_percent() -> None:
     rows = bert_parity_rows(30522)
     assert [(r.arch, r.counterpart) for r in rows] == [
