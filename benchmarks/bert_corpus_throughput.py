@@ -13,7 +13,7 @@ dump.
    the summed PSS/RSS of the process tree, sampled from ``/proc``.
 
 The projection for the full English dump on a 64-core node uses the measured per-worker rates; see
-docs/pretraining_data.md for its assumptions.
+docs/reports/bert_corpus_throughput.md for its assumptions.
 
     python -m benchmarks.bert_corpus_throughput [--mb 200] [--workers 1 2] [--memory-mb 100 1000]
         [--skip-baseline] [--skip-throughput] [--work DIR] [--json FILE]

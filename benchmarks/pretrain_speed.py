@@ -1,7 +1,7 @@
 """Pre-training speed, three measurements written to one results file (``docs/results/pretrain_speed.json``):
 
     python -m benchmarks.pretrain_speed [--rounds 6] [--parts steps ranks gpu] [--json OUT]
-    python -m benchmarks.doc_tables      # docs/pretraining_speed.md from docs/results/pretrain_speed.json
+    python -m benchmarks.doc_tables      # docs/reports/pretraining_speed.md from that results file
 
 - ``steps`` (:mod:`benchmarks.pretrain_step_speed`): one DeepSpeed BERT step of ``macaron_bert_base``,
   ``vanilla_bert_base`` and Hugging Face's ``BertForPreTraining``, alternated in one process;

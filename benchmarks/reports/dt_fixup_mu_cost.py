@@ -9,7 +9,7 @@ from benchmarks.results_file import provenance
 
 
 def render(payload: dict) -> str:
-    """The §4.3 table of docs/dt_fixup.md from a results file."""
+    """The table of docs/reports/dt_fixup_mu_cost.md from a results file."""
     setup = payload["results"]["setup"]
     lines = ["| arch | encoder layers | μ passes (s) | one epoch (s) | ratio |", "|---|---|---|---|---|"]
     for r in payload["results"]["rows"]:

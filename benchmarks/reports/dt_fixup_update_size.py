@@ -21,7 +21,7 @@ TABLE_TITLES = {
 
 
 def render(payload: dict) -> str:
-    """The §4.1 tables of docs/dt_fixup.md from a results file (entries ‖Δf‖/η, 3 significant digits)."""
+    """The tables of docs/reports/dt_fixup_update_size.md (entries ‖Δf‖/η, 3 significant digits)."""
     r = payload["results"]
     columns = r["columns"]
     vanilla, macaron = columns.index(VANILLA_DT_FIXUP), columns.index(MACARON_DT_FIXUP)

@@ -18,7 +18,7 @@ logger = logging.getLogger(__name__)
 SCHEMES = ("default", "dt-fixup", "t-fixup", "auto")
 NORM_FREE_SCHEMES = ("dt-fixup", "t-fixup", "auto")
 #: where the measurement behind ``auto``'s from-scratch choice is documented
-MEASUREMENT = "docs/dt_fixup.md §4.2 ('Which scheme from scratch')"
+MEASUREMENT = "docs/dt_fixup.md §4.2 ('Depth ablation and the choice of scheme')"
 DEFAULT_PRETRAINED_LR_MULTIPLIER = 8e-3  # DT-Fixup paper / BorealisAI bert_lr_factor
 
 

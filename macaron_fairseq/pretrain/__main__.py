@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 #: the process group's timeout (minutes): rank 0 builds the pair cache (about 6 minutes per NSP pairing of
-#: the full corpus, docs/pretraining_data.md) while the other ranks wait at a barrier
+#: the full corpus, docs/reports/pair_index_build.md) while the other ranks wait at a barrier
 PROCESS_GROUP_TIMEOUT_MINUTES = 60
 PROG = ("macaron_fairseq.pretrain", "macaron-pretrain")
 DEFAULTS = {"--task": "macaron_bert_pretraining", "--criterion": "macaron_bert_loss"}

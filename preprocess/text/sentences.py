@@ -2,8 +2,8 @@
 
 The default is spaCy's rule-based ``sentencizer`` on ``spacy.blank("en")`` (no model download); a trained
 pipeline such as ``en_core_web_sm`` can be named instead, and then only its statistical sentence
-segmenter (``senter``) runs, which handles abbreviations better. docs/pretraining_data.md compares the two
-(speed and hard cases).
+segmenter (``senter``) runs, which handles abbreviations better. docs/reports/sentence_splitters.md
+compares them (speed and hard cases).
 
 Paragraphs, not documents, are fed to spaCy, so a long article never reaches ``nlp.max_length`` (spaCy's
 E088); a single paragraph longer than that is cut at whitespace first.
