@@ -6,17 +6,18 @@ dump.
    redirects, other namespaces, disambiguation pages) with each ``--workers`` count, from scratch. Per
    stage: seconds, MB of XML per second (extraction) and words per second; end to end; the speed-up of the
    largest worker count over the first.
-2. Baseline, in the same run: what a user would otherwise write — the ``wikiextractor`` command line
-   (``--processes`` = the largest worker count) followed by a one-process spaCy + sacremoses loop
-   (``benchmarks/bert_corpus_baseline.py``). It stops at tokenized text (no split, BPE or data-bin).
-3. Peak memory (``--memory-mb``): the whole command with the largest worker count on dumps of each size;
+2. Peak memory (``--memory-mb``): the whole command with the largest worker count on dumps of each size;
    the summed PSS/RSS of the process tree, sampled from ``/proc``.
+
+The recorded throughput file also holds a baseline row (what a user would otherwise write: the
+``wikiextractor`` command line, then a one-process spaCy + sacremoses loop), measured by a finished study
+whose code is retired (``benchmarks.results_file.RETIRED``).
 
 The projection for the full English dump on a 64-core node uses the measured per-worker rates; see
 docs/reports/bert_corpus_throughput.md for its assumptions.
 
     python -m benchmarks.bert_corpus_throughput [--mb 200] [--workers 1 2] [--memory-mb 100 1000]
-        [--skip-baseline] [--skip-throughput] [--work DIR] [--json FILE]
+        [--skip-throughput] [--work DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -120,52 +121,6 @@ def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False
     return result
 
 
-def run_baseline(dump: Path, work: Path, processes: int) -> dict:
-    """wikiextractor's CLI, then the one-process spaCy + sacremoses loop; seconds of each and words out."""
-    extracted, output = work / "baseline-extracted", work / "baseline.txt"
-    shutil.rmtree(extracted, ignore_errors=True)
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    started = time.monotonic()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "wikiextractor.WikiExtractor",
-            str(dump),
-            "-o",
-            str(extracted),
-            "--json",
-            "--no-templates",
-            "--processes",
-            str(processes),
-            "-q",
-        ],
-        check=True,
-        env=env,
-        capture_output=True,
-    )
-    extract_seconds = time.monotonic() - started
-    subprocess.run(
-        [sys.executable, "-m", "benchmarks.bert_corpus_baseline", str(extracted), str(output)],
-        check=True,
-        env=env,
-        capture_output=True,
-        cwd=REPO,
-    )
-    total = time.monotonic() - started
-    words = 0
-    with open(output, encoding="utf-8") as lines:
-        for line in lines:
-            words += len(line.split())
-    return {
-        "wall": total,
-        "wikiextractor": extract_seconds,
-        "loop": total - extract_seconds,
-        "words": words,
-        "processes": processes,
-    }
-
-
 def throughput(args: argparse.Namespace, work: Path) -> dict:
     dump, manifest = ensure_dump(work, args.mb)
     runs = {}
@@ -174,9 +129,6 @@ def throughput(args: argparse.Namespace, work: Path) -> dict:
         r = runs[str(workers)]
         print(f"  {workers} worker(s): {r['wall']:.1f}s, stages {r['stages']}", flush=True)
     result: dict = {"mb": args.mb, "dump": manifest, "runs": runs}
-    if not args.skip_baseline:
-        result["baseline"] = run_baseline(dump, work, max(args.workers))
-        print(f"  baseline: {result['baseline']}", flush=True)
     return result
 
 
@@ -196,7 +148,6 @@ def main() -> None:
     parser.add_argument("--mb", type=int, default=200, help="MB of XML of the throughput dump")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts to compare")
     parser.add_argument("--memory-mb", type=int, nargs="*", default=[], help="dump sizes for the memory runs")
-    parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--skip-throughput", action="store_true")
     parser.add_argument("--work", type=Path, help="directory for dumps and outputs (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=RESULTS_DIR / "bert_corpus_throughput.json")

@@ -108,9 +108,31 @@ def current_form(command: str) -> str:
     return re.sub(r"^python benchmarks/(\w+)\.py\b", r"python -m benchmarks.\1", command)
 
 
+RETIRED = {
+    "sentence_splitters": "a4078de",
+    "pair_index_build": "a4078de",
+    "bert_corpus_baseline": "a4078de",  # the baseline row of bert_corpus_throughput.json
+}
+"""Finished decision studies whose code is retired (docs/architecture.md, layer 5): benchmark -> the last
+commit holding ``benchmarks/NAME.py``. Their results files and reports stay."""
+
+
+def retired_code(name: str) -> str:
+    """Where the retired study ``benchmarks/NAME.py`` is: ``git show COMMIT:benchmarks/NAME.py``."""
+    return f"`git show {RETIRED[name]}:benchmarks/{name}.py`"
+
+
+def retired_note(command: str) -> str:
+    """Where a retired study's code is, for the line under its table (empty for a living benchmark)."""
+    match = re.match(r"^python -m benchmarks\.(\w+)", current_form(command))
+    if match is None or match.group(1) not in RETIRED:
+        return ""
+    return f" (a finished study, its code retired: {retired_code(match.group(1))})"
+
+
 def provenance(payload: dict[str, Any]) -> str:
     """One line naming the command, commit, date, machine and load of a results file (quoted under its
-    table; files written before the commit was recorded have none)."""
+    table; files written before the commit was recorded have none), and where a retired study's code is."""
     m = payload["machine"]
     threads = m.get("torch_threads")
     thread_part = f" ({threads} thread{'s' if threads != 1 else ''})" if threads else ""
@@ -120,4 +142,5 @@ def provenance(payload: dict[str, Any]) -> str:
         f"`{current_form(payload['command'])}`{commit} on {m['date']}: {m['cpu']}, "
         f"{m['usable_cores']} cores{torch_part}, "
         f"1-min load {m['load_average_1min_at_start']} → {m['load_average_1min_at_end']}"
+        f"{retired_note(payload['command'])}"
     )

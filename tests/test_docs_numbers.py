@@ -105,6 +105,21 @@ LINKS = "![plot](docs/p.png) [q](docs/q.md#a) [w](https://x.org) [h](#h)"
 LINKED = (doc_tables.DocBlock("linked", lambda: LINKS),)
 
 
+def test_each_retired_study_is_gone_and_its_code_is_at_the_commit_its_reports_name() -> None:
+    """A finished study's code can go while its results file and report stay (docs/architecture.md): the
+    commit the rendered line names holds the file, and the checkout no longer does."""
+    from benchmarks.results_file import RETIRED
+
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    for name, commit in RETIRED.items():
+        assert not (REPO / "benchmarks" / f"{name}.py").exists(), name
+        probe = ["git", "cat-file", "-e", f"{commit}:benchmarks/{name}.py"]
+        assert subprocess.run(probe, cwd=REPO, capture_output=True).returncode == 0, (name, commit)
+        shown = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "docs").rglob("*.md"))
+        assert f"git show {commit}:benchmarks/{name}.py" in shown, name
+
+
 def test_a_blocks_links_are_rebased_to_the_page_holding_it(tmp_path: Path) -> None:
     """Renderers link from the checkout root; the block reads right in README.md, docs/ and docs/reports/."""
     for holder, seen in [

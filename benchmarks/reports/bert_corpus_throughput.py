@@ -4,7 +4,7 @@ throughput per stage and worker count, the projection to the English dump, and t
 from __future__ import annotations
 
 from benchmarks.bert_corpus_throughput import STAGES
-from benchmarks.results_file import provenance
+from benchmarks.results_file import provenance, retired_code
 
 ENWIKI_BZ2_GB = 22.0
 
@@ -53,6 +53,7 @@ def throughput_table(result: dict) -> str:
             f"({_rate(last['xml_bytes'], b['wall'], 1e6, 'MB XML/s')}) | "
             f"bert_corpus with {workers[-1]} workers: **{b['wall'] / last['wall']:.2f}× faster** |  |"
         )
+        lines.append(f"\nThe baseline's loop is a retired study: {retired_code('bert_corpus_baseline')}.")
     return "\n".join(lines)
 
 

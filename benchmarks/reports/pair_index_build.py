@@ -1,5 +1,5 @@
-"""The docs block of ``docs/results/pair_index_build.json`` (:mod:`benchmarks.pair_index_build`): the
-builders' time and memory, and both extrapolated to the full corpus."""
+"""The docs block of ``docs/results/pair_index_build.json`` (the retired study
+``benchmarks.pair_index_build``): the builders' time and memory, and both extrapolated to the full corpus."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ by ``</s>``) and, after every document, an item holding only ``</s>``. An exampl
 ``LRUCacheDataset``, ``numpy_seed``, ``collate_tokens``, batching. Rewritten: the construction of the
 pairs. ``BlockPairDataset``'s builder is a Python loop keeping a list per document and tuples per pair, and
 re-summing the growing chunk at every sentence; measured on synthetic sizes of a Wikipedia + BookCorpus-like
-corpus (``benchmarks/pair_index_build.py``, docs/reports/pair_index_build.md), it takes 94 s of CPU and 1.9 GB
+corpus (docs/reports/pair_index_build.md), it takes 94 s of CPU and 1.9 GB
 per 10 M sentences (block 128): for the full corpus (≈ 150 M sentences) ≈ 24 minutes and ≈ 23 GB — in
 every rank, at every start and every resume. :mod:`.pair_index` gives the same pairs (same ``sent_pairs``
 blocks, the same draws from the generator; tested against ``BlockPairDataset`` on hundreds of layouts)
