@@ -2,12 +2,14 @@
 
 Importing this package registers everything — the models and architectures (:mod:`.models`), the
 ``macaron_bert_pretraining`` task (:mod:`.tasks`), the ``macaron_bert_loss`` criterion (:mod:`.criterions`),
-the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies eight repairs to the installed fairseq
+the ``adam_lr_groups`` optimizer (:mod:`.optim`) — and applies nine repairs to the installed fairseq
 (:mod:`.repairs`, each idempotent, each tested):
 
 * :mod:`macaron_fairseq.repairs.lazy_deepspeed` — importing fairseq does not import DeepSpeed (fairseq's
   ``cpu_adam`` module imports it eagerly); nothing heavy (DeepSpeed, transformers, spaCy, matplotlib) is
   imported with the plugin (``tests/test_import_contract.py``);
+* :mod:`macaron_fairseq.repairs.lazy_metrics` — nor scikit-learn and SciPy's statistics, which two of
+  fairseq's modules import for metrics they compute only when used (imported then);
 
 * :mod:`macaron_fairseq.repairs.checkpoint_safety` — fairseq checkpoints load under torch >= 2.6 through
   an allow-list, not ``weights_only=False``;
@@ -33,9 +35,10 @@ from macaron_workflow.torch_floor import check_torch
 
 check_torch()  # first: a torch older than requirements.txt's floor is one line, not an AttributeError later
 
-from macaron_fairseq.repairs import lazy_deepspeed  # noqa: E402
+from macaron_fairseq.repairs import lazy_deepspeed, lazy_metrics  # noqa: E402
 
-lazy_deepspeed.import_fairseq()  # first: before any module below imports fairseq
+with lazy_metrics.deferred_metrics():
+    lazy_deepspeed.import_fairseq()  # first: before any module below imports fairseq
 
 from macaron_fairseq.repairs import (  # noqa: E402
     batching,
