@@ -4,7 +4,7 @@
 
 Records the results table the pipeline printed (``WORKDIR/glue/results.md``), its ``results.json`` summary
 and the wall time of the whole command (tiny pre-training, generated GLUE, preprocessing, the reduced grid,
-selection, submission) into ``docs/results/glue_small.json``; ``docs/glue.md`` shows it.
+selection, submission) into ``docs/results/glue_small.json``; ``docs/reports/glue_small.md`` shows it.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ explains the batch); each variant runs one warm-up step, then ``--rounds`` profi
 cross-entropy + backward), alternated between the variants with the order reversed every other round.
 Reported per operator: the median over rounds of its self CPU time per step for each variant and the
 difference to the Transformer, the operators with the largest differences first. The results go to
-``docs/results/macaron_step_profile.json``; ``docs/macaron_speed.md`` is rendered from it.
+``docs/results/macaron_step_profile.json``; ``docs/reports/macaron_speed.md`` is rendered from it.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python -m macaron_fairseq.param_parity [--vocab 32768] [--arch ARCH]...
     python -m macaron_fairseq.param_parity --bert [--vocab 30522]
 
-It prints Markdown tables (the ones docs/translation.md and docs/pretraining.md show).
+It prints Markdown tables (the ones docs/reports/param_parity.md and docs/pretraining.md show).
 
 Models are built exactly as ``fairseq-train`` builds them (fairseq's parser, translation task, a
 joined dictionary of ``--vocab`` entries), on torch's meta device (shapes only: counted, never computed).

@@ -1,5 +1,5 @@
 """The Macaron authors' training and test scripts, as data: what ``pipelines/translation.py`` follows flag
-for flag, and what differs (the table of ``docs/translation.md`` is rendered from them by
+for flag, and what differs (the table of ``docs/reports/authors_recipes.md`` is rendered from them by
 :mod:`macaron_pipelines.authors_table`).
 
 Transcribed from their repository (zhuohan123/macaron-net, ``translation/macaron-scripts/``): the flags of

@@ -1,8 +1,9 @@
-"""The docs table of ``docs/translation.md``: for each recipe, every flag of the Macaron authors' training
-and test scripts, their value, the value in the pipeline's effective ``fairseq-train`` configuration (the
-pipeline's command parsed by fairseq's own parser), and what sets it; then the architecture settings their
-arch names imply, and the deviations with their reasons. Rendered by ``python -m benchmarks.doc_tables``
-(block ``authors-recipes``); ``tests/test_docs_numbers.py`` checks the page holds what this renders."""
+"""The docs table of ``docs/reports/authors_recipes.md``: for each recipe, every flag of the Macaron
+authors' training and test scripts, their value, the value in the pipeline's effective ``fairseq-train``
+configuration (the pipeline's command parsed by fairseq's own parser), and what sets it; then the
+architecture settings their arch names imply, and the deviations with their reasons. Rendered by
+``python -m benchmarks.doc_tables`` (block ``authors-recipes``); ``tests/test_docs_numbers.py`` checks the
+page holds what this renders."""
 
 from __future__ import annotations
 

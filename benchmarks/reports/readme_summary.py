@@ -1,8 +1,8 @@
 """The README's "Does it work?" table: one row per question, each answered from a results file under
 docs/results/ (a computed block of :mod:`benchmarks.doc_tables`: it reads several files), with the link to
-the page that holds the full table.
+the page that renders the same results file (the full table).
 
-A Macaron-vs-baseline difference is called one only by the rule of docs/real_text.md: every seed's
+A Macaron-vs-baseline difference is called one only by the rule of docs/reports/real_text.md: every seed's
 difference has the same sign and their mean exceeds their standard deviation; otherwise "within seed noise".
 """
 
@@ -32,7 +32,7 @@ def paired_runs(rows: list[dict], arm: str, baseline: str) -> tuple[dict[tuple[s
 
 
 def verdict(deltas: list[float], better_if_negative: bool, what: str) -> str:
-    """The rule of docs/real_text.md applied to per-seed differences (Macaron − baseline)."""
+    """The rule of docs/reports/real_text.md applied to per-seed differences (Macaron − baseline)."""
     consistent = len(deltas) > 1 and (all(d > 0 for d in deltas) or all(d < 0 for d in deltas))
     mean, std = statistics.mean(deltas), statistics.stdev(deltas)
     if not (consistent and abs(mean) > std):
@@ -128,32 +128,32 @@ def render(results_dir: Path = RESULTS_DIR) -> str:
         (
             "Does the quickstart learn? (generated En→De)",
             quickstart_row(load("quickstart.json", results_dir)),
-            "[quickstart](docs/quickstart.md)",
+            "[quickstart runs](docs/reports/quickstart_runs.md)",
         ),
         (
             "Macaron vs Transformer, real En→De text (post-LN)",
             translation_row(load("macaron_real_translation.json", results_dir)),
-            "[real text](docs/real_text.md)",
+            "[real text](docs/reports/real_text.md)",
         ),
         (
             "… in the authors' configuration (pre-LN, their dropouts), fairseq 0.12's initialisation",
             translation_row(load(PREVIOUS, results_dir)),
-            "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
+            "[real text §1b](docs/reports/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
         ),
         (
             "… the same with their initialisation too",
             translation_row(load("macaron_real_translation_authors.json", results_dir)),
-            "[real text §1b](docs/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
+            "[real text §1b](docs/reports/real_text.md#1b-the-same-grid-in-the-authors-configuration)",
         ),
         (
             "Macaron vs BERT, pre-training on real text",
             bert_row(load("macaron_real_bert.json", results_dir)),
-            "[real text §2](docs/real_text.md#2-bert-pre-training-the-python-documentation)",
+            "[real text §2](docs/reports/real_text.md#2-bert-pre-training-the-python-documentation)",
         ),
         (
             "The authors' released models, here",
             eval_cost_row(load("authors_eval_cost.json", results_dir)),
-            "[translation](docs/translation.md#the-authors-released-models)",
+            "[evaluation cost](docs/reports/authors_eval_cost.md)",
         ),
         (
             "DT-Fixup / T-Fixup for deep stacks (generated task)",
@@ -163,7 +163,7 @@ def render(results_dir: Path = RESULTS_DIR) -> str:
         (
             "What Macaron's extra FFN costs (time, CPU)",
             speed_row(load("speed_macaron_vs_transformer.json", results_dir)),
-            "[speed](docs/macaron_speed.md)",
+            "[speed](docs/reports/macaron_speed.md)",
         ),
     ]
     lines = ["| question | measured here | more |", "|---|---|---|"]

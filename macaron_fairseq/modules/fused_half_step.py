@@ -13,7 +13,7 @@ fewer passes (``--macaron-ffn-impl``):
   scalar stays a float (PyTorch computes ``addcmul`` in float32 for half-precision tensors and rounds the sum
   once), so the branch scale is exact in every precision — a mask tensor holding γ/(1−p) would round it in
   bfloat16 (0.5/0.9 = 0.5556 → 0.5547, −0.16 %). The uniform draw is cheaper
-  than ``F.dropout``'s Bernoulli sampler on the CPU (measured in ``docs/macaron_speed.md``).
+  than ``F.dropout``'s Bernoulli sampler on the CPU (measured in ``docs/reports/macaron_speed.md``).
 * ``compile``: the same function through ``torch.compile`` (Inductor fuses the mask, the residual sum and
   the LayerNorm into one loop per direction); if compilation fails the layer falls back to ``fused`` and
   logs why, once.

@@ -77,7 +77,8 @@ DEVIATIONS: dict[str, str] = {
 
 
 def render() -> str:
-    """The recipe table of ``docs/glue.md``: their setting per task, the flags, the differences."""
+    """The recipe table of ``docs/reports/glue_authors_recipe.md``: their setting per task, the flags, the
+    differences."""
     lines = [
         "| task | batch | lr | epochs | weight decay | seed | their criterion | `--symmetric` |",
         "|---|---:|---:|---:|---:|---:|---|---|",

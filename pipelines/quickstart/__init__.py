@@ -27,5 +27,6 @@ Reproducibility: every stage up to the data-bin is byte-identical whatever the t
 and translation are bit-identical for the same --threads, torch build and CPU kernels. Another thread
 count or other kernels change the order of floating-point sums, hence the weights and the BLEU. So the
 kernels are pinned to AVX2 on x86 CPUs that have it (--cpu-kernels), and the threads and kernels are part
-of the training command: a rerun with others trains afresh (docs/quickstart.md has the measurements).
+of the training command: a rerun with others trains afresh (docs/reports/quickstart_runs.md has the
+measurements).
 """

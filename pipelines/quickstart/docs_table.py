@@ -1,4 +1,4 @@
-"""The markdown table of measured runs that docs/quickstart.md shows, made from run records."""
+"""The markdown table of measured runs that docs/reports/quickstart_runs.md shows, made from run records."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 
 def results_table(records: Sequence[Mapping[str, Any]]) -> str:
-    """Run records as the markdown table docs/quickstart.md shows (tests check that it quotes
+    """Run records as the markdown table docs/reports/quickstart_runs.md shows (tests check that it quotes
     docs/results/quickstart.json through this function), with notes: the machine and versions, the
-    copy-the-source baseline, the first run's time by step."""
+    copy-the-source baseline, the first run's time by step and its first test translations."""
 
     def kernels(record: Mapping[str, Any]) -> str:
         capability, mkl = record["machine"]["torch_cpu_capability"], record["environment"].get("MKL_CBWR")
@@ -47,4 +47,10 @@ def results_table(records: Sequence[Mapping[str, Any]]) -> str:
         f"Copying the English source as the translation scores sacreBLEU {' / '.join(baselines)}.",
         f"Wall time of the first run by step: {steps}.",
     ]
+    examples = "\n\n".join(
+        f"{e['source']}\n{e['reference']}\n{e['hypothesis']}" for e in records[0].get("examples", [])
+    )
+    if examples:
+        notes += ["", "The first test translations of the first run (source / reference / model output):"]
+        notes += ["", "```", examples, "```"]
     return "\n".join(rows) + "\n\n" + "\n".join(notes) + "\n"

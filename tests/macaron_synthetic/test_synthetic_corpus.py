@@ -122,7 +122,7 @@ def split_sizes(dest: Path) -> tuple[dict[str, int], int]:
 def test_quickstart_corpus_has_the_documented_size(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """README: "12k training pairs, 1.4 MB"; docs/quickstart.md: 12000/400/400 pairs, 1.4 MB — with the sizes
+    """docs/quickstart.md: 12000/400/400 pairs, 1.4 MB — with the sizes
     and seed the quickstart passes to this command by default."""
     from macaron_pipelines.quickstart.options import INTEGER_OPTIONS
 
