@@ -14,6 +14,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 MAX_README_LINES = 200
+#: README.md + the user pages (docs/*.md; the measurement reports of docs/reports/ are not counted)
+MAX_USER_PAGE_WORDS = 25_000
 
 #: a link or image target: ``[text](target)`` / ``![alt](target)``, up to the first space or ``)``
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -65,6 +67,14 @@ def broken_links(path: Path, root: Path = REPO) -> list[str]:
 def test_readme_fits_in_five_minutes() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     assert len(lines) <= MAX_README_LINES, f"README.md has {len(lines)} lines (at most {MAX_README_LINES})"
+
+
+def test_the_user_pages_read_in_an_afternoon() -> None:
+    """README + docs/*.md at most 25,000 words (``wc -w``): measurement detail lives in docs/reports/."""
+    counts = {
+        p.name: len(p.read_text(encoding="utf-8").split()) for p in [README, *(REPO / "docs").glob("*.md")]
+    }
+    assert sum(counts.values()) <= MAX_USER_PAGE_WORDS, sorted(counts.items(), key=lambda kv: -kv[1])
 
 
 def test_readme_shows_exactly_the_two_commands_each_installing_what_it_needs() -> None:

@@ -158,7 +158,7 @@ def render(results_dir: Path = RESULTS_DIR) -> str:
         (
             "DT-Fixup / T-Fixup for deep stacks (generated task)",
             depth_row(load("dt_fixup_ablation.json", results_dir)),
-            "[dt_fixup §4](docs/dt_fixup.md)",
+            "[depth ablation](docs/reports/dt_fixup_depth.md)",
         ),
         (
             "What Macaron's extra FFN costs (time, CPU)",
