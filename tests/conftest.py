@@ -8,6 +8,7 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import tempfile
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +19,11 @@ from helpers import TINY_TASK, write_dictionary
 from slurm_cluster import SlurmCluster, start_for_tests
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
+
+# torch.compile's cache: one per test process (and the subprocesses it starts), not the machine's shared
+# /tmp/torchinductor_<user>: two workers compiling the same kernel at once (the fused half-step test and the
+# GPU check's CPU smoke run) made Inductor fail in one of them
+os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="torchinductor-"))
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups

@@ -134,6 +134,7 @@ class CompiledHalfStep:
     def __init__(self) -> None:
         self._compiled: Callable[..., Tensor] | None = None
         self.failed: str | None = None
+        self.error: Exception | None = None  # the whole failure, for a test's report
 
     def __call__(self, *args: object) -> Tensor:
         if self.failed is None:
@@ -142,6 +143,7 @@ class CompiledHalfStep:
                     self._compiled = torch.compile(half_step_ffn, dynamic=True)
                 return self._compiled(*args)
             except Exception as error:  # any compiler failure: fall back, and say why
+                self.error = error
                 self.failed = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
                 logger.warning(
                     "--macaron-ffn-impl compile: torch.compile failed (%s); using the eager fused sub-layer",

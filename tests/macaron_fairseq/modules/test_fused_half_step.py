@@ -246,7 +246,7 @@ def test_compiled_model_equals_fused_one_in_train_eval_and_incremental(dict_dir,
 
     out_c, grads_c = train_step("compile")
     out_f, grads_f = train_step("fused")
-    assert fhs.COMPILED.failed is None
+    assert fhs.COMPILED.failed is None, repr(fhs.COMPILED.error)
     torch.testing.assert_close(out_c, out_f, rtol=1e-4, atol=1e-5)
     for name in grads_f:
         torch.testing.assert_close(grads_c[name], grads_f[name], rtol=1e-3, atol=1e-5, msg=name)
@@ -268,4 +268,4 @@ def test_compiled_model_equals_fused_one_in_train_eval_and_incremental(dict_dir,
         results[impl] = (full, torch.cat(steps, dim=1))
     torch.testing.assert_close(results["compile"][0], results["plain"][0], rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(results["compile"][1], results["plain"][0], rtol=1e-4, atol=1e-5)
-    assert fhs.COMPILED.failed is None
+    assert fhs.COMPILED.failed is None, repr(fhs.COMPILED.error)
