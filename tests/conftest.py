@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import errno
 import os
+import shutil
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -23,7 +25,9 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 # torch.compile's cache: one per test process (and the subprocesses it starts), not the machine's shared
 # /tmp/torchinductor_<user>: two workers compiling the same kernel at once (the fused half-step test and the
 # GPU check's CPU smoke run) made Inductor fail in one of them
-os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", tempfile.mkdtemp(prefix="torchinductor-"))
+if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="torchinductor-")
+    atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
