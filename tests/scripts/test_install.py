@@ -20,7 +20,7 @@ import shutil
 import subprocess
 import sys
 import time
-from importlib.metadata import version
+from importlib.metadata import distribution, version
 from pathlib import Path
 from types import ModuleType
 
@@ -350,6 +350,15 @@ def fake_cuda_torch_wheel(index: Path, torch_version: str = "2.13.0") -> Path:
     return wheel
 
 
+def package_dir(name: str) -> Path:
+    """The folder of this interpreter's installed package ``name``, read from its distribution's metadata.
+
+    Not ``importlib.util.find_spec``: finding "pip" through setuptools' distutils shim switches the shim off
+    for the rest of the process (``spec_for_pip``), and a later ``import setuptools`` in the same test
+    worker (torch.compile's Inductor builds through it) then fails its assertion on the stdlib distutils."""
+    return Path(str(distribution(name).locate_file(name)))
+
+
 def fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
     """A new virtualenv without pip or torch, and a folder for PYTHONPATH holding this interpreter's pip and
     packaging (and nothing else of it)."""
@@ -358,7 +367,7 @@ def fresh_venv(tmp_path: Path) -> tuple[Path, Path]:
     tools = tmp_path / "tools"
     tools.mkdir()
     for name in ("pip", "packaging"):
-        (tools / name).symlink_to(Path(importlib.util.find_spec(name).origin).parent)
+        (tools / name).symlink_to(package_dir(name))
     return venv, tools
 
 
@@ -429,7 +438,7 @@ def test_without_torch_on_a_gpu_machine_the_cuda_build_is_installed(tmp_path: Pa
     tools = tmp_path / "tools"  # pip and packaging of this interpreter, and nothing else of it (no torch)
     tools.mkdir()
     for name in ("pip", "packaging"):
-        (tools / name).symlink_to(Path(importlib.util.find_spec(name).origin).parent)
+        (tools / name).symlink_to(package_dir(name))
     cuda_index, empty_index = tmp_path / "cuda-index", tmp_path / "empty-index"
     fake_cuda_torch_wheel(cuda_index)
     empty_index.mkdir()
@@ -536,3 +545,11 @@ def test_missing_requirements_reports_exactly_the_unsatisfied_lines() -> None:
     ]
     with pytest.raises(SystemExit, match=r"reqs\.txt:2: invalid requirement '-r other\.txt'"):
         unsatisfied(["numpy", "-r other.txt"], "reqs.txt")
+
+
+def test_locating_pip_for_a_fresh_venv_leaves_setuptools_distutils_shim_on() -> None:
+    """The fresh-venv helpers find pip without switching off setuptools' distutils shim for the test worker
+    (which made a later torch.compile test in the same worker fail inside Inductor)."""
+    hack = pytest.importorskip("_distutils_hack")
+    assert package_dir("pip").joinpath("__init__.py").is_file()
+    assert "spec_for_distutils" not in vars(hack.DISTUTILS_FINDER)
