@@ -181,19 +181,31 @@ else
 fi
 
 # 5. this package (editable), without touching dependencies (step 3 installed them)
-# Asked from / (not from this checkout, where the package would be found in the current directory): an
-# editable install of another clone must be replaced, or every test run elsewhere would import that clone.
-# (find_spec: located without importing it, which would import fairseq and print whatever that prints)
-pkg_dir="$(cd / && "$PY" -c 'import importlib.util as u, os; s = u.find_spec("macaron_fairseq"); print(os.path.dirname(os.path.dirname(os.path.realpath(s.origin))) if s and s.origin else "")' 2>/dev/null </dev/null || true)"
-# an install from here whose console scripts are not pyproject.toml's (installed before they were added or
+# Asked from / (not from this checkout, where the packages would be found in the current directory): every
+# top-level package of pyproject.toml must resolve to this checkout's folder (found without importing it,
+# which would import fairseq) -- an editable install of another clone, or of a clone since moved, is
+# replaced (macaron_fairseq alone would not tell: step 6's link finds it here whatever the install maps).
+# An install from here whose console scripts are not pyproject.toml's (installed before they were added or
 # renamed) is refreshed too, and so is one this environment merely sees (a virtualenv made with
 # --system-site-packages over an install of this checkout gets its own: its console scripts, its link)
-scripts_ok="$(cd / && "$PY" - "$here/pyproject.toml" 2>/dev/null <<'PYEOF'
+install_ok="$(cd / && "$PY" - "$here/pyproject.toml" 2>/dev/null <<'PYEOF'
+import importlib.util
 import os
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, distribution
 
+with open(sys.argv[1], "rb") as f:
+    project = tomllib.load(f)
+here = os.path.dirname(os.path.realpath(sys.argv[1]))
+tool = project["tool"]["setuptools"]
+folders = tool.get("package-dir", {})
+for name in sorted({package.split(".")[0] for package in tool["packages"]}):
+    spec = importlib.util.find_spec(name)
+    found = os.path.dirname(os.path.realpath(spec.origin)) if spec and spec.origin else None
+    if found != os.path.join(here, folders.get(name, name)):
+        print(f"no: {name} is {found}")
+        sys.exit()
 try:
     dist = distribution("macaron-fairseq")
     installed = {ep.name for ep in dist.entry_points if ep.group == "console_scripts"}
@@ -201,12 +213,11 @@ try:
     own = info.startswith(os.path.realpath(sys.prefix) + os.sep)
 except PackageNotFoundError:
     installed, own = set(), False
-with open(sys.argv[1], "rb") as f:
-    declared = set(tomllib.load(f)["project"].get("scripts", {}))
-print("yes" if own and installed == declared else "no")
+declared = set(project["project"].get("scripts", {}))
+print("yes" if own and installed == declared else "no: console scripts or dist-info")
 PYEOF
-)" || scripts_ok=no
-if [ "$pkg_dir" = "$here" ] && [ "$scripts_ok" = yes ]; then
+)" || install_ok=no
+if [ "$install_ok" = yes ]; then
   say "macaron_fairseq installed from $here"
 else
   # --no-build-isolation (the build would otherwise fetch a build environment): needs setuptools >= 77

@@ -136,6 +136,19 @@ def test_rerun_on_a_provisioned_machine_installs_nothing(tmp_path: Path) -> None
     assert version("torch") == torch_before
 
 
+@pytest.mark.slow  # the installer's checks import torch and fairseq: ~12 s
+def test_an_install_whose_other_packages_resolve_elsewhere_is_reinstalled(tmp_path: Path) -> None:
+    """An editable install mapping macaron_preprocess to another folder (a moved or other clone) is replaced,
+    though macaron_fairseq itself resolves here (through the --user-dir link in site-packages)."""
+    shadow = tmp_path / "elsewhere" / "macaron_preprocess"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("")
+    proc, calls, _ = run_installer(tmp_path, pythonpath=shadow.parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert f"[install] installing macaron_fairseq (editable) from {REPO}" in proc.stdout
+    assert any(call.startswith("pip install") and f"-e {REPO}" in call for call in calls), calls
+
+
 def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) -> None:
     """An installed torch (here a stand-in CUDA build; this requirements.txt sets no floor) is kept, and every
     pip call that resolves dependencies is constrained to exactly that torch; the others are --no-deps. The
