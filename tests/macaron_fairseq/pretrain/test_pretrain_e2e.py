@@ -80,7 +80,8 @@ def reference(corpus: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     The learning-rate schedule is the config's, not ``--max-update``'s, so its first k steps are a k-step
     run's."""
     save = tmp_path_factory.mktemp("reference") / "run"
-    pretrain(corpus, save, "--max-update", str(REFERENCE_STEPS))
+    # in the main process: the other runs load with fairseq's default of one --num-workers process
+    pretrain(corpus, save, "--max-update", str(REFERENCE_STEPS), "--num-workers", "0")
     return save
 
 
@@ -402,3 +403,17 @@ def train_pairs(corpus: Path, seed: int) -> int:
     task = tasks.setup_task(args)
     task.load_dataset("train")
     return len(task.dataset("train"))
+
+
+def test_data_loading_workers_give_the_losses_of_the_main_process(
+    corpus: Path, reference: Path, tmp_path: Path
+) -> None:
+    """Two ranks, 2 loader processes each vs none (the reference): the same losses, and a run resumed with
+    workers too."""
+    pretrain(corpus, tmp_path / "workers", "--max-update", "2", "--num-workers", "2", "--no-validation")
+    pretrain(corpus, tmp_path / "workers", "--max-update", "4", "--num-workers", "2", "--no-validation")
+    main, workers = records(reference)[:4], records(tmp_path / "workers")
+    assert [r["step"] for r in workers] == [1, 2, 3, 4]
+    for a, b in zip(main, workers, strict=True):
+        for key in ("mlm_loss", "nsp_loss", "tokens"):
+            assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)

@@ -2,7 +2,7 @@
 ``--process-group-timeout``), not DeepSpeed's 10 minutes, which rank 0 building the sentence-pair cache
 while the others wait at a barrier outlasts at full scale; the sbatch scripts give srun the job's cores per
 task (``SRUN_CPUS_PER_TASK``: since Slurm 22.05 srun does not inherit ``--cpus-per-task``); fairseq's
-``--num-workers`` processes load the data and the losses do not depend on how many."""
+``--num-workers`` processes load the data (the losses do not depend on how many: test_pretrain_e2e.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from helpers import REPO
-from test_pretrain_e2e import pretrain, records
 
 from macaron_workflow.errors import UserError
 
@@ -87,19 +86,6 @@ def test_the_pretrain_script_runs_the_preflight_then_passes_the_timeout_and_the_
     tail = text[training:]
     assert '--process-group-timeout "${PG_TIMEOUT_MINUTES:-60}"' in tail
     assert '--num-workers "${NUM_WORKERS:-0}"' in tail
-
-
-@pytest.mark.slow
-def test_data_loading_workers_give_the_losses_of_the_main_process(corpus: Path, tmp_path: Path) -> None:
-    """Two ranks, 2 loader processes each vs none: the same losses, and a run resumed with workers too."""
-    pretrain(corpus, tmp_path / "main", "--max-update", "4", "--num-workers", "0", "--no-validation")
-    pretrain(corpus, tmp_path / "workers", "--max-update", "2", "--num-workers", "2", "--no-validation")
-    pretrain(corpus, tmp_path / "workers", "--max-update", "4", "--num-workers", "2", "--no-validation")
-    main, workers = records(tmp_path / "main"), records(tmp_path / "workers")
-    assert [r["step"] for r in workers] == [1, 2, 3, 4]
-    for a, b in zip(main, workers, strict=True):
-        for key in ("mlm_loss", "nsp_loss", "tokens"):
-            assert a[key] == pytest.approx(b[key], rel=1e-6, abs=1e-9), (a["step"], key)
 
 
 def test_the_batches_are_loaded_by_fairseqs_num_workers() -> None:
