@@ -15,7 +15,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import file_order
 import pytest
 import torch
 from helpers import TINY_TASK, write_dictionary
@@ -31,13 +30,8 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    file_order.configure(config)
-
-
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    items[:] = file_order.longest_files_first(items, file_order.recorded_seconds())
     group_for_parallel_workers(items)
     if torch.cuda.is_available():
         return
@@ -52,8 +46,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def group_for_parallel_workers(items: list[pytest.Item]) -> None:
     """Under pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs 2 workers): the tests of one
     file run on one worker, in file order, so module- and session-scoped state a file builds up (a work
-    directory its tests rerun a pipeline in) is what the next test of the file sees, as in one process
-    (the files go longest first: ``file_order.py``). Without xdist the marks do nothing."""
+    directory its tests rerun a pipeline in) is what the next test of the file sees, as in one process.
+    Without xdist the marks do nothing."""
     for item in items:
         item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
