@@ -178,6 +178,7 @@ def test_fairseq_copies_a_checkpoint_to_its_other_names_atomically(
     assert PathManager.copy is original
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_refused_restore_file_leaves_no_empty_save_dir(tiny_data_bin: Path, tmp_path: Path) -> None:
     """#41: ``--restore-file PAYLOAD`` was refused in one line but left the ``--save-dir`` fairseq had
     created, empty. The payload never runs; nothing is left."""

@@ -187,6 +187,7 @@ def test_part_files_extracted_as_shards_then_merged_equal_one_run(inputs: dict, 
         assert (sharded / name).read_bytes() == (single / name).read_bytes(), name
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_truncated_dump_fails_with_its_name_and_marks_nothing_done(inputs: dict, tmp_path: Path) -> None:
     data = inputs["dump"].read_bytes()
     cut = tmp_path / "enwiki-cut-pages-articles-multistream.xml.bz2"

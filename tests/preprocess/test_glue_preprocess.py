@@ -114,6 +114,7 @@ def test_single_sentences_regression_and_mnli_with_ax(setup: dict[str, Path]) ->
     assert meta["splits"]["test_ax"]["glue_task"] == "AX"
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_rerun_skips_every_task_and_a_wrong_dictionary_is_refused(setup: dict[str, Path]) -> None:
     args = [
         "--glue-dir",

@@ -105,6 +105,7 @@ def test_the_corpus_array_has_one_task_per_source_and_the_merge_waits_for_it(
         submit.main(["bert_corpus", "--env", "DEST=x", "--dry-run", "--", "nope.bz2"])
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_the_glue_grid_is_prepared_run_as_an_array_of_its_size_and_collected(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

@@ -156,12 +156,14 @@ def two_ranks(prefix: Path, fail: bool = False) -> list[dict]:
     return [json.loads(Path(f"{prefix}.rank{rank}").read_text()) for rank in range(2)]
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_only_rank_0_builds(tmp_path: Path) -> None:
     expected = len(Builder()())
     reports = two_ranks(tmp_path / "train")
     assert reports == [{"calls": 1, "pairs": expected}, {"calls": 0, "pairs": expected}]
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_failed_build_stops_every_rank(tmp_path: Path) -> None:
     """Not a wait at the barrier until the timeout: the other ranks build and fail the same way."""
     start = time.monotonic()

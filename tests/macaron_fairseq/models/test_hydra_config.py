@@ -75,6 +75,7 @@ def test_a_layer_config_that_lost_the_plugins_fields_is_refused() -> None:
         require_plugin_fields(lost, ["init_scheme"])
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_the_shipped_yaml_configs_are_the_recipes() -> None:
     """configs/hydra/*.yaml are regenerated from pipelines/authors_recipes.py and the quickstart's command;
     any difference (a hand edit, a changed recipe) fails."""

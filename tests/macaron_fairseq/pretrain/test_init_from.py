@@ -125,6 +125,7 @@ def test_phase_2_starts_from_phase_1s_final_model(corpus: Path, tmp_path: Path) 
     assert "resumed from" in again.stderr and "initialised from" not in again.stderr
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_init_from_a_checkpoint_that_pickles_code_is_refused(tmp_path: Path) -> None:
     data = tmp_path / "data-bin"
     data.mkdir()

@@ -133,6 +133,7 @@ def test_what_cannot_run_here_is_refused_before_anything_is_built(tmp_path: Path
     assert [precision(c) for c in (fp16, {"bf16": {"enabled": True}}, {})] == ["fp16", "bf16", "fp32"]
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_the_command_refuses_fp16_on_cpu_naming_the_config(tmp_path: Path) -> None:
     from helpers import REPO, run_module
 

@@ -109,6 +109,7 @@ def test_the_command_refuses_an_ignored_flag_in_one_line(tmp_path: Path) -> None
     ]
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
     missing = tmp_path / "no-such-data-bin"
     lines = command_errors(
@@ -135,6 +136,7 @@ def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_max_update_past_the_schedule_is_refused(tmp_path: Path) -> None:
     lines = command_errors(
         str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY, "--max-update", "500"
@@ -175,6 +177,7 @@ def test_without_max_update_the_run_is_as_long_as_its_schedule(corpus: Path, tmp
     assert steps == [1, 2, 3]
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_without_deepspeed_the_command_says_which_extra_to_install(tmp_path: Path) -> None:
     """``--help`` needs no DeepSpeed; a run without it is one line naming the ``pretrain`` extra, exit 2."""
     blocker = tmp_path / "sitecustomize.py"  # makes ``import deepspeed`` fail in the child

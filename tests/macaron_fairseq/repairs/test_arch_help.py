@@ -18,6 +18,7 @@ def option_help(text: str, flag: str) -> str:
     return " ".join(match.group(0).split())
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 @pytest.mark.parametrize(
     ("arch", "layers"), [("macaron_base", "6"), ("transformer_iwslt_de_en_macaron_v2", "6")]
 )

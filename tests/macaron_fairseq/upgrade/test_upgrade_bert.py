@@ -166,6 +166,7 @@ def test_the_segment_convention_matters(upgraded) -> None:
     assert (nsp.view(-1) - their_nsp).abs().max() > 1e-3
 
 
+@pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_pickled_payload_in_their_bert_checkpoint_is_refused_and_never_runs(tmp_path: Path) -> None:
     args = authors_bert_args()
     theirs = tmp_path / "their-data"  # apart from --out: an output inside an input is refused first
