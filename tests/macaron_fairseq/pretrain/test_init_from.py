@@ -71,6 +71,8 @@ def loss_on_first_batch(corpus: Path, weights: dict) -> float:
         "macaron_bert_tiny",
         "--seed",
         "3",
+        "--pair-cache",
+        "off",  # in-process: the default cache dir is ./checkpoints, which was the checkout
         *NO_DROPOUT,
     ]
     args = options.parse_args_and_arch(parser, argv)
