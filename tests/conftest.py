@@ -10,6 +10,7 @@ import builtins
 import errno
 import os
 import shutil
+import subprocess
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TINY_TASK, write_dictionary
+from helpers import TINY_TASK, run_pretrain_sh, write_dictionary
 from slurm_cluster import SlurmCluster, start_for_tests
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -47,9 +48,12 @@ def group_for_parallel_workers(items: list[pytest.Item]) -> None:
     """Under pytest-xdist's ``--dist loadgroup`` (``scripts/test.sh`` runs 2 workers): the tests of one
     file run on one worker, in file order, so module- and session-scoped state a file builds up (a work
     directory its tests rerun a pipeline in) is what the next test of the file sees, as in one process.
-    Without xdist the marks do nothing."""
+    A test module's ``WORKER_GROUP`` names a group of several files instead (they share a session fixture
+    that one worker builds once). Without xdist the marks do nothing."""
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+        module = getattr(item, "module", None)
+        group = getattr(module, "WORKER_GROUP", None) or item.nodeid.split("::", 1)[0]
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(scope="session")
@@ -65,6 +69,16 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny symbol translation task, binarized with the real fairseq-preprocess (joined dictionary)."""
     return TINY_TASK.data_bin(tmp_path_factory.mktemp("tiny_corpus"))
+
+
+@pytest.fixture(scope="session")
+def small_pretrain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess]:
+    """(``ROOT/pretrain``, its first run): ``SMALL=1 bash pipelines/pretrain.sh`` once per session, the tiny
+    pre-trained model of the suite's pipeline tests. ``ROOT`` is a GLUE workdir whose pre-training is done:
+    ``SMALL=1 WORKDIR=ROOT bash pipelines/glue.sh`` skips every pre-training stage. Files that use it set
+    ``WORKER_GROUP = helpers.SMALL_PRETRAIN_GROUP``."""
+    workdir = tmp_path_factory.mktemp("small_pipelines") / "pretrain"
+    return workdir, run_pretrain_sh(workdir)
 
 
 @pytest.fixture(scope="session")

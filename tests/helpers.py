@@ -65,6 +65,30 @@ def run_cli(argv: Sequence[str], cwd: Path | None = None, check: bool = True) ->
     return proc
 
 
+SMALL_PRETRAIN_GROUP = "small-pretrain"
+"""The ``WORKER_GROUP`` of the test files that use the ``small_pretrain`` fixture (conftest.py): one worker
+runs them, and builds the fixture once."""
+
+
+def run_pretrain_sh(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    """``SMALL=1 bash pipelines/pretrain.sh ARGS`` with ``WORKDIR=workdir`` (one torch thread per rank); the
+    run must succeed. With the default workers it is the run ``SMALL=1 bash pipelines/glue.sh`` makes in
+    ``WORKDIR/pretrain``, so a GLUE run there finds every stage done."""
+    environment = dict(
+        os.environ,
+        SMALL="1",
+        SKIP_INSTALL="1",
+        WORKDIR=str(workdir),
+        OMP_NUM_THREADS="1",
+        PYTHONWARNINGS="ignore",
+        **env,
+    )
+    command = ["bash", str(REPO / "pipelines" / "pretrain.sh"), *args]
+    proc = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"pretrain.sh failed\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    return proc
+
+
 def run_module(
     module: str, *args: str, check: bool = True, timeout: float = 120
 ) -> subprocess.CompletedProcess:

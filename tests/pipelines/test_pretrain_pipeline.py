@@ -2,41 +2,25 @@
 stage, the reading of the trainer's log (fast); and in small-scale mode, end to end, offline (slow): a
 generated corpus, 30 steps of macaron_bert_tiny on 2 CPU ranks under torchrun, an exported checkpoint that
 fairseq loads, loss curves and results; a rerun that skips every stage; the BERT baseline in the same
-workdir (the data-bin reused, its own directory). The slow tests share one workdir and run in file order."""
+workdir (the data-bin reused, its own directory). The slow tests share one workdir, the suite's
+``small_pretrain`` (conftest.py: its first run is the one checked here), and run in file order."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 import pytest
 import torch
-from helpers import REPO
+from helpers import REPO, SMALL_PRETRAIN_GROUP, run_pretrain_sh
 
 from macaron_pipelines import pretrain
 from macaron_pipelines.fairseq_steps import without_options
 from macaron_tools import plot_curves
 
 STAGES = ("pretrain", "export", "plot", "results")
-
-
-def run_pipeline(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = dict(
-        os.environ,
-        SMALL="1",
-        SKIP_INSTALL="1",
-        WORKDIR=str(workdir),
-        WORKERS="1",
-        OMP_NUM_THREADS="1",
-        PYTHONWARNINGS="ignore",
-        **env,
-    )
-    command = ["bash", str(REPO / "pipelines" / "pretrain.sh"), *args]
-    proc = subprocess.run(command, env=environment, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"pretrain.sh failed\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
-    return proc
+WORKER_GROUP = SMALL_PRETRAIN_GROUP  # the GLUE pipeline test fine-tunes this file's model
 
 
 # ------------------------------------------------------------------------------------------------- fast
@@ -191,17 +175,19 @@ def test_step_log_keeps_the_last_record_of_each_step_and_split(tmp_path: Path) -
 
 # ------------------------------------------------------------------------------------------------- slow
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("pretrain_work")
+def workdir(small_pretrain: tuple[Path, subprocess.CompletedProcess]) -> Path:
+    return small_pretrain[0]
 
 
 @pytest.mark.slow
-def test_small_pipeline_end_to_end_and_a_rerun_skips_every_stage(workdir: Path) -> None:
+def test_small_pipeline_end_to_end_and_a_rerun_skips_every_stage(
+    workdir: Path, small_pretrain: tuple[Path, subprocess.CompletedProcess]
+) -> None:
     from fairseq import checkpoint_utils
 
     import macaron_fairseq  # noqa: F401  (registers the task and models)
 
-    first = run_pipeline(workdir)
+    first = small_pretrain[1]
     assert "generating a synthetic corpus offline" in first.stdout
     assert "torch.distributed.run --standalone --nproc_per_node 2" in first.stdout
     assert "step 30/30 | mlm" in first.stdout, first.stdout[-3000:]
@@ -220,7 +206,7 @@ def test_small_pipeline_end_to_end_and_a_rerun_skips_every_stage(workdir: Path) 
     state = checkpoint_utils.load_checkpoint_to_cpu(str(arch_dir / "model.pt"))
     assert state["optimizer_history"][-1]["num_updates"] == 30
 
-    second = run_pipeline(workdir)
+    second = run_pretrain_sh(workdir)
     for stage in ("synthetic-corpus", *(f"{name}-macaron_bert_tiny" for name in STAGES)):
         assert f"[{stage}] up to date, skipped" in second.stdout, second.stdout[-3000:]
     assert "running" not in second.stdout + second.stderr, second.stdout[-3000:] + second.stderr[-3000:]
@@ -231,7 +217,7 @@ def test_small_pipeline_end_to_end_and_a_rerun_skips_every_stage(workdir: Path) 
 @pytest.mark.slow
 def test_the_bert_baseline_trains_in_its_own_directory_on_the_same_data(workdir: Path) -> None:
     macaron_results = (workdir / "macaron_bert_tiny" / "results.json").read_text()
-    proc = run_pipeline(workdir, ARCH="vanilla_bert_tiny")
+    proc = run_pretrain_sh(workdir, ARCH="vanilla_bert_tiny")
     assert "[binarize] up to date, skipped" in proc.stderr  # the data-bin is shared
     assert "[pretrain-vanilla_bert_tiny] running" in proc.stdout
     results = json.loads((workdir / "vanilla_bert_tiny" / "results.json").read_text())
@@ -247,7 +233,7 @@ def test_the_bert_baseline_trains_in_its_own_directory_on_the_same_data(workdir:
 def test_phase_2_runs_from_phase_1_at_longer_sequences(workdir: Path) -> None:
     """PHASES="1 2": phase 1 (done by the first test) is skipped, phase 2 trains 10 steps at 256 tokens from
     its weights (--init-from: fresh schedule and data position) into its own directory."""
-    proc = run_pipeline(workdir, PHASES="1 2")
+    proc = run_pretrain_sh(workdir, PHASES="1 2")
     assert "[pretrain-macaron_bert_tiny] up to date, skipped" in proc.stdout
     assert "[pretrain-macaron_bert_tiny-phase2] running" in proc.stdout
     phase2 = workdir / "macaron_bert_tiny" / "phase2"

@@ -1,4 +1,6 @@
-"""``SMALL=1 bash pipelines/glue.sh`` end to end, as a user runs it: a tiny model pre-trained first, a
+"""``SMALL=1 bash pipelines/glue.sh`` end to end, as a user runs it: a tiny model pre-trained first (in a
+workdir where ``SMALL=1 bash pipelines/pretrain.sh`` has run, the suite's ``small_pretrain``: every
+pre-training stage is found done; that run itself is tests/pipelines/test_pretrain_pipeline.py's), a
 generated GLUE in the real layout, every BERT task fine-tuned (reduced grid), selection, the results table
 and the GLUE server submission; a rerun trains nothing; DT-Fixup's extra layers on one task."""
 
@@ -11,12 +13,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import REPO, SMALL_PRETRAIN_GROUP
 
 from macaron_pipelines.glue.submission import SUBMISSION_FILES
 from macaron_preprocess.sources.glue import BERT_TASKS, read_split
 
 pytestmark = pytest.mark.slow
+WORKER_GROUP = SMALL_PRETRAIN_GROUP
 
 
 def glue_sh(workdir: Path, **env: str) -> subprocess.CompletedProcess:
@@ -36,10 +39,11 @@ def glue_sh(workdir: Path, **env: str) -> subprocess.CompletedProcess:
     return proc
 
 
-def test_small_glue_pipeline_end_to_end(tmp_path: Path) -> None:
-    work = tmp_path / "work"
+def test_small_glue_pipeline_end_to_end(small_pretrain: tuple[Path, subprocess.CompletedProcess]) -> None:
+    work = small_pretrain[0].parent
     first = glue_sh(work)
     assert "pre-training a tiny model first" in first.stdout
+    assert "[pretrain-macaron_bert_tiny] up to date, skipped" in first.stdout  # pretrain.sh's run of it
     assert f"grid: {len(BERT_TASKS)} runs" in first.stdout
     assert "| Task | Dev metrics (mean ± std) |" in first.stdout and "**GLUE average**" in first.stdout
     results = json.loads((work / "glue" / "results.json").read_text())
