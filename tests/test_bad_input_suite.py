@@ -1589,6 +1589,7 @@ def test_every_cell_is_covered() -> None:
 
 
 # ----------------------------------------------------------------- fairseq's own processes, end to end
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 @pytest.mark.parametrize(
     ("command", "args"),
     [

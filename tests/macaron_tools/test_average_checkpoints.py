@@ -81,6 +81,7 @@ def test_the_old_spelling_output_still_works_with_a_one_line_note(
     assert len(notes) == 1 and "--output is deprecated, use --out" in notes[0], notes
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     """A real full file system (a small tmpfs): torch.save raises RuntimeError there, which was a traceback
     (exit 1); the console script, in a process of its own, from outside the checkout."""

@@ -57,6 +57,7 @@ def test_a_hub_id_imports_from_the_huggingface_cache_offline(tmp_path: Path) -> 
     assert out.is_file() and (tmp_path / "bert.data" / "dict.txt").is_file()
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_hub_id_not_in_the_cache_offline_is_one_line(tmp_path: Path) -> None:
     proc = hf_cli(
         tmp_path / "empty-cache", "import", "bert-base-uncased", "--out", str(tmp_path / "b.pt"), cwd=tmp_path
@@ -65,6 +66,7 @@ def test_a_hub_id_not_in_the_cache_offline_is_one_line(tmp_path: Path) -> None:
     assert "bert-base-uncased: not in the Hugging Face cache and HF_HUB_OFFLINE is set" in proc.stderr
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_path_that_does_not_exist_is_still_a_missing_directory(tmp_path: Path) -> None:
     proc = hf_cli(
         tmp_path / "empty-cache", "import", "./no-such-dir", "--out", str(tmp_path / "b.pt"), cwd=tmp_path

@@ -99,6 +99,7 @@ def command_errors(*argv: str) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.strip() and "[WARNING]" not in line]
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_the_command_refuses_an_ignored_flag_in_one_line(tmp_path: Path) -> None:
     lines = command_errors(
         str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY, "--lr", "0.5"

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from macaron_fairseq.repairs import lazy_metrics
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -30,6 +32,7 @@ print(deferred == real)
 """
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_the_plugin_imports_no_metric_library_and_the_deferred_functions_are_the_real_ones() -> None:
     proc = subprocess.run(
         [sys.executable, "-c", _AFTER_THE_PLUGIN], cwd=ROOT, capture_output=True, text=True, timeout=600

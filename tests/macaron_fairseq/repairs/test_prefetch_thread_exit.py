@@ -10,6 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
+import pytest
 import torch
 from fairseq.data.iterators import BufferedIterator
 
@@ -60,6 +61,7 @@ def _stop_mid_epoch(mode: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_without_the_repair_fairseq_aborts_at_exit_after_the_work_is_done() -> None:
     """The upstream failure this repair exists for (if fairseq or torch fix it, this test says so)."""
     proc = _stop_mid_epoch("fairseq only")

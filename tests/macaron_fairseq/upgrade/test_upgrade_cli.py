@@ -178,6 +178,7 @@ def test_nothing_is_written_into_the_data_bin_whatever_the_name(
     assert {p.name: digest(p) for p in data.iterdir()} == before
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
     """A real full file system (a small tmpfs): torch.save's own RuntimeError used to be a traceback, exit 1,
     and the directory the upgrade created was left behind."""

@@ -49,6 +49,7 @@ def test_wmt14_is_their_interactive_command_and_compound_split_bleu() -> None:
     assert "WMT14" in test.benchmark and "compound-split" in test.benchmark
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 @pytest.mark.parametrize(
     ("src", "tgt", "tool"), [("de", "en", "fairseq-generate"), ("en", "de", "fairseq-interactive")]
 )
