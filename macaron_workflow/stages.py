@@ -61,6 +61,17 @@ def _input_fingerprint(path: Path) -> list[Any]:
     return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
 
 
+def _take_over(record_path: Path, field_name: str, former: str, key: str) -> None:
+    """Rewrite the JSON record at ``record_path`` with ``key`` when its ``field_name`` is ``former``."""
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return
+    if former != key and record.get(field_name) == former:
+        record[field_name] = key
+        write_text_atomically(record_path, json.dumps(record, indent=1, sort_keys=True))
+
+
 @dataclass
 class StageRunner:
     """Runs named stages, skipping those whose completion marker is valid."""
@@ -147,6 +158,7 @@ class StageRunner:
         build: InPlaceBuild,
         workspace: Path,
         resume_params: Mapping[str, Any] | None = None,
+        former_params: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None,
     ) -> StageReport:
         """Run ``build``, which writes ``outputs`` inside ``workspace`` itself and resumes from what it
         finds there, unless the stage is complete for these inputs and ``params``.
@@ -154,14 +166,21 @@ class StageRunner:
         ``resume_params`` (default: ``params``) are the settings a partial workspace can be resumed
         with; ``params`` may hold more (e.g. the number of updates, which can grow between runs). When the
         workspace was started with other ``resume_params`` (or other inputs), it is moved aside first.
+        ``former_params``: (params, resume_params) as an older version of the stage wrote them for the
+        same settings; records written with them are taken over (rewritten with the new keys), so that a
+        change of what the keys hold does not redo or move aside a finished or started run.
         """
         inputs, outputs, workspace = [Path(p) for p in inputs], [Path(p) for p in outputs], Path(workspace)
         key = self.stage_key(name, inputs, params)
+        resume_key = self.stage_key(name, inputs, params if resume_params is None else resume_params)
+        if former_params is not None:
+            former, former_resume = (self.stage_key(name, inputs, p) for p in former_params)
+            _take_over(self.marker_path(name), "key", former, key)
+            _take_over(self.start_record_path(name), "resume_key", former_resume, resume_key)
         if not self.force and self.is_complete(name, key, outputs):
             self.log(f"[{name}] up to date, skipped (use --force to redo)")
             return self.reports[name]
         self.marker_path(name).unlink(missing_ok=True)
-        resume_key = self.stage_key(name, inputs, params if resume_params is None else resume_params)
         start_record = self.start_record_path(name)
         try:
             started_with = json.loads(start_record.read_text(encoding="utf-8")).get("resume_key")

@@ -337,11 +337,22 @@ def pretrain(runner: StageRunner, console: Console, args: argparse.Namespace, da
         stage_name("pretrain", args),
         inputs=[*data_bin_files(data_bin), args.deepspeed_config, *args.phase_inputs],
         outputs=[paths.save_dir / "latest", paths.step_log],
-        params={"command": command},
+        params=training_settings(command),
         build=build,
         workspace=paths.save_dir,
-        resume_params={"command": without_options(command, RESUMABLE_OPTIONS)},
+        resume_params=training_settings(command, without_resumable=True),
+        former_params=({"command": command}, {"command": without_options(command, RESUMABLE_OPTIONS)}),
     )
+
+
+def training_settings(command: Sequence[str], without_resumable: bool = False) -> dict[str, list[str]]:
+    """The pre-training stage's settings: its command without the interpreter, which is not one (``python``
+    or ``python3``, a venv at another path); with ``without_resumable`` also without the options a run can
+    change and still resume (:data:`RESUMABLE_OPTIONS`). Before, the keys held the interpreter too
+    (``former_params``): the same run started as ``bash pipelines/pretrain.sh`` (``python3``) and as
+    ``python -m macaron_pipelines.pretrain`` moved the finished checkpoints aside and trained again."""
+    arguments = list(command[1:])
+    return {"command": without_options(arguments, RESUMABLE_OPTIONS) if without_resumable else arguments}
 
 
 def stage_name(stage: str, args: argparse.Namespace) -> str:

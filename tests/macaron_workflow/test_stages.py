@@ -146,3 +146,36 @@ def test_a_workspace_without_start_record_is_adopted_and_resumed(tmp_path: Path)
         resume_params={"lr": 1},
     )
     assert log == ["from 5"] and not list(tmp_path.glob("ws.before-*"))
+
+
+def test_records_written_with_the_former_params_are_taken_over(tmp_path: Path) -> None:
+    """former_params: a run finished (or started) under the keys an older version wrote is skipped (or
+    resumed) under the new keys, its records rewritten; a run under other settings still is not."""
+    runner = StageRunner(tmp_path / ".stages", log=lambda message: None)
+    data, workspace = tmp_path / "data.txt", tmp_path / "checkpoints"
+    data.write_text("corpus\n")
+    log: list[str] = []
+
+    def run(updates: int, params: dict, resume: dict, former: tuple[dict, dict] | None = None) -> None:
+        runner.run_in_place(
+            "train",
+            [data],
+            [workspace / "last.txt"],
+            {**params, "updates": updates},
+            lambda: _training_like(workspace, updates, log),
+            workspace,
+            resume_params=resume,
+            former_params=None if former is None else ({**former[0], "updates": updates}, former[1]),
+        )
+
+    old, new = {"command": ["python3", "-m", "x"]}, {"command": ["-m", "x"]}
+    run(10, old, old)  # an older version's finished run
+    run(10, new, new, former=(old, old))
+    assert log == ["from 0"]  # skipped
+    run(10, new, new)  # the marker holds the new key now
+    assert log == ["from 0"]
+    run(20, new, new, former=(old, old))  # more updates: resumed in place, nothing moved aside
+    assert log == ["from 0", "from 10"] and not list(tmp_path.glob("checkpoints.before-*"))
+    other = {"command": ["python", "-m", "x"]}  # the former key of another interpreter: not this run's
+    run(20, {"command": ["-m", "y"]}, {"command": ["-m", "y"]}, former=(other, other))
+    assert log[-1] == "from 0" and len(list(tmp_path.glob("checkpoints.before-*"))) == 1

@@ -8,7 +8,9 @@ workdir (the data-bin reused, its own directory). The slow tests share one workd
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -141,6 +143,18 @@ def test_stop_and_log_settings_resume_other_settings_restart(tmp_path: Path) -> 
     assert resume_settings("--", "--tokens-per-sample", "64") != base
 
 
+def test_the_training_settings_leave_the_interpreter_out(tmp_path: Path) -> None:
+    args = pretrain.parse_args(["--workdir", str(tmp_path), "--small"])
+    command = pretrain.pretrain_command(args, tmp_path / "data-bin", pretrain.ArchPaths(tmp_path, args.arch))
+    other = ["/another/venv/bin/python", *command[1:]]
+    assert command[0] != other[0]
+    for without_resumable in (False, True):
+        settings = pretrain.training_settings(command, without_resumable)
+        assert settings == pretrain.training_settings(other, without_resumable)
+        assert settings["command"][:2] == ["-m", "torch.distributed.run"]
+    assert "--max-update" not in pretrain.training_settings(command, without_resumable=True)["command"]
+
+
 def test_step_log_keeps_the_last_record_of_each_step_and_split(tmp_path: Path) -> None:
     log = tmp_path / "train_log.jsonl"
     train = [
@@ -212,6 +226,18 @@ def test_small_pipeline_end_to_end_and_a_rerun_skips_every_stage(
     assert "running" not in second.stdout + second.stderr, second.stdout[-3000:] + second.stderr[-3000:]
     assert "torch.distributed.run" not in second.stdout
     assert json.loads((arch_dir / "results.json").read_text()) == results
+
+    # the same run through another spelling of the interpreter (pretrain.sh runs python3): still done
+    interpreter = workdir.parent / "bin" / "python"
+    interpreter.parent.mkdir(exist_ok=True)
+    interpreter.symlink_to(os.path.realpath(sys.executable))
+    module = [str(interpreter), "-m", "macaron_pipelines.pretrain", "--small", "--workdir", str(workdir)]
+    third = subprocess.run(
+        module, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONWARNINGS": "ignore"}
+    )
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert "[pretrain-macaron_bert_tiny] up to date, skipped" in third.stdout, third.stdout[-3000:]
+    assert "moving the previous" not in third.stdout + third.stderr
 
 
 @pytest.mark.slow
