@@ -153,7 +153,7 @@ def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
         str(out / "data-bin"),
         "--bookcorpus",
         str(out / "books"),
-        "--vocab-size",
+        "--bpe-vocab-size",
         str(p.vocab_size),
         "--valid-ratio",
         repr(p.valid_ratio),

@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from macaron_pipelines.authors_recipes import AUTHORS, fairseq_012
+from macaron_pipelines.authors_recipes import AUTHORS, fairseq_012, parse_training
+from macaron_pipelines.fairseq_steps import without_options
 
 CONFIG_DIR = Path(__file__).resolve().parent / "hydra_configs"
 """The configs (``configs/hydra`` in a checkout; installed with the package)."""
@@ -56,27 +57,6 @@ def recipes() -> dict[str, list[str]]:
     return shipped
 
 
-def without_flags(argv: Sequence[str], names: Sequence[str]) -> list[str]:
-    """``argv`` without the given ``--flag value`` pairs (and ``--user-dir``, set by the config itself)."""
-    drop, out, skip = {*names, "--user-dir"}, [], False
-    for word in argv:
-        if skip:
-            skip = False
-        elif word in drop:
-            skip = True
-        else:
-            out.append(word)
-    return out
-
-
-def _parse(argv: Sequence[str]) -> argparse.Namespace:
-    from fairseq import options
-
-    import macaron_fairseq  # noqa: F401  (the plugin's architectures)
-
-    return options.parse_args_and_arch(options.get_training_parser(), input_args=list(argv))
-
-
 def given_options(flags: Sequence[str], args: argparse.Namespace) -> list[str]:
     """The option names (dests) the command line sets itself, in order."""
     names = []
@@ -99,8 +79,8 @@ def config_from_flags(flags: Sequence[str]) -> dict[str, Any]:
 
     from macaron_fairseq.models.hydra_config import NAMED_GROUPS, model_options
 
-    flags = without_flags(flags, OUTPUT_FLAGS)
-    args = _parse([PLACEHOLDER_DATA, *flags])  # the plugin is imported by module name (any directory)
+    flags = without_options(flags, (*OUTPUT_FLAGS, "--user-dir"))  # --user-dir: set by the config itself
+    args = parse_training([PLACEHOLDER_DATA, *flags])  # the plugin is imported by module name (any directory)
     cfg = convert_namespace_to_omegaconf(args)
     groups = {
         group: OmegaConf.to_container(cfg._get_node(group), resolve=True)

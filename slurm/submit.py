@@ -179,15 +179,14 @@ def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) ->
     options = common_options(args, job, 0)
     return [
         ["sbatch", "--parsable", f"--array=0-{sources - 1}%{args.max_parallel}", *options, *script],
-        [
-            "sbatch",
-            "--parsable",
-            "--dependency=afterok:$ARRAY",
-            "--kill-on-invalid-dep=yes",
-            *options,
-            *script,
-        ],
+        [*sbatch_after("ARRAY"), *options, *script],
     ]
+
+
+def sbatch_after(job: str) -> list[str]:
+    """The start of an ``sbatch`` command whose job waits for job ``$JOB`` to succeed (and is killed when that
+    one fails)."""
+    return ["sbatch", "--parsable", f"--dependency=afterok:${job}", "--kill-on-invalid-dep=yes"]
 
 
 def grid_size(args: argparse.Namespace, extra: Sequence[str]) -> int:
@@ -213,27 +212,8 @@ def glue_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> l
     no_gpu, gpu = common_options(args, job, 0), common_options(args, job, args.gpus_per_node)
     return [
         ["sbatch", "--parsable", *no_gpu, script, "prepare", *extra],
-        [
-            "sbatch",
-            "--parsable",
-            "--dependency=afterok:$PREP",
-            "--kill-on-invalid-dep=yes",
-            f"--array=0-{cells - 1}%{args.max_parallel}",
-            *gpu,
-            script,
-            "cell",
-            *extra,
-        ],
-        [
-            "sbatch",
-            "--parsable",
-            "--dependency=afterok:$ARRAY",
-            "--kill-on-invalid-dep=yes",
-            *no_gpu,
-            script,
-            "collect",
-            *extra,
-        ],
+        [*sbatch_after("PREP"), f"--array=0-{cells - 1}%{args.max_parallel}", *gpu, script, "cell", *extra],
+        [*sbatch_after("ARRAY"), *no_gpu, script, "collect", *extra],
     ]
 
 

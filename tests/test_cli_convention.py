@@ -9,6 +9,7 @@ The helps run in one interpreter (``tests/cli_helps.py``): torch, fairseq and De
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import os
@@ -188,3 +189,48 @@ def test_the_console_script_name_is_the_program_name(monkeypatch: pytest.MonkeyP
     assert typed_name("python -m macaron_fairseq.hf") == "python -m macaron_fairseq.hf"
     monkeypatch.setattr(sys, "argv", ["/venv/bin/macaron-hf"])
     assert typed_name("python -m macaron_fairseq.hf") == "macaron-hf"
+
+
+def _deprecated_and_current_spellings(trees: list[ast.Module]) -> tuple[set[str], set[int], set[str]]:
+    """The deprecated spellings our parsers accept, the ids of the string nodes that declare them, and every
+    spelling some parser of ours accepts as current (``add_argument``'s and ``Option``'s first strings)."""
+    deprecated: set[str] = set()
+    declaring: set[int] = set()
+    current: set[str] = set()
+    for tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            strings = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if name == "add_deprecated_alias" and len(strings) == 2:
+                deprecated.add(strings[0])
+                declaring.update(id(a) for a in node.args)
+            elif name in ("add_argument", "Option"):
+                current.update(s for s in strings if s.startswith("--"))
+            for keyword in node.keywords:
+                if keyword.arg == "deprecated" and isinstance(keyword.value, ast.Tuple):
+                    deprecated.update(e.value for e in keyword.value.elts if isinstance(e, ast.Constant))
+                    declaring.update(id(e) for e in keyword.value.elts)
+    return deprecated, declaring, current
+
+
+def test_our_own_commands_pass_no_deprecated_spelling() -> None:
+    """A command our code runs spells its flags the current way: a deprecated spelling (kept for users'
+    scripts, one note on stderr each time) stands only where it is declared (before: the GPU check built its
+    corpus with ``--vocab-size`` and printed the note to every GPU owner)."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "*.py"], cwd=REPO, capture_output=True, text=True, check=True
+    )
+    sources = {p: REPO / p for p in tracked.stdout.split() if not p.startswith("tests/")}
+    trees = {p: ast.parse(path.read_text(encoding="utf-8")) for p, path in sources.items()}
+    deprecated, declaring, current = _deprecated_and_current_spellings(list(trees.values()))
+    assert {"--vocab-size", "--bpe-sample-sentences", "--work-dir"} <= deprecated
+    only_old = deprecated - current
+    used = [
+        f"{path}:{node.lineno}: {node.value}"
+        for path, tree in trees.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in only_old and id(node) not in declaring
+    ]
+    assert used == []

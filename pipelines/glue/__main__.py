@@ -69,7 +69,8 @@ from macaron_pipelines.glue.grid import (
     RunSpec,
     checkpoint_model_flags,
 )
-from macaron_pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid, run_record
+from macaron_pipelines.glue.run_one import read_record
+from macaron_pipelines.glue.scheduler import ATTEMPTS, execute, is_finished, run_grid
 from macaron_pipelines.glue.submission import SUBMISSION_NAMES
 from macaron_preprocess.sources.glue import BERT_TASKS, TASKS
 from macaron_workflow.atomic import write_text_atomically
@@ -120,14 +121,9 @@ def check_apart(args: argparse.Namespace) -> None:
 
 
 def ensure_checkpoint(args: argparse.Namespace, console: Console) -> Path:
+    """The given checkpoint (checked by :func:`check_inputs`), or with ``--small`` a tiny pre-trained one."""
     if args.checkpoint is not None:
-        if not args.checkpoint.is_file():
-            raise PipelineUsageError(f"--checkpoint {args.checkpoint}: no such file")
         return args.checkpoint
-    if not args.small:
-        raise PipelineUsageError(
-            "give --checkpoint (CHECKPOINT=...), an export of python -m macaron_fairseq.pretrain"
-        )
     workdir = args.workdir / "pretrain"
     console.say("no checkpoint given: pre-training a tiny model first (macaron_pipelines.pretrain --small)")
     run_command(
@@ -302,14 +298,7 @@ def results(args: argparse.Namespace, records: dict[str, dict[str, Any]], consol
         "glue_average_mean": selection.glue_average("mean"),
         "glue_average_median": selection.glue_average("median"),
         "glue_average_best": selection.glue_average("best"),
-        "grid": {
-            "preset": args.grid_preset,
-            "batch_sizes": args.batch_sizes,
-            "lrs": args.lrs,
-            "epochs": args.epochs,
-            "weight_decays": args.weight_decays,
-            "seeds": args.seeds,
-        },
+        "grid": {"preset": args.grid_preset, **{name: getattr(args, name) for name in GRID_OPTIONS}},
         "extra_layers": args.extra_layers,
         "init_scheme": args.init_scheme if args.extra_layers else None,
         "train_flags": list(args.train_flags),
@@ -603,7 +592,7 @@ def run_cell(args: argparse.Namespace, specs: Sequence[RunSpec], console: Consol
 
 
 def collected_records(specs: Sequence[RunSpec]) -> dict[str, dict[str, Any]]:
-    records = {spec.name: run_record(spec.run_dir) for spec in specs}
+    records = {spec.name: read_record(spec.run_dir) for spec in specs}
     missing = [name for name, record in records.items() if record is None]
     if missing:
         raise PipelineUsageError(

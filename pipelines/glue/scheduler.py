@@ -18,7 +18,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from macaron_pipelines.commands import REPO
@@ -31,11 +30,6 @@ from macaron_workflow.grid import run_grid as run_keys
 from macaron_workflow.preemption import DEFAULT_SIGNAL
 
 ATTEMPTS = 2  # a failed run is retried once
-
-
-def run_record(run_dir: Path) -> dict[str, Any] | None:
-    """``RUN_DIR/run.json`` (:data:`macaron_pipelines.glue.run_one.RUN_RECORD`), if one is readable."""
-    return read_record(run_dir)
 
 
 def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dict[str, Any]:
@@ -59,7 +53,7 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     env = slot.env(dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
     completed = processes.run(command, cwd=REPO, env=env, log=log, append=True)
     status = completed.status
-    record = run_record(spec.run_dir)
+    record = read_record(spec.run_dir)
     if record is None or status != 0:
         tail = completed.tail(15)
         record = {
@@ -85,7 +79,7 @@ def run_grid(
         specs,
         lambda spec, slot: execute(spec, slot),
         run_slots,
-        done=lambda spec: (run_record(spec.run_dir) or {}) if is_finished(spec) else None,
+        done=lambda spec: (read_record(spec.run_dir) or {}) if is_finished(spec) else None,
         ok=lambda record: record.get("status") == "ok",
         attempts=ATTEMPTS,
         on_row=report,

@@ -95,7 +95,7 @@ def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
         str(data_bin),
         "--wikipedia",
         str(dump),
-        "--vocab-size",
+        "--bpe-vocab-size",
         str(vocab),
         "--valid-ratio",
         "0.1",

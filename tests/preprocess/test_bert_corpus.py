@@ -69,6 +69,7 @@ def documents(path: Path) -> list[str]:
     return text[:-2].split("\n\n")
 
 
+@pytest.mark.slow  # the module's corpus build: ~13 s (out of --quick)
 def test_document_counts_and_drops_match_the_dump(inputs: dict, built: dict) -> None:
     manifest, wiki = inputs["manifest"], built["summary"]["sources"]["wikipedia"]
     assert wiki["train"]["documents"] + wiki["valid"]["documents"] == len(manifest.articles)
@@ -93,6 +94,7 @@ def test_document_counts_and_drops_match_the_dump(inputs: dict, built: dict) -> 
     assert "un café ." in text  # the Latin-1 book's text, decoded
 
 
+@pytest.mark.slow
 def test_text_is_lowercased_prose_without_markup_or_headings(built: dict) -> None:
     text = "".join((built["dest"] / "text" / f"{split}.txt").read_text() for split in ("train", "valid"))
     assert text == text.lower()
@@ -103,6 +105,7 @@ def test_text_is_lowercased_prose_without_markup_or_headings(built: dict) -> Non
     assert all(line.count(" ") >= 1 for line in text.splitlines() if line)  # sentences, not bare headings
 
 
+@pytest.mark.slow
 def test_the_split_is_by_document_and_counted(built: dict) -> None:
     dest, summary = built["dest"], built["summary"]
     owners = {}
@@ -122,6 +125,7 @@ def test_the_split_is_by_document_and_counted(built: dict) -> None:
     assert "valid" in owners.values() and "train" in owners.values() and "latin1" in owners
 
 
+@pytest.mark.slow
 def test_fairseq_loads_sentences_and_document_boundaries(built: dict) -> None:
     from fairseq.data import Dictionary, data_utils
     from fairseq.data.legacy.block_pair_dataset import BlockPairDataset
@@ -158,6 +162,7 @@ def test_fairseq_loads_sentences_and_document_boundaries(built: dict) -> None:
         assert len(pairs.block_indices) == built["summary"]["total"][split]["documents"]
 
 
+@pytest.mark.slow
 def test_rerun_skips_every_stage(inputs: dict, built: dict) -> None:
     before = {p: p.stat().st_mtime_ns for p in built["dest"].rglob("*") if p.is_file()}
     proc = build(built["dest"], "--wikipedia", str(inputs["dump"]), "--bookcorpus", str(inputs["books"]))

@@ -89,7 +89,8 @@ def random_layout(rng: np.random.Generator, doc_break: int = 0) -> np.ndarray:
 LAYOUTS = 400
 
 
-@pytest.mark.parametrize("batch", range(4))
+#: the first quarter of the layouts in the quick tests, all of them in CI (3 s a quarter)
+@pytest.mark.parametrize("batch", [0, *(pytest.param(b, marks=pytest.mark.slow) for b in range(1, 4))])
 def test_same_pairs_and_draws_as_fairseq_on_random_layouts(batch: int) -> None:
     compared = pairs = 0
     for trial in range(batch * LAYOUTS // 4, (batch + 1) * LAYOUTS // 4):

@@ -303,7 +303,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
         str(dest),
         "--wikipedia",
         str(dump),
-        "--vocab-size",
+        "--bpe-vocab-size",
         "500",
         "--valid-ratio",
         "0.1",
