@@ -40,7 +40,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from macaron_pipelines import fairseq_steps
@@ -103,14 +103,23 @@ class Recipe:
     preprocess_module: str
     src: str
     tgt: str
-    defaults: dict[str, str]
-    training: list[str]
     max_update: int
-    beam: int
-    lenpen: float
     bleu: BleuSettings
     workdir_name: str
     preprocess_flags: tuple[str, ...] = ()
+    defaults: dict[str, str] = field(init=False)
+    training: list[str] = field(init=False)
+    beam: int = field(init=False)
+    lenpen: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        """The rest from the authors' scripts ``AUTHORS[name]``, flag for flag."""
+        scripts = AUTHORS[self.name]
+        defaults, training = split_training_flags(scripts)
+        test = flag_groups(scripts.test)
+        derived = {"defaults": defaults, "training": training, "beam": int(test["--beam"][0])}
+        for name, value in {**derived, "lenpen": float(test["--lenpen"][0])}.items():
+            object.__setattr__(self, name, value)  # a frozen dataclass
 
     @property
     def arch(self) -> str:
@@ -123,45 +132,11 @@ class Recipe:
         return workdir / "data-bin"
 
 
-def authors_recipe(
-    name: str,
-    *,
-    preprocess_module: str,
-    src: str,
-    tgt: str,
-    max_update: int,
-    bleu: BleuSettings,
-    workdir_name: str,
-    preprocess_flags: tuple[str, ...] = (),
-) -> Recipe:
-    """The recipe that follows the authors' scripts ``AUTHORS[name]`` flag for flag."""
-    scripts = AUTHORS[name]
-    defaults, training = split_training_flags(scripts)
-    test = flag_groups(scripts.test)
-    return Recipe(
-        name=name,
-        preprocess_module=preprocess_module,
-        src=src,
-        tgt=tgt,
-        defaults=defaults,
-        training=training,
-        max_update=max_update,
-        beam=int(test["--beam"][0]),
-        lenpen=float(test["--lenpen"][0]),
-        bleu=bleu,
-        workdir_name=workdir_name,
-        preprocess_flags=preprocess_flags,
-    )
-
-
-#: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU
-WMT14_BLEU = BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), compound_split=True)
-
-#: their prepare-wmt14en2de.sh (macaron_preprocess.wmt14_en_de --data authors)
-WMT14_DATA = ("--data", "authors")
-
+#: BLEU of the authors' test-wmt14-*.sh first, then fairseq's WMT recipe's and detokenized sacreBLEU; their
+#: data: prepare-wmt14en2de.sh (macaron_preprocess.wmt14_en_de --data authors); wmt14-big has the same data
+#: as wmt14 (one data-bin for both)
 RECIPES = {
-    "iwslt14": authors_recipe(
+    "iwslt14": Recipe(
         "iwslt14",
         preprocess_module="macaron_preprocess.iwslt14",
         src="de",
@@ -170,26 +145,19 @@ RECIPES = {
         bleu=BleuSettings(metrics=("fairseq", "tokenized"), lowercase=True),
         workdir_name="iwslt14",
     ),
-    "wmt14": authors_recipe(
-        "wmt14",
-        preprocess_module="macaron_preprocess.wmt14_en_de",
-        src="en",
-        tgt="de",
-        max_update=300_000,
-        bleu=WMT14_BLEU,
-        workdir_name="wmt14",
-        preprocess_flags=WMT14_DATA,
-    ),
-    "wmt14-big": authors_recipe(
-        "wmt14-big",
-        preprocess_module="macaron_preprocess.wmt14_en_de",
-        src="en",
-        tgt="de",
-        max_update=300_000,
-        preprocess_flags=WMT14_DATA,
-        bleu=WMT14_BLEU,
-        workdir_name="wmt14",  # the same data as wmt14: one data-bin for both
-    ),
+    **{
+        name: Recipe(
+            name,
+            preprocess_module="macaron_preprocess.wmt14_en_de",
+            src="en",
+            tgt="de",
+            max_update=300_000,
+            bleu=BleuSettings(metrics=("retokenized", "tokenized", "sacrebleu"), compound_split=True),
+            workdir_name="wmt14",
+            preprocess_flags=("--data", "authors"),
+        )
+        for name in ("wmt14", "wmt14-big")
+    },
 }
 
 
