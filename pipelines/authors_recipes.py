@@ -19,6 +19,7 @@ with fairseq's own parser and fails on any other difference.
 from __future__ import annotations
 
 import argparse
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,28 +40,20 @@ OPTION_FLAGS = {
 #: flags of theirs that only choose how progress is shown (the pipeline logs JSON, which it parses)
 LOGGING_FLAGS = ("--no-progress-bar",)
 
-_COMMON = (
-    "--share-all-embeddings",
-    "--optimizer",
-    "adam",
-    "--adam-betas",
-    "(0.9, 0.98)",
-    "--clip-norm",
-    "0.0",
-)
-_SCHEDULE = ("--lr-scheduler", "inverse_sqrt", "--warmup-init-lr", "1e-07", "--warmup-updates", "8000")
-_LOSS = ("--criterion", "label_smoothed_cross_entropy", "--label-smoothing", "0.1")
+
+def words(command: str) -> tuple[str, ...]:
+    """A command line's words as the shell splits them (the authors' scripts' flags, as they write them)."""
+    return tuple(shlex.split(command))
+
+
+_COMMON = "--share-all-embeddings --optimizer adam --adam-betas '(0.9, 0.98)' --clip-norm 0.0"
+_SCHEDULE = "--lr-scheduler inverse_sqrt --warmup-init-lr 1e-07 --warmup-updates 8000"
+_LOSS = "--criterion label_smoothed_cross_entropy --label-smoothing 0.1"
 _TAIL = (
-    "--no-progress-bar",
-    "--log-interval",
-    "50",
-    "--ddp-backend",
-    "no_c10d",
-    "--save-interval-updates",
-    "10000",
-    "--keep-interval-updates",
-    "20",
+    "--no-progress-bar --log-interval 50 --ddp-backend no_c10d --save-interval-updates 10000 "
+    "--keep-interval-updates 20"
 )
+_TEST = "--batch-size 128 --beam {beam} --lenpen {lenpen} --remove-bpe"
 
 
 @dataclass(frozen=True)
@@ -143,84 +136,37 @@ def plan_batch(theirs: AuthorsScripts, gpus: int, max_tokens: int, update_freq: 
 AUTHORS: dict[str, AuthorsScripts] = {
     "iwslt14": AuthorsScripts(
         train_script="train/train-iwslt14.sh",
-        train=(
-            "--seed",
-            "1",
-            "--arch",
-            "transformer_iwslt_de_en_macaron_v2",
-            *_COMMON,
-            "--dropout",
-            "0.3",
-            *_SCHEDULE,
-            "--lr",
-            "0.0015",
-            "--min-lr",
-            "1e-09",
-            *_LOSS,
-            "--weight-decay",
-            "0.0001",
-            "--max-tokens",
-            "4096",
-            "--update-freq",
-            "1",
-            *_TAIL,
+        train=words(
+            f"--seed 1 --arch transformer_iwslt_de_en_macaron_v2 {_COMMON} --dropout 0.3 {_SCHEDULE} "
+            f"--lr 0.0015 --min-lr 1e-09 {_LOSS} --weight-decay 0.0001 "
+            f"--max-tokens 4096 --update-freq 1 {_TAIL}"
         ),
         test_script="test/test-iwslt14.sh",
-        test=("--batch-size", "128", "--beam", "5", "--lenpen", "1.0", "--remove-bpe"),
+        test=words(_TEST.format(beam=5, lenpen="1.0")),
         bleu="generate.py's own BLEU4 line (tokenized; the data is lowercased)",
         gpus=1,
     ),
     "wmt14": AuthorsScripts(
         train_script="train/train-wmt14-base.sh",
-        train=(
-            "--seed",
-            "1",
-            "--arch",
-            "transformer_wmt_en_de_macaron_v2",
-            *_COMMON,
-            *_SCHEDULE,
-            "--lr",
-            "0.0015",
-            "--min-lr",
-            "1e-09",
-            *_LOSS,
-            "--weight-decay",
-            "0.0",
-            "--max-tokens",
-            "8192",
-            "--update-freq",
-            "1",
-            *_TAIL,
+        train=words(
+            f"--seed 1 --arch transformer_wmt_en_de_macaron_v2 {_COMMON} {_SCHEDULE} "
+            f"--lr 0.0015 --min-lr 1e-09 {_LOSS} --weight-decay 0.0 "
+            f"--max-tokens 8192 --update-freq 1 {_TAIL}"
         ),
         test_script="test/test-wmt14-base.sh",
-        test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
+        test=words(_TEST.format(beam=4, lenpen=0.6)),
         bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
         gpus=4,
     ),
     "wmt14-big": AuthorsScripts(
         train_script="train/train-wmt14-big.sh",
-        train=(
-            "--seed",
-            "1",
-            "--arch",
-            "transformer_wmt_en_de_big_t2t_macaron",
-            *_COMMON,
-            *_SCHEDULE,
-            "--lr",
-            "0.003",
-            "--min-lr",
-            "1e-09",
-            *_LOSS,
-            "--weight-decay",
-            "0.0",
-            "--max-tokens",
-            "4096",
-            "--update-freq",
-            "16",
-            *_TAIL,
+        train=words(
+            f"--seed 1 --arch transformer_wmt_en_de_big_t2t_macaron {_COMMON} {_SCHEDULE} "
+            f"--lr 0.003 --min-lr 1e-09 {_LOSS} --weight-decay 0.0 "
+            f"--max-tokens 4096 --update-freq 16 {_TAIL}"
         ),
         test_script="test/test-wmt14-big.sh",
-        test=("--batch-size", "128", "--beam", "4", "--lenpen", "0.6", "--remove-bpe"),
+        test=words(_TEST.format(beam=4, lenpen=0.6)),
         bleu="interactive.py, Moses detokenizer → tokenizer, ##AT## compound split, multi-bleu.perl",
         gpus=4,
     ),

@@ -63,30 +63,11 @@ from macaron_workflow.options import FORCE, SKIP_INSTALL, WORKERS, Option, add_o
 from macaron_workflow.stages import StageRunner
 
 #: the small-scale mode: same pipeline, a model and schedule that run in seconds on a CPU
-SMALL_MODEL = [
-    "--encoder-layers",
-    "2",
-    "--decoder-layers",
-    "2",
-    "--encoder-embed-dim",
-    "64",
-    "--decoder-embed-dim",
-    "64",
-    "--encoder-ffn-embed-dim",
-    "64",
-    "--decoder-ffn-embed-dim",
-    "64",
-    "--encoder-attention-heads",
-    "4",
-    "--decoder-attention-heads",
-    "4",
-    "--warmup-updates",
-    "20",
-    "--lr",
-    "0.005",
-    "--dropout",
-    "0.1",
-]
+SMALL_MODEL = (
+    "--encoder-layers 2 --decoder-layers 2 --encoder-embed-dim 64 --decoder-embed-dim 64 "
+    "--encoder-ffn-embed-dim 64 --decoder-ffn-embed-dim 64 --encoder-attention-heads 4 "
+    "--decoder-attention-heads 4 --warmup-updates 20 --lr 0.005 --dropout 0.1"
+).split()
 
 
 @dataclass(frozen=True)
