@@ -50,6 +50,7 @@ from benchmarks.reports import (
 )
 from benchmarks.results_file import REPO, RESULTS_DIR, read_results
 from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import quiet_loggers
 from macaron_workflow.errors import UserError
 
 MARKER = re.compile(r"<!-- results:([A-Za-z0-9_-]+):start -->")
@@ -97,19 +98,10 @@ def _quickstart_runs(payload: dict[str, Any]) -> str:
     return results_table(payload["runs"])
 
 
-def _quiet_model_building() -> None:
-    import logging
-    import warnings
-
-    warnings.simplefilter("ignore")
-    for name in ("fairseq", "macaron_fairseq"):
-        logging.getLogger(name).setLevel(logging.WARNING)
-
-
 def _authors_recipes() -> str:
     from macaron_pipelines.authors_table import render
 
-    _quiet_model_building()
+    quiet_loggers("fairseq", "macaron_fairseq")
     return render()
 
 
@@ -122,14 +114,14 @@ def _readme_summary() -> str:
 def _param_parity() -> str:
     from macaron_fairseq.param_parity import markdown_table, parity_rows
 
-    _quiet_model_building()
+    quiet_loggers("fairseq", "macaron_fairseq")
     return markdown_table(parity_rows(32768), 32768)
 
 
 def _bert_parity() -> str:
     from macaron_fairseq.param_parity import BERT_VOCAB, bert_markdown_table, bert_parity_rows
 
-    _quiet_model_building()
+    quiet_loggers("fairseq", "macaron_fairseq")
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
@@ -142,7 +134,7 @@ def _plugin_options() -> str:
 def _architectures() -> str:
     from macaron_fairseq.models.arch_table import markdown_table
 
-    _quiet_model_building()
+    quiet_loggers("fairseq", "macaron_fairseq")
     return markdown_table()
 
 
@@ -155,7 +147,7 @@ def _authors_glue_recipe() -> str:
 def _authors_bert_parity() -> str:
     from macaron_fairseq.param_parity import authors_bert_markdown_table
 
-    _quiet_model_building()
+    quiet_loggers("fairseq", "macaron_fairseq")
     return authors_bert_markdown_table()
 
 

@@ -45,6 +45,7 @@ from benchmarks.real_text_grid import data_is_frozen, freeze_data
 from benchmarks.results_file import REPO, machine_info
 from macaron_preprocess.sources import python_docs
 from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import quiet_loggers
 from macaron_workflow.grid import RowFile, Slot
 
 ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
@@ -191,20 +192,10 @@ def corpus_size(data_bin: Path) -> dict[str, int]:
     return size
 
 
-def _quiet_fairseq() -> None:
-    """No warnings and no INFO lines from fairseq while the benchmark builds tasks and models itself."""
-    import logging
-    import warnings
-
-    warnings.simplefilter("ignore")
-    logging.getLogger("fairseq").setLevel(logging.WARNING)
-    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
-
-
 def parameter_counts(data_bin: Path) -> dict[str, int]:
     from macaron_fairseq.models.bert_build import build_bert_model
 
-    _quiet_fairseq()
+    quiet_loggers("fairseq", "macaron_fairseq")
     counts = {}
     for arm, arch in ARMS.items():
         model, _ = build_bert_model(data_bin, arch)
@@ -218,7 +209,7 @@ def valid_nsp_pairs(data_bin: Path, p: BertProtocol, seed: int) -> dict[str, Any
     answering the more frequent class — the floor an NSP accuracy must clear to mean anything."""
     from macaron_fairseq.models.bert_build import build_bert_task
 
-    _quiet_fairseq()
+    quiet_loggers("fairseq", "macaron_fairseq")
     flags = ["--seed", str(seed), "--tokens-per-sample", str(p.tokens_per_sample), "--pair-cache", "off"]
     task, _ = build_bert_task(data_bin, ARMS["vanilla"], flags)
     task.load_dataset("valid")

@@ -63,6 +63,7 @@ from benchmarks.results_file import REPO, machine_info
 from macaron_preprocess.sources.gettext_catalogs import LOCALE_ROOT, Catalog, catalog_paths, read_catalogs
 from macaron_preprocess.text.layout import data_bin_of
 from macaron_workflow.atomic import write_text_atomically
+from macaron_workflow.cli import quiet_loggers
 from macaron_workflow.grid import RowFile, Slot
 
 ARMS = {"transformer": "fixup_transformer_iwslt_de_en", "macaron": "macaron_small"}
@@ -270,13 +271,9 @@ def arm_flags(p: TranslationProtocol, arm: str) -> list[str]:
 
 def parameter_counts(data_bin: Path, p: TranslationProtocol) -> dict[str, int]:
     """Each arm's parameter count, the model built as ``fairseq-train`` builds it on this dictionary."""
-    import logging
-    import warnings
-
     from macaron_fairseq.param_parity import count_parameters
 
-    warnings.simplefilter("ignore")
-    logging.getLogger("fairseq").setLevel(logging.WARNING)
+    quiet_loggers("fairseq")
     with tempfile.TemporaryDirectory() as tmp:
         for side in ("src", "tgt"):  # count_parameters builds an src→tgt task
             shutil.copy(data_bin / f"dict.{p.lang}.txt", Path(tmp) / f"dict.{side}.txt")

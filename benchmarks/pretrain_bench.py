@@ -10,13 +10,13 @@ import os
 import resource
 import socket
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from benchmarks.results_file import REPO
+from macaron_workflow.cli import quiet_loggers
 
 FIRST_WORD = 4  # fairseq dictionary: <s>=0 <pad>=1 </s>=2 <unk>=3, words from 4, <mask> last
 CLS, PAD, SEP = 0, 1, 2
@@ -66,10 +66,8 @@ def usable_cores() -> int:
 
 
 def quiet_libraries() -> None:
-    warnings.simplefilter("ignore")
+    quiet_loggers("fairseq", "macaron_fairseq", "DeepSpeed", "deepspeed", "transformers")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    for name in ("fairseq", "macaron_fairseq", "DeepSpeed", "deepspeed", "transformers"):
-        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def one_micro_batch_config(path: Path, micro_batch: int, bf16: bool = False) -> dict[str, Any]:

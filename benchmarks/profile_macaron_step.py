@@ -14,9 +14,7 @@ difference to the Transformer, the operators with the largest differences first.
 from __future__ import annotations
 
 import argparse
-import logging
 import statistics
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import COUNTERPARTS
 from macaron_pipelines.gpu_check.speed import TRANSFORMER, random_batch, set_impl, train_step_seconds
+from macaron_workflow.cli import quiet_loggers
 
 
 def profile_step(model: torch.nn.Module, batch: Any) -> dict[str, tuple[float, float]]:
@@ -93,9 +92,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, default=RESULTS_DIR / "macaron_step_profile.json")
     args = parser.parse_args()
-    warnings.simplefilter("ignore")
-    for name in ("fairseq", "filelock", "torch"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_loggers("fairseq", "filelock", "torch")
     machine = machine_info()
     results = run(args)
     write_results(args.json, results, machine)

@@ -26,9 +26,7 @@ rows exclude the one-off compilation (done in the warm-up rounds, and reported s
 from __future__ import annotations
 
 import argparse
-import logging
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -49,6 +47,7 @@ from macaron_pipelines.gpu_check.speed import (
     train_step_seconds,
     variants,
 )
+from macaron_workflow.cli import quiet_loggers
 
 
 def measure_size(
@@ -172,9 +171,7 @@ def main() -> None:
     args = parser.parse_args()
     args.model_flags = [f for f in args.model_flags if f != "--"]
     args.impls = ["plain", "fused", *(["compile"] if args.compile else [])]
-    warnings.simplefilter("ignore")
-    for name in ("fairseq", "filelock", "torch"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_loggers("fairseq", "filelock", "torch")
     machine = machine_info()
     results = run(args)
     if args.json:

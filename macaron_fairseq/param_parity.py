@@ -18,8 +18,6 @@ its architecture (:func:`published_bert_parameters`), then the Macaron authors' 
 
 from __future__ import annotations
 
-import logging
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +25,7 @@ import torch
 
 from macaron_fairseq.build_without_data import build_translation_model, joined_dictionary_dir
 from macaron_fairseq.models.architectures import BERT_COUNTERPARTS, COUNTERPARTS
-from macaron_workflow.cli import ArgumentParser
+from macaron_workflow.cli import ArgumentParser, quiet_loggers
 
 EMBEDDINGS = {"shared": ["--share-all-embeddings"], "unshared": []}
 
@@ -194,9 +192,7 @@ def main() -> None:
     )
     parser.add_argument("--bert", action="store_true", help="the BERT pre-training models instead")
     args = parser.parse_args()
-    warnings.simplefilter("ignore")
-    logging.getLogger("fairseq").setLevel(logging.WARNING)
-    logging.getLogger("macaron_fairseq").setLevel(logging.WARNING)
+    quiet_loggers("fairseq", "macaron_fairseq")
     family = BERT_COUNTERPARTS if args.bert else COUNTERPARTS
     wrong = [a for a in args.arch or [] if a not in family]
     if wrong:

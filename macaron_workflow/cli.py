@@ -1,15 +1,17 @@
 """What every command shares: option types, the parser (its usage names the command as the user typed it, its
 help shows every default and no reStructuredText markup, its usage errors follow the error rule), deprecated
-spellings of options, and the one wrapper that ends every CLI, pipeline and tool by the error rule of
-:mod:`macaron_workflow.errors` (:func:`run_cli`). The option tables built on these are
-:mod:`macaron_workflow.options`."""
+spellings of options, the quieting of libraries' warnings and INFO lines (:func:`quiet_loggers`), and the one
+wrapper that ends every CLI, pipeline and tool by the error rule of :mod:`macaron_workflow.errors`
+(:func:`run_cli`). The option tables built on these are :mod:`macaron_workflow.options`."""
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import sys
+import warnings
 from collections.abc import Callable
 from functools import cache
 from typing import Any, NoReturn
@@ -28,6 +30,14 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def quiet_loggers(*names: str) -> None:
+    """No warnings at all, and nothing below WARNING from the loggers ``names`` (fairseq's INFO lines while a
+    command builds tasks and models itself)."""
+    warnings.simplefilter("ignore")
+    for name in names:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def positive_int(text: str) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -135,23 +135,65 @@ def encode_chunk(lines: list[bytes]) -> tuple[bytes, list[str]]:
     return ("\n".join(encoded) + "\n").encode("utf-8") if encoded else b"", broken
 
 
-def encode_file(source: Path, target: Path, model: Path, workers: int, label: str, chunk_lines: int) -> int:
-    """Encode ``source`` into ``target``; fail on any line that does not decode back to itself."""
+def encode_file(
+    source: Path,
+    target: Path,
+    model: Path,
+    workers: int,
+    label: str,
+    chunk_lines: int,
+    *,
+    encode: Callable[[list[bytes]], tuple[bytes, list[str]]] = encode_chunk,
+    initializer: Callable[[str], None] = _init_encoder,
+    failure: str = "sentencepiece round trip failed for",
+) -> int:
+    """Encode ``source`` into ``target``: ``chunk_lines`` lines at a time through ``encode`` (the encoded
+    lines, and those that do not decode back to themselves) on ``workers`` processes, each set up by
+    ``initializer(model)``; fail on any line that does not decode back to itself (``failure`` opens the
+    message). sentencepiece by default; :mod:`~macaron_preprocess.text.subword_bpe` passes subword-nmt's."""
     total = count_lines(source)
     with (
         open(target, "wb") as out,
         tqdm(total=total, desc=f"bpe {label}", unit="lines", file=sys.stderr, delay=0.5) as progress,
     ):
         chunks = chunked(iter_lines(source), chunk_lines)
-        for blob, broken in ordered_map(encode_chunk, chunks, workers, _init_encoder, (str(model),)):
+        for blob, broken in ordered_map(encode, chunks, workers, initializer, (str(model),)):
             if broken:
-                raise UserError(
-                    f"sentencepiece round trip failed for {len(broken)} line(s) of {source}, "
-                    f"first: {broken[0]!r}"
-                )
+                raise UserError(f"{failure} {len(broken)} line(s) of {source}, first: {broken[0]!r}")
             out.write(blob)
             progress.update(blob.count(b"\n"))
     return total
+
+
+def encode_bitext(
+    runner: StageRunner,
+    split: str,
+    tokenized: BitextFiles,
+    encoded: BitextFiles,
+    model: Path,
+    workers: int,
+    chunk_lines: int,
+    params: Mapping[str, Any],
+    report: Mapping[str, Any],
+    **encoding: Any,
+) -> StageReport:
+    """Stage "bpe-<split>" with stage ``params``: encode both sides (:func:`encode_file` with ``encoding``),
+    then check counts (in == out, src == tgt); the stage's report is split, lines and ``report``."""
+
+    def build(temps: Mapping[Path, Path]) -> StageReport:
+        counts = {}
+        for side in ("src", "tgt"):
+            source, target = getattr(tokenized, side), getattr(encoded, side)
+            label = f"{split}.{side}"
+            counts[side] = encode_file(source, temps[target], model, workers, label, chunk_lines, **encoding)
+        written = check_bitext_counts(
+            BitextFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
+        )
+        if written != counts["src"]:
+            raise UserError(f"bpe {split}: {tokenized.src} has {counts['src']} lines, output {written}")
+        return {"split": split, "lines": written, **report}
+
+    return runner.run(f"bpe-{split}", [*tokenized.both(), model], encoded.both(), params, build)
 
 
 def apply_bpe(
@@ -163,18 +205,6 @@ def apply_bpe(
     workers: int,
     chunk_lines: int = 2000,
 ) -> StageReport:
-    """Stage "bpe-<split>": encode both sides, then check counts (in == out, src == tgt)."""
-
-    def build(temps: Mapping[Path, Path]) -> StageReport:
-        counts = {}
-        for side in ("src", "tgt"):
-            source, target = getattr(tokenized, side), getattr(encoded, side)
-            counts[side] = encode_file(source, temps[target], model, workers, f"{split}.{side}", chunk_lines)
-        written = check_bitext_counts(
-            BitextFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
-        )
-        if written != counts["src"]:
-            raise UserError(f"bpe {split}: {tokenized.src} has {counts['src']} lines, output {written}")
-        return {"split": split, "lines": written}
-
-    return runner.run(f"bpe-{split}", [*tokenized.both(), model], encoded.both(), {"version": 1}, build)
+    """Stage "bpe-<split>": encode both sides with sentencepiece, then check counts (in == out,
+    src == tgt)."""
+    return encode_bitext(runner, split, tokenized, encoded, model, workers, chunk_lines, {"version": 1}, {})

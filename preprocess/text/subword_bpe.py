@@ -14,16 +14,14 @@ order (ties between equally frequent pairs are broken by that order, as with the
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 
-from tqdm import tqdm
-
-from macaron_preprocess.text.bitext import BitextFiles, check_bitext_counts
+from macaron_preprocess.text.bitext import BitextFiles
+from macaron_preprocess.text.bpe import encode_bitext
 from macaron_workflow.errors import UserError
-from macaron_workflow.files import count_lines, iter_lines
+from macaron_workflow.files import count_lines
 from macaron_workflow.stages import StageReport, StageRunner
-from macaron_workflow.workers import chunked, ordered_map
 
 SEPARATOR = "@@"
 
@@ -83,42 +81,22 @@ def encode_chunk(lines: list[bytes]) -> tuple[bytes, list[str]]:
     return "".join(e + "\n" for e in encoded).encode("utf-8"), broken
 
 
-def encode_file(source: Path, target: Path, codes: Path, workers: int, label: str) -> int:
-    total = count_lines(source)
-    with (
-        open(target, "wb") as out,
-        tqdm(total=total, desc=f"bpe {label}", unit="lines", file=sys.stderr, delay=0.5) as progress,
-    ):
-        chunks = chunked(iter_lines(source), 2000)
-        for blob, broken in ordered_map(encode_chunk, chunks, workers, _init_bpe, (str(codes),)):
-            if broken:
-                raise UserError(
-                    f"subword-nmt BPE does not round-trip {len(broken)} line(s) of {source}, "
-                    f"first: {broken[0]!r}"
-                )
-            out.write(blob)
-            progress.update(blob.count(b"\n"))
-    return total
-
-
 def apply(
     runner: StageRunner, split: str, tokenized: BitextFiles, encoded: BitextFiles, codes: Path, workers: int
 ) -> StageReport:
     """Stage "bpe-<split>": ``apply_bpe.py -c codes`` on both sides, counts checked."""
-
-    def build(temps: Mapping[Path, Path]) -> StageReport:
-        counts = {
-            side: encode_file(
-                getattr(tokenized, side), temps[getattr(encoded, side)], codes, workers, f"{split}.{side}"
-            )
-            for side in ("src", "tgt")
-        }
-        written = check_bitext_counts(
-            BitextFiles(temps[encoded.src], temps[encoded.tgt]), f"after stage bpe ({split})"
-        )
-        if written != counts["src"]:
-            raise UserError(f"bpe {split}: {tokenized.src} has {counts['src']} lines, output {written}")
-        return {"split": split, "lines": written, "bpe": "subword-nmt"}
-
-    inputs = [*tokenized.both(), codes]
-    return runner.run(f"bpe-{split}", inputs, encoded.both(), {"bpe": "subword-nmt"}, build)
+    subword_nmt = {"bpe": "subword-nmt"}  # the stage's params, and its report's last entry
+    return encode_bitext(
+        runner,
+        split,
+        tokenized,
+        encoded,
+        codes,
+        workers,
+        2000,
+        subword_nmt,
+        subword_nmt,
+        encode=encode_chunk,
+        initializer=_init_bpe,
+        failure="subword-nmt BPE does not round-trip",
+    )

@@ -42,6 +42,14 @@ def tokenize_jobs(
     ]
 
 
+def _binarize_bpe(
+    runner: StageRunner, layout: OutputLayout, splits: Sequence[str], workers: int, binarizer: str
+) -> None:
+    """Binarize ``bpe/<split>`` of every split into the data-bin."""
+    prefixes = {split: layout.bpe_prefix(split) for split in splits}
+    binarize(runner, prefixes, layout.src, layout.tgt, layout.data_bin, workers, binarizer)
+
+
 def bpe_and_binarize(
     runner: StageRunner,
     layout: OutputLayout,
@@ -54,15 +62,7 @@ def bpe_and_binarize(
     learn_bpe(runner, layout.tok("train"), layout.spm_model, layout.spm_vocab, bpe)
     for split in splits:
         apply_bpe(runner, split, layout.tok(split), layout.bpe(split), layout.spm_model, workers)
-    binarize(
-        runner,
-        {split: layout.bpe_prefix(split) for split in splits},
-        layout.src,
-        layout.tgt,
-        layout.data_bin,
-        workers,
-        binarizer,
-    )
+    _binarize_bpe(runner, layout, splits, workers, binarizer)
 
 
 def subword_nmt_and_binarize(
@@ -78,12 +78,4 @@ def subword_nmt_and_binarize(
     subword_bpe.learn(runner, layout.tok("train"), codes, merges)
     for split in splits:
         subword_bpe.apply(runner, split, layout.tok(split), layout.bpe(split), codes, workers)
-    binarize(
-        runner,
-        {split: layout.bpe_prefix(split) for split in splits},
-        layout.src,
-        layout.tgt,
-        layout.data_bin,
-        workers,
-        binarizer,
-    )
+    _binarize_bpe(runner, layout, splits, workers, binarizer)
