@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 import time
@@ -219,30 +220,13 @@ def generate(
     """Translate the test split of ``data_bin`` with ``checkpoint`` (its BPE removed: sentencepiece, or
     subword-nmt's ``@@`` — fairseq's ``--remove-bpe`` — for a data-bin with ``subword_nmt.codes``): the
     stdout of ``fairseq-generate`` goes to ``output``, its stderr to ``output`` with the suffix ``.log``."""
-    command = [
-        "fairseq-generate",
-        str(data_bin),
-        "--user-dir",
-        str(USER_DIR),
-        "--task",
-        "translation",
-        "--source-lang",
-        src,
-        "--target-lang",
-        tgt,
-        "--path",
-        str(checkpoint),
-        "--gen-subset",
-        "test",
-        "--beam",
-        str(beam),
-        "--lenpen",
-        str(lenpen),
-        "--post-process",
-        post_process_of(data_bin),
-        "--batch-size",
-        str(batch_size),
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"fairseq-generate {q(str(data_bin))} --user-dir {q(str(USER_DIR))} --task translation "
+        f"--source-lang {q(src)} --target-lang {q(tgt)} --path {q(str(checkpoint))} --gen-subset test "
+        f"--beam {beam} --lenpen {lenpen} --post-process {post_process_of(data_bin)} "
+        f"--batch-size {batch_size}"
+    )
     if cpu:
         command += ["--num-workers", "0", "--cpu"]
     errors = output.with_suffix(".log")

@@ -39,6 +39,7 @@ import json
 import math
 import os
 import re
+import shlex
 import sys
 import time
 from collections import deque
@@ -268,31 +269,14 @@ def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace
 
 # ---------------------------------------------------------------------------------------------- pretrain
 def pretrain_command(args: argparse.Namespace, data_bin: Path, paths: ArchPaths) -> list[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        str(args.gpus),
-        "-m",
-        "macaron_fairseq.pretrain",
-        str(data_bin),
-        "--arch",
-        args.arch,
-        "--deepspeed-config",
-        str(args.deepspeed_config),
-        "--save-dir",
-        str(paths.save_dir),
-        "--max-update",
-        str(args.max_update),
-        "--save-interval-updates",
-        str(args.save_interval_updates),
-        "--log-interval",
-        str(args.log_interval),
-        "--seed",
-        str(args.seed),
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m torch.distributed.run --standalone --nproc_per_node {args.gpus} "
+        f"-m macaron_fairseq.pretrain {q(str(data_bin))} --arch {q(args.arch)} "
+        f"--deepspeed-config {q(str(args.deepspeed_config))} --save-dir {q(str(paths.save_dir))} "
+        f"--max-update {args.max_update} --save-interval-updates {args.save_interval_updates} "
+        f"--log-interval {args.log_interval} --seed {args.seed}"
+    )
     if args.tokens_per_sample:
         command += ["--tokens-per-sample", str(args.tokens_per_sample)]
     return command + list(args.train_flags)

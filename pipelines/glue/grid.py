@@ -35,6 +35,7 @@ A run is identified by its task and configuration; its directory name says both
 from __future__ import annotations
 
 import math
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from itertools import product
@@ -232,67 +233,20 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
     checkpoint yet); no per-epoch checkpoints."""
     total, warmup = spec.updates()
     cfg = spec.config
-    command = [
-        "fairseq-train",
-        str(spec.data_dir),
-        "--user-dir",
-        str(user_dir),
-        "--task",
-        "macaron_sentence_prediction",
-        "--criterion",
-        "sentence_prediction",
-        "--arch",
-        spec.arch,
-        "--num-classes",
-        str(spec.num_classes),
-        "--optimizer",
-        "adam_lr_groups",
-        "--adam-betas",
-        f"({spec.adam_betas[0]:g}, {spec.adam_betas[1]:g})",
-        "--adam-eps",
-        "1e-06",
-        "--weight-decay",
-        f"{cfg.weight_decay:g}",
-        "--no-decay-bias-and-norm",
-        "--clip-norm",
-        "1.0",
-        "--lr-scheduler",
-        "polynomial_decay",
-        "--lr",
-        f"{cfg.lr:g}",
-        "--end-learning-rate",
-        "0",
-        "--warmup-updates",
-        str(warmup),
-        "--total-num-update",
-        str(total),
-        "--max-update",
-        str(total),
-        "--max-epoch",
-        str(cfg.epochs),
-        "--batch-size",
-        str(cfg.batch_size),
-        "--dropout",
-        "0.1",
-        "--attention-dropout",
-        "0.1",
-        "--seed",
-        str(spec.seed),
-        "--tokens-per-sample",
-        str(MAX_SEQ_LENGTH),
-        "--save-dir",
-        str(save_dir),
-        "--no-epoch-checkpoints",
-        "--save-interval-updates",
-        str(SAVE_INTERVAL_UPDATES),
-        "--keep-interval-updates",
-        "1",
-        "--disable-validation",
-        "--log-format",
-        "json",
-        "--log-interval",
-        "50",
-    ]
+    q = shlex.quote
+    betas = f"({spec.adam_betas[0]:g}, {spec.adam_betas[1]:g})"
+    command = shlex.split(
+        f"fairseq-train {q(str(spec.data_dir))} --user-dir {q(str(user_dir))} "
+        f"--task macaron_sentence_prediction --criterion sentence_prediction --arch {q(spec.arch)} "
+        f"--num-classes {spec.num_classes} --optimizer adam_lr_groups --adam-betas {q(betas)} "
+        f"--adam-eps 1e-06 --weight-decay {cfg.weight_decay:g} --no-decay-bias-and-norm --clip-norm 1.0 "
+        f"--lr-scheduler polynomial_decay --lr {cfg.lr:g} --end-learning-rate 0 --warmup-updates {warmup} "
+        f"--total-num-update {total} --max-update {total} --max-epoch {cfg.epochs} "
+        f"--batch-size {cfg.batch_size} --dropout 0.1 --attention-dropout 0.1 --seed {spec.seed} "
+        f"--tokens-per-sample {MAX_SEQ_LENGTH} --save-dir {q(str(save_dir))} --no-epoch-checkpoints "
+        f"--save-interval-updates {SAVE_INTERVAL_UPDATES} --keep-interval-updates 1 --disable-validation "
+        "--log-format json --log-interval 50"
+    )
     if spec.regression:
         command += ["--regression-target"]
     if spec.new_layers.count:
