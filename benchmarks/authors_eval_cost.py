@@ -264,10 +264,9 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
     import fairseq
     import torch
     from fairseq import options, tasks
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from omegaconf import OmegaConf
 
     import macaron_fairseq  # noqa: F401  (registers the authors' archs)
+    from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
 
     argv = [
         str(data_bin),
@@ -288,22 +287,7 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
     torch.manual_seed(seed)
     task = tasks.setup_task(args)
     model = task.build_model(args)
-    cfg = OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True)
-    checkpoint = {
-        "args": None,
-        "cfg": cfg,
-        "model": model.state_dict(),
-        "optimizer_history": [
-            {
-                "criterion_name": "LabelSmoothedCrossEntropyCriterion",
-                "optimizer_name": "none",
-                "lr_scheduler_state": {},
-                "num_updates": 0,
-            },
-        ],
-        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
-        "last_optimizer_state": None,
-    }
+    checkpoint = fairseq_checkpoint(cfg_of(args), model.state_dict(), "LabelSmoothedCrossEntropyCriterion")
     with atomic_output(path) as tmp:
         torch.save(checkpoint, tmp)
     m = vars(args)  # the settings the architecture filled in

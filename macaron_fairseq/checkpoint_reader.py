@@ -22,6 +22,9 @@ Use::
 Code we do not own that calls ``torch.load(..., weights_only=False)`` itself (DeepSpeed's ``zero_to_fp32``)
 runs inside :func:`restricted_loads` (with ``checkpoint_safety.deepspeed_globals()`` for a DeepSpeed save
 directory).
+
+The checkpoints the plugin's commands write (an upgrade, an import, an export) have one layout, built by
+:func:`fairseq_checkpoint` (with :func:`cfg_of`, the configuration fairseq saves for parsed arguments).
 """
 
 from __future__ import annotations
@@ -148,12 +151,54 @@ def describe(path: str | Path, flag: str | None = None) -> CheckpointInfo:
     return _describe_cached(str(path), stat.st_mtime_ns, stat.st_size, flag)
 
 
+def cfg_of(args: argparse.Namespace) -> dict[str, Any]:
+    """The configuration fairseq saves for the parsed arguments ``args`` (``cfg`` of a checkpoint): their
+    omegaconf form as plain containers, interpolations resolved and enums as strings."""
+    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
+    from omegaconf import OmegaConf
+
+    return OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True)
+
+
+def fairseq_checkpoint(
+    cfg: Any,
+    model: Mapping[str, Any],
+    criterion: str,
+    *,
+    optimizer: str = "none",
+    num_updates: int = 0,
+    extra_state: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A fairseq checkpoint without optimizer state, as the plugin's commands write it: the six keys
+    ``args`` (None), ``cfg``, ``model`` (the state dict), ``optimizer_history`` (one entry naming
+    ``criterion``, ``optimizer`` and ``num_updates``), ``extra_state`` (epoch 1, no validation loss, then
+    ``extra_state``'s entries) and ``last_optimizer_state`` (None), in that order. ``fairseq-generate``, the
+    hub, ``--restore-file`` and ``--finetune-from-model`` load it; the caller saves it."""
+    return {
+        "args": None,
+        "cfg": cfg,
+        "model": model,
+        "optimizer_history": [
+            {
+                "criterion_name": criterion,
+                "optimizer_name": optimizer,
+                "lr_scheduler_state": {},
+                "num_updates": num_updates,
+            }
+        ],
+        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None, **(extra_state or {})},
+        "last_optimizer_state": None,
+    }
+
+
 __all__ = [
     "CheckpointError",
     "CheckpointInfo",
     "UnsafeCheckpointError",
+    "cfg_of",
     "describe",
     "describe_state",
+    "fairseq_checkpoint",
     "load_checkpoint",
     "read_checkpoint",
     "restricted_loads",

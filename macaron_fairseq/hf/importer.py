@@ -26,6 +26,7 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
 from macaron_fairseq.hf.mapping import (
     EMBED_TOKENS,
     FAIRSEQ_ONLY,
@@ -193,8 +194,6 @@ def model_flags(config: dict[str, Any]) -> tuple[str, list[str]]:
 def build_fairseq_model(data_dir: Path, arch: str, flags: list[str]) -> tuple[Any, Any, dict[str, Any]]:
     """(model, task, cfg as fairseq saves it) for ``--arch arch flags`` over ``data_dir/dict.txt``."""
     from fairseq import options, tasks
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from omegaconf import OmegaConf
 
     import macaron_fairseq  # noqa: F401  (registers the task and the architectures)
 
@@ -204,8 +203,7 @@ def build_fairseq_model(data_dir: Path, arch: str, flags: list[str]) -> tuple[An
     task = tasks.setup_task(args)
     model = task.build_model(args)
     logging.getLogger("hydra").setLevel(logging.WARNING)  # its DEBUG lines on composing fairseq's config
-    cfg = convert_namespace_to_omegaconf(args)
-    return model, task, OmegaConf.to_container(cfg, resolve=True, enum_to_str=True)
+    return model, task, cfg_of(args)
 
 
 def fairseq_state(
@@ -277,21 +275,7 @@ def save_checkpoint(
 ) -> Path:
     """A fairseq checkpoint of a pre-training BERT without optimizer state (what the pre-trainer's export
     writes); a storage failure is one line (:func:`macaron_workflow.atomic.save_torch`)."""
-    checkpoint = {
-        "args": None,
-        "cfg": cfg,
-        "model": model_state,
-        "optimizer_history": [
-            {
-                "criterion_name": "BertPretrainingLoss",
-                "optimizer_name": "none",
-                "lr_scheduler_state": {},
-                "num_updates": 0,
-            }
-        ],
-        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None},
-        "last_optimizer_state": None,
-    }
+    checkpoint = fairseq_checkpoint(cfg, model_state, "BertPretrainingLoss")
     # not fairseq's torch_persistent_save: it logs a traceback for each of its three attempts
     return save_torch(checkpoint, path, shown)
 

@@ -14,6 +14,7 @@ modeling code's arithmetic: the logits must agree within 1e-5.
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import shutil
 import tempfile
@@ -22,6 +23,8 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.bert_checkpoint import tied_names
+from macaron_fairseq.checkpoint_reader import fairseq_checkpoint
 from macaron_workflow import atomic
 from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
@@ -121,12 +124,7 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
         cfg = restore(record["fairseq_cfg"])
         model = build_model(cfg, staging)
         own = model.state_dict()
-        seen: dict[int, str] = {}
-        tied = set()
-        for name, parameter in model.named_parameters(remove_duplicate=False):
-            if id(parameter) in seen:
-                tied.add(name)
-            seen.setdefault(id(parameter), name)
+        tied = tied_names(model)
         unexpected = sorted(set(weights) - set(own))
         missing = sorted(k for k in set(own) - set(weights) - tied if not k.endswith(NOT_WEIGHTS))
         if missing or unexpected:
@@ -145,67 +143,38 @@ def import_translation(hf_dir: Path, out: Path) -> Path:
         from macaron_fairseq.hf.modeling_macaron_mt import MacaronMTConfig
 
         config = MacaronMTConfig.from_pretrained(str(hf_dir))
-        check_logits(model, build_hf({k: getattr(config, k) for k in _SETTINGS}, weights))
-        checkpoint = {
-            "args": None,
-            "cfg": with_data(cfg, data_dir),
-            "model": model.state_dict(),
-            "optimizer_history": [
-                {
-                    "criterion_name": "CrossEntropyCriterion",
-                    "optimizer_name": "none",
-                    "lr_scheduler_state": {},
-                    "num_updates": 0,
-                }
-            ],
-            "extra_state": {
-                "train_iterator": {"epoch": 1},
-                "val_loss": None,
-                "macaron_hf_import": {"source": str(hf_dir)},
-            },
-            "last_optimizer_state": None,
-        }
+        check_logits(model, build_hf(model_settings(config), weights))
+        checkpoint = fairseq_checkpoint(
+            with_data(cfg, data_dir),
+            model.state_dict(),
+            "CrossEntropyCriterion",
+            extra_state={"macaron_hf_import": {"source": str(hf_dir)}},
+        )
         temp_checkpoint = Path(tmp) / "model.pt"
         torch.save(checkpoint, temp_checkpoint)
         atomic.replace_together([(staging, data_dir), (temp_checkpoint, out)])
     return out
 
 
-#: the MacaronMTConfig fields the export sets (translation_export.config_settings)
-_SETTINGS = frozenset(
+#: the MacaronMTConfig arguments that are not settings of the fairseq model; every other one is a field the
+#: export sets (translation_export.config_settings)
+_NOT_SETTINGS = frozenset(
     {
-        "src_vocab_size",
-        "tgt_vocab_size",
-        "encoder_embed_dim",
-        "decoder_embed_dim",
-        "encoder_layers",
-        "decoder_layers",
-        "encoder_attention_heads",
-        "decoder_attention_heads",
-        "encoder_ffn_embed_dim",
-        "decoder_ffn_embed_dim",
-        "macaron",
-        "macaron_ffn_step",
-        "encoder_normalize_before",
-        "decoder_normalize_before",
-        "encoder_norm_free",
-        "decoder_norm_free",
-        "encoder_final_layer_norm",
-        "decoder_final_layer_norm",
-        "encoder_layernorm_embedding",
-        "decoder_layernorm_embedding",
-        "encoder_learned_pos",
-        "decoder_learned_pos",
-        "token_positional_embeddings",
-        "max_source_positions",
-        "max_target_positions",
-        "scale_embedding",
-        "share_all_embeddings",
-        "share_decoder_input_output_embed",
-        "activation_fn",
-        "dropout",
-        "attention_dropout",
-        "activation_dropout",
-        "layer_norm_eps",
+        "self",
+        "kwargs",
+        "bos_token_id",
+        "pad_token_id",
+        "eos_token_id",
+        "unk_token_id",
+        "decoder_start_token_id",
+        "is_encoder_decoder",
+        "use_cache",
     }
 )
+
+
+def model_settings(config: Any) -> dict[str, Any]:
+    """The fields of ``config`` (a ``MacaronMTConfig``) that the export sets: the arguments of its constructor
+    that describe the fairseq model, in their order."""
+    parameters = inspect.signature(type(config).__init__).parameters
+    return {name: getattr(config, name) for name in parameters if name not in _NOT_SETTINGS}

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from macaron_fairseq.bert_checkpoint import tied_names
-from macaron_fairseq.checkpoint_reader import load_checkpoint
+from macaron_fairseq.checkpoint_reader import fairseq_checkpoint, load_checkpoint
 from macaron_fairseq.pretrain import checkpoints
 from macaron_fairseq.pretrain.weights import checkpoint_weights
 from macaron_workflow.atomic import save_torch
@@ -101,21 +101,14 @@ def export(save_dir: Path, out: Path, tag: str | None = None) -> Path:
         raise UserError(
             f"{save_dir}/{tag} does not match {cfg.model._name}: missing {untied}, unexpected {unexpected}"
         )
-    state = {
-        "args": None,
-        "cfg": cfg_dict,
-        "model": model.state_dict(),
-        "optimizer_history": [
-            {
-                "criterion_name": "BertPretrainingLoss",
-                "optimizer_name": "DeepSpeed",
-                "lr_scheduler_state": {},
-                "num_updates": int(client["step"]),
-            }
-        ],
-        "extra_state": {"train_iterator": {"epoch": 1}, "val_loss": None, "deepspeed_tag": tag},
-        "last_optimizer_state": None,
-    }
+    state = fairseq_checkpoint(
+        cfg_dict,
+        model.state_dict(),
+        "BertPretrainingLoss",
+        optimizer="DeepSpeed",
+        num_updates=int(client["step"]),
+        extra_state={"deepspeed_tag": tag},
+    )
     # not fairseq's torch_persistent_save: it renames OUT.tmp, which a failed rename left behind
     save_torch(state, out)
     return out

@@ -321,37 +321,26 @@ def upgrade_bert(state: Mapping[str, Any], source: Path, out: Path, data: Path |
     """Upgrade their BERT checkpoint ``state`` (read from ``source``) to ``out`` and ``out``'s directory's
     ``dict.txt``; a :class:`UserError` and nothing written for a file that is not one, or inconsistent."""
     import torch
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from omegaconf import OmegaConf
+
+    from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
 
     model = read_bert(state, source)
     dictionary = their_dictionary(model, data, source)
     plugin, args = build_plugin(model, dictionary, state["model"], source)
     args.data = str(out.parent.resolve())
-    cfg = OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True)
-    checkpoint = {
-        "args": None,
-        "cfg": cfg,
-        "model": plugin.state_dict(),
-        "optimizer_history": [
-            {
-                "criterion_name": "BertPretrainingLoss",
-                "optimizer_name": "none",
-                "lr_scheduler_state": {},
-                "num_updates": model.num_updates or 0,
-            }
-        ],
-        "extra_state": {
-            "train_iterator": {"epoch": 1},
-            "val_loss": None,
+    checkpoint = fairseq_checkpoint(
+        cfg_of(args),
+        plugin.state_dict(),
+        "BertPretrainingLoss",
+        num_updates=model.num_updates or 0,
+        extra_state={
             "macaron_upgrade": {
                 "source": str(source),
                 "authors_arch": model.arch,
                 "description": model.describe(),
-            },
+            }
         },
-        "last_optimizer_state": None,
-    }
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     # the plugin's dict.txt: their entries in their order (the plugin's ids follow from fairseq's 4 specials)
     write_or_keep(dictionary.read_bytes(), out.parent / "dict.txt", "dictionary")

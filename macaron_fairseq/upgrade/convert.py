@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
 from macaron_fairseq.upgrade.layout import AuthorsModel
 from macaron_fairseq.upgrade.weights import plugin_state
 from macaron_workflow.atomic import save_torch
@@ -121,8 +122,6 @@ def check_data(model: AuthorsModel, data: Path) -> None:
 def build(model: AuthorsModel, weights: dict[str, torch.Tensor], source: Path, data: Path | None) -> Upgraded:
     """The plugin model with the authors' weights, checked to hold exactly them."""
     from fairseq import options, tasks
-    from fairseq.dataclass.utils import convert_namespace_to_omegaconf
-    from omegaconf import OmegaConf
 
     import macaron_fairseq  # noqa: F401  (registers the models and the authors' archs)
 
@@ -163,34 +162,23 @@ def build(model: AuthorsModel, weights: dict[str, torch.Tensor], source: Path, d
         raise RuntimeError("the decoder's final LayerNorm was not kept")  # the decoder.version trap
     args.data = str(data.resolve()) if data is not None else model.data
     logging.getLogger("hydra").setLevel(logging.WARNING)  # its DEBUG lines on composing fairseq's config
-    cfg = OmegaConf.to_container(convert_namespace_to_omegaconf(args), resolve=True, enum_to_str=True)
-    return Upgraded(plugin.eval(), cfg, arch, model_name)
+    return Upgraded(plugin.eval(), cfg_of(args), arch, model_name)
 
 
 def save(upgraded: Upgraded, model: AuthorsModel, source: Path, out: Path) -> None:
     """A fairseq checkpoint without optimizer state, written atomically (a temporary file renamed at the
     end): ``fairseq-generate``, the hub and ``--finetune-from-model`` load it with the plugin."""
-    checkpoint = {
-        "args": None,
-        "cfg": upgraded.cfg,
-        "model": upgraded.model.state_dict(),
-        "optimizer_history": [
-            {
-                "criterion_name": "LabelSmoothedCrossEntropyCriterion",
-                "optimizer_name": "none",
-                "lr_scheduler_state": {},
-                "num_updates": model.num_updates or 0,
-            }
-        ],
-        "extra_state": {
-            "train_iterator": {"epoch": 1},
-            "val_loss": None,
+    checkpoint = fairseq_checkpoint(
+        upgraded.cfg,
+        upgraded.model.state_dict(),
+        "LabelSmoothedCrossEntropyCriterion",
+        num_updates=model.num_updates or 0,
+        extra_state={
             "macaron_upgrade": {
                 "source": str(source),
                 "authors_arch": model.arch,
                 "description": model.describe(),
-            },
+            }
         },
-        "last_optimizer_state": None,
-    }
+    )
     save_torch(checkpoint, out)
