@@ -39,7 +39,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from macaron_workflow.atomic import atomic_output, remove_created
+from macaron_tools.train_progress import option_value
+from macaron_workflow.atomic import atomic_output, missing_parents, remove_created
 from macaron_workflow.cli import ArgumentParser, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.preemption import DEFAULT_SIGNAL, PREEMPTED_EXIT, Preemption
@@ -207,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     sys.argv = ["fairseq-train", *fairseq_args]
     save_dir = Path(option_value(fairseq_args, "--save-dir") or "checkpoints")
-    created = make_parents_later(save_dir)
+    created = missing_parents(save_dir)  # the directories fairseq will create, deepest first
     try:
         with training.installed():
             fairseq_train.cli_main()
@@ -223,26 +224,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         return PREEMPTED_EXIT
     return 0
-
-
-def option_value(argv: Sequence[str], flag: str) -> str | None:
-    """The last value of ``flag`` in ``argv`` (``--flag VALUE`` or ``--flag=VALUE``), or None."""
-    value = None
-    for index, token in enumerate(argv):
-        if token == flag and index + 1 < len(argv):
-            value = argv[index + 1]
-        elif token.startswith(f"{flag}="):
-            value = token.split("=", 1)[1]
-    return value
-
-
-def make_parents_later(directory: Path) -> list[Path]:
-    """The directories fairseq will create for ``directory`` (those missing now), deepest first."""
-    missing = []
-    while not directory.exists() and directory != directory.parent:
-        missing.append(directory)
-        directory = directory.parent
-    return missing
 
 
 def cli() -> None:

@@ -27,13 +27,18 @@ def _remove(path: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-def make_parents(folder: Path) -> list[Path]:
-    """``mkdir -p folder``; the directories it created, deepest first (what :func:`remove_created` undoes)."""
-    folder = Path(folder)
-    missing = []
+def missing_parents(folder: Path) -> list[Path]:
+    """``folder`` and its ancestors that do not exist, deepest first."""
+    folder, missing = Path(folder), []
     while not folder.exists() and folder != folder.parent:
         missing.append(folder)
         folder = folder.parent
+    return missing
+
+
+def make_parents(folder: Path) -> list[Path]:
+    """``mkdir -p folder``; the directories it created, deepest first (what :func:`remove_created` undoes)."""
+    missing = missing_parents(folder)
     for directory in reversed(missing):
         directory.mkdir(exist_ok=True)
     return missing

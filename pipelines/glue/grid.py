@@ -42,6 +42,7 @@ from itertools import product
 from pathlib import Path
 from typing import Any
 
+from macaron_pipelines.fairseq_steps import without_options
 from macaron_pipelines.glue import authors_best
 from macaron_pipelines.glue.authors_best import TaskSetting
 
@@ -260,7 +261,7 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
             layers.init_scheme,
         ]
         # --pretrained-encoder takes the sizes from the checkpoint itself; the rest of its model settings here
-        command += without_flags(spec.model_flags, SIZE_FLAGS)
+        command += without_options(spec.model_flags, SIZE_FLAGS)
         if layers.pretrained_lr_multiplier is not None:
             command += ["--pretrained-lr-multiplier", f"{layers.pretrained_lr_multiplier:g}"]
     else:  # the checkpoint's model, rebuilt from its saved configuration
@@ -294,21 +295,6 @@ SIZE_FLAGS = (
     "--encoder-ffn-embed-dim",
     "--encoder-attention-heads",
 )
-
-
-def without_flags(flags: Sequence[str], names: Sequence[str]) -> list[str]:
-    """``flags`` (``--name value`` pairs and bare switches) without the ``names`` and their values."""
-    out: list[str] = []
-    skip = False
-    for i, token in enumerate(flags):
-        if skip:
-            skip = False
-            continue
-        if token in names:
-            skip = i + 1 < len(flags) and not flags[i + 1].startswith("--")
-            continue
-        out.append(token)
-    return out
 
 
 class ModelConfigError(ValueError):
