@@ -46,6 +46,7 @@ import argparse
 import math
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -211,26 +212,13 @@ def write_test_set(text_dir: Path, vocab: Vocabulary, model: LengthModel, seed: 
 def binarize(text_dir: Path, dest: Path) -> None:
     """The real ``fairseq-preprocess`` in the format of their released data-bin (fairseq 0.6's indexed
     dataset), with the joined dictionary as both dictionaries."""
+    q = shlex.quote
     dictionary = text_dir / "dict.txt"
-    argv = [
-        "fairseq-preprocess",
-        "--source-lang",
-        SOURCE_LANG,
-        "--target-lang",
-        TARGET_LANG,
-        "--testpref",
-        str(text_dir / "test"),
-        "--destdir",
-        str(dest),
-        "--srcdict",
-        str(dictionary),
-        "--tgtdict",
-        str(dictionary),
-        "--dataset-impl",
-        "lazy",
-        "--workers",
-        "1",
-    ]
+    argv = shlex.split(
+        f"fairseq-preprocess --source-lang {SOURCE_LANG} --target-lang {TARGET_LANG} "
+        f"--testpref {q(str(text_dir / 'test'))} --destdir {q(str(dest))} "
+        f"--srcdict {q(str(dictionary))} --tgtdict {q(str(dictionary))} --dataset-impl lazy --workers 1"
+    )
     proc = subprocess.run([executable(argv[0]), *argv[1:]], capture_output=True, text=True, cwd=REPO)
     if proc.returncode != 0:
         raise ReportedError(f"fairseq-preprocess failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -268,21 +256,11 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
     import macaron_fairseq  # noqa: F401  (registers the authors' archs)
     from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
 
-    argv = [
-        str(data_bin),
-        "--task",
-        "translation",
-        "-s",
-        SOURCE_LANG,
-        "-t",
-        TARGET_LANG,
-        "--arch",
-        ARCH,
-        "--share-all-embeddings",
-        "--seed",
-        str(seed),
-        *overrides,
-    ]
+    argv = shlex.split(
+        f"{shlex.quote(str(data_bin))} --task translation -s {SOURCE_LANG} -t {TARGET_LANG} --arch {ARCH} "
+        f"--share-all-embeddings --seed {seed}"
+    )
+    argv += overrides
     args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
     torch.manual_seed(seed)
     task = tasks.setup_task(args)
@@ -316,26 +294,12 @@ def save_random_checkpoint(data_bin: Path, path: Path, overrides: list[str], see
 # ------------------------------------------------------------------------------------------- generation
 def generate_argv(data_bin: Path, checkpoint: Path, max_len_a: float, max_len_b: int) -> list[str]:
     """Their test command on fairseq 0.12 with the plugin, on the CPU, with the length cap."""
-    return [
-        "fairseq-generate",
-        str(data_bin),
-        "--user-dir",
-        str(REPO / "macaron_fairseq"),
-        "--path",
-        str(checkpoint),
-        *THEIR_FLAGS,
-        "--gen-subset",
-        "test",
-        "-s",
-        SOURCE_LANG,
-        "-t",
-        TARGET_LANG,
-        "--cpu",
-        "--max-len-a",
-        f"{max_len_a:g}",
-        "--max-len-b",
-        str(max_len_b),
-    ]
+    q = shlex.quote
+    return shlex.split(
+        f"fairseq-generate {q(str(data_bin))} --user-dir {q(str(REPO / 'macaron_fairseq'))} "
+        f"--path {q(str(checkpoint))} {shlex.join(THEIR_FLAGS)} --gen-subset test "
+        f"-s {SOURCE_LANG} -t {TARGET_LANG} --cpu --max-len-a {max_len_a:g} --max-len-b {max_len_b}"
+    )
 
 
 def thread_env(threads: str) -> dict[str, str]:

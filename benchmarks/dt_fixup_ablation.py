@@ -92,80 +92,22 @@ class RunKey:
 
 def train_argv(data: Path, save_dir: Path, p: Protocol, key: RunKey) -> list[str]:
     """The ``fairseq-train`` command of one run."""
-    argv = [
-        "fairseq-train",
-        str(data),
-        "--user-dir",
-        str(REPO / "macaron_fairseq"),
-        "--task",
-        "translation",
-        "-s",
-        "src",
-        "-t",
-        "tgt",
-        "--arch",
-        p.arch,
-        "--encoder-embed-dim",
-        str(p.dim),
-        "--decoder-embed-dim",
-        str(p.dim),
-        "--encoder-ffn-embed-dim",
-        str(p.ffn),
-        "--decoder-ffn-embed-dim",
-        str(p.ffn),
-        "--encoder-attention-heads",
-        str(p.heads),
-        "--decoder-attention-heads",
-        str(p.heads),
-        "--encoder-layers",
-        str(key.depth),
-        "--decoder-layers",
-        str(p.decoder_layers),
-        "--share-all-embeddings",
-        "--dropout",
-        str(p.dropout),
-        "--optimizer",
-        "adam",
-        "--adam-betas",
-        "(0.9, 0.98)",
-        "--lr",
-        repr(key.lr),
-        "--clip-norm",
-        str(CLIP_NORM) if key.scheme == "standard-clip" else "0",
-        "--lr-scheduler",
-        "polynomial_decay",
-        "--power",
-        "0.5",
-        "--total-num-update",
-        str(p.updates),
-        "--max-update",
-        str(p.updates),
-        "--batch-size",
-        str(p.batch_size),
-        "--criterion",
-        "label_smoothed_cross_entropy",
-        "--label-smoothing",
-        "0",
-        "--report-accuracy",
-        "--seed",
-        str(key.seed),
-        "--cpu",
-        "--num-workers",
-        "0",
-        "--no-save",
-        "--save-dir",
-        str(save_dir),
-        "--log-format",
-        "simple",
-        "--log-interval",
-        str(p.eval_every),
-        "--valid-subset",
-        "valid,test",
-        "--validate-interval-updates",
-        str(p.eval_every),
-        "--max-epoch",
-        "1000",
-    ]
+    q = shlex.quote
+    clip_norm = str(CLIP_NORM) if key.scheme == "standard-clip" else "0"
+    argv = shlex.split(
+        f"fairseq-train {q(str(data))} --user-dir {q(str(REPO / 'macaron_fairseq'))} --task translation "
+        f"-s src -t tgt --arch {q(p.arch)} --encoder-embed-dim {p.dim} --decoder-embed-dim {p.dim} "
+        f"--encoder-ffn-embed-dim {p.ffn} --decoder-ffn-embed-dim {p.ffn} "
+        f"--encoder-attention-heads {p.heads} --decoder-attention-heads {p.heads} "
+        f"--encoder-layers {key.depth} --decoder-layers {p.decoder_layers} --share-all-embeddings "
+        f"--dropout {p.dropout} --optimizer adam --adam-betas '(0.9, 0.98)' --lr {q(repr(key.lr))} "
+        f"--clip-norm {q(clip_norm)} --lr-scheduler polynomial_decay --power 0.5 "
+        f"--total-num-update {p.updates} --max-update {p.updates} --batch-size {p.batch_size} "
+        "--criterion label_smoothed_cross_entropy --label-smoothing 0 --report-accuracy "
+        f"--seed {key.seed} --cpu --num-workers 0 --no-save --save-dir {q(str(save_dir))} "
+        f"--log-format simple --log-interval {p.eval_every} --valid-subset valid,test "
+        f"--validate-interval-updates {p.eval_every} --max-epoch 1000"
+    )
     if key.scheme in ("standard", "standard-clip"):
         return [*argv, "--warmup-updates", str(p.warmup)]
     return [*argv, "--init-scheme", key.scheme, "--warmup-updates", "0"]

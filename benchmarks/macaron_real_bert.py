@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import subprocess
 import sys
@@ -146,21 +147,12 @@ def build_data_bin(out: Path, p: BertProtocol) -> tuple[Path, dict]:
     uses the recorded data-bin as it is (:func:`benchmarks.real_text_grid.data_is_frozen`)."""
     if data_is_frozen(out, out / "data-bin"):
         return out / "data-bin", corpus_size(out / "data-bin")
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_preprocess.bert_corpus",
-        "--dest",
-        str(out / "data-bin"),
-        "--bookcorpus",
-        str(out / "books"),
-        "--bpe-vocab-size",
-        str(p.vocab_size),
-        "--valid-ratio",
-        repr(p.valid_ratio),
-        "--workers",
-        "1",
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m macaron_preprocess.bert_corpus --dest {q(str(out / 'data-bin'))} "
+        f"--bookcorpus {q(str(out / 'books'))} --bpe-vocab-size {p.vocab_size} "
+        f"--valid-ratio {q(repr(p.valid_ratio))} --workers 1"
+    )
     grid.run_step(command, "macaron_preprocess.bert_corpus", out / "bert_corpus.log")
     freeze_data(out, out / "data-bin")
     return out / "data-bin", corpus_size(out / "data-bin")
@@ -229,34 +221,14 @@ def check_parity(counts: dict[str, int]) -> float:
 
 def pretrain_argv(data_bin: Path, save_dir: Path, config: Path, p: BertProtocol, key: RunKey) -> list[str]:
     """The pre-training command of one run (optimizer, schedule and batch from the DeepSpeed config)."""
-    return [
-        sys.executable,
-        "-m",
-        "macaron_fairseq.pretrain",
-        str(data_bin),
-        "--arch",
-        ARMS[key.arm],
-        "--deepspeed-config",
-        str(config),
-        "--tokens-per-sample",
-        str(p.tokens_per_sample),
-        "--max-update",
-        str(p.steps),
-        "--seed",
-        str(key.seed),
-        "--save-dir",
-        str(save_dir),
-        "--validate-interval-updates",
-        str(p.eval_every),
-        "--save-interval-updates",
-        str(p.save_every),
-        "--keep-last-checkpoints",
-        "1",
-        "--log-interval",
-        "50",
-        "--num-workers",
-        "0",
-    ]
+    q = shlex.quote
+    return shlex.split(
+        f"{q(sys.executable)} -m macaron_fairseq.pretrain {q(str(data_bin))} --arch {q(ARMS[key.arm])} "
+        f"--deepspeed-config {q(str(config))} --tokens-per-sample {p.tokens_per_sample} "
+        f"--max-update {p.steps} --seed {key.seed} --save-dir {q(str(save_dir))} "
+        f"--validate-interval-updates {p.eval_every} --save-interval-updates {p.save_every} "
+        "--keep-last-checkpoints 1 --log-interval 50 --num-workers 0"
+    )
 
 
 def parse_log(lines: list[str], warmup_steps: int = 10) -> dict[str, Any]:

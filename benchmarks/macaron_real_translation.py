@@ -49,6 +49,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -209,28 +210,14 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
     if data_is_frozen(out, data_bin):
         return data_bin
     raw = out / "raw"
+    q = shlex.quote
     run_step(
-        [
-            sys.executable,
-            "-m",
-            "macaron_preprocess.custom",
-            "--src",
-            "en",
-            "--tgt",
-            p.lang,
-            "--trainpref",
-            str(raw / "train"),
-            "--validpref",
-            str(raw / "valid"),
-            "--testpref",
-            str(raw / "test"),
-            "--dest",
-            str(out / "pre"),
-            "--bpe-vocab-size",
-            str(p.bpe_vocab_size),
-            "--workers",
-            "1",
-        ],
+        shlex.split(
+            f"{q(sys.executable)} -m macaron_preprocess.custom --src en --tgt {q(p.lang)} "
+            f"--trainpref {q(str(raw / 'train'))} --validpref {q(str(raw / 'valid'))} "
+            f"--testpref {q(str(raw / 'test'))} --dest {q(str(out / 'pre'))} "
+            f"--bpe-vocab-size {p.bpe_vocab_size} --workers 1"
+        ),
         "macaron_preprocess.custom",
         out / "preprocess.log",
     )
@@ -244,29 +231,13 @@ def build_data_bin(out: Path, p: TranslationProtocol) -> Path:
 def arm_flags(p: TranslationProtocol, arm: str) -> list[str]:
     """The model flags of one arm: the same but ``--arch`` and the FFN width (Macaron: each FFN half)."""
     ffn = p.ffn if arm == "transformer" else p.ffn // 2
-    return [
-        "--arch",
-        archs_of(p)[arm],
-        "--encoder-embed-dim",
-        str(p.dim),
-        "--decoder-embed-dim",
-        str(p.dim),
-        "--encoder-ffn-embed-dim",
-        str(ffn),
-        "--decoder-ffn-embed-dim",
-        str(ffn),
-        "--encoder-attention-heads",
-        str(p.heads),
-        "--decoder-attention-heads",
-        str(p.heads),
-        "--encoder-layers",
-        str(p.layers),
-        "--decoder-layers",
-        str(p.layers),
-        "--share-all-embeddings",
-        "--dropout",
-        str(p.dropout),
-    ]
+    return shlex.split(
+        f"--arch {shlex.quote(archs_of(p)[arm])} --encoder-embed-dim {p.dim} --decoder-embed-dim {p.dim} "
+        f"--encoder-ffn-embed-dim {ffn} --decoder-ffn-embed-dim {ffn} "
+        f"--encoder-attention-heads {p.heads} --decoder-attention-heads {p.heads} "
+        f"--encoder-layers {p.layers} --decoder-layers {p.layers} --share-all-embeddings "
+        f"--dropout {p.dropout}"
+    )
 
 
 def parameter_counts(data_bin: Path, p: TranslationProtocol) -> dict[str, int]:
@@ -306,66 +277,30 @@ class RunKey:
 
 def task_args(data_bin: Path, p: TranslationProtocol) -> list[str]:
     """The data, the plugin and the task, as both fairseq-train and fairseq-generate take them."""
-    return [
-        str(data_bin),
-        "--user-dir",
-        str(REPO / "macaron_fairseq"),
-        "--task",
-        "translation",
-        "-s",
-        "en",
-        "-t",
-        p.lang,
-    ]
+    q = shlex.quote
+    return shlex.split(
+        f"{q(str(data_bin))} --user-dir {q(str(REPO / 'macaron_fairseq'))} --task translation "
+        f"-s en -t {q(p.lang)}"
+    )
 
 
 def train_argv(data_bin: Path, save_dir: Path, p: TranslationProtocol, key: RunKey) -> list[str]:
     """The ``fairseq-train`` command of one run (checkpoint every 200 updates and at every epoch end, the
     last one kept; fairseq resumes from ``checkpoint_last.pt`` in ``save_dir``)."""
+    q = shlex.quote
     return [
         "fairseq-train",
         *task_args(data_bin, p),
         *arm_flags(p, key.arm),
-        "--optimizer",
-        "adam",
-        "--adam-betas",
-        "(0.9, 0.98)",
-        "--lr",
-        repr(p.lr),
-        "--clip-norm",
-        "0",
-        "--lr-scheduler",
-        "inverse_sqrt",
-        "--warmup-updates",
-        str(p.warmup),
-        "--warmup-init-lr",
-        "1e-7",
-        "--criterion",
-        "label_smoothed_cross_entropy",
-        "--label-smoothing",
-        "0.1",
-        "--max-tokens",
-        str(p.max_tokens),
-        "--max-update",
-        str(p.updates),
-        "--seed",
-        str(key.seed),
-        "--save-dir",
-        str(save_dir),
-        "--no-epoch-checkpoints",
-        "--save-interval-updates",
-        "200",
-        "--keep-interval-updates",
-        "1",
-        "--cpu",
-        "--num-workers",
-        "0",
-        "--log-format",
-        "simple",
-        "--log-interval",
-        "50",
-        "--validate-interval-updates",
-        str(p.eval_every),
+        *shlex.split(
+            f"--optimizer adam --adam-betas '(0.9, 0.98)' --lr {q(repr(p.lr))} --clip-norm 0 "
+            f"--lr-scheduler inverse_sqrt --warmup-updates {p.warmup} --warmup-init-lr 1e-7 "
+            "--criterion label_smoothed_cross_entropy --label-smoothing 0.1 "
+            f"--max-tokens {p.max_tokens} --max-update {p.updates} --seed {key.seed} "
+            f"--save-dir {q(str(save_dir))} --no-epoch-checkpoints --save-interval-updates 200 "
+            "--keep-interval-updates 1 --cpu --num-workers 0 --log-format simple --log-interval 50 "
+            f"--validate-interval-updates {p.eval_every}"
+        ),
     ]
 
 
@@ -377,23 +312,13 @@ def generate_argv(
     lenpen: float | None = None,
 ) -> list[str]:
     """``fairseq-generate`` of ``subset`` with the protocol's beam (and ``--lenpen``, when given)."""
+    q = shlex.quote
     return [
         "fairseq-generate",
         *task_args(data_bin, p),
-        "--path",
-        str(checkpoint),
-        "--gen-subset",
-        subset,
+        *shlex.split(f"--path {q(str(checkpoint))} --gen-subset {q(subset)}"),
         *(["--lenpen", str(lenpen)] if lenpen is not None else []),
-        "--beam",
-        str(p.beam),
-        "--post-process",
-        "sentencepiece",
-        "--batch-size",
-        "64",
-        "--cpu",
-        "--num-workers",
-        "0",
+        *shlex.split(f"--beam {p.beam} --post-process sentencepiece --batch-size 64 --cpu --num-workers 0"),
     ]
 
 

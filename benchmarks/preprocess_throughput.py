@@ -24,6 +24,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -73,27 +74,12 @@ def run_pipeline(
     corpus: Path, dest: Path, workers: int, vocab: int, binarizer: str, sample_memory: bool = False
 ) -> dict:
     shutil.rmtree(dest, ignore_errors=True)
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_preprocess.custom",
-        "--src",
-        "en",
-        "--tgt",
-        "de",
-        "--trainpref",
-        str(corpus / "train"),
-        "--validpref",
-        str(corpus / "valid"),
-        "--dest",
-        str(dest),
-        "--workers",
-        str(workers),
-        "--bpe-vocab-size",
-        str(vocab),
-        "--binarizer",
-        binarizer,
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m macaron_preprocess.custom --src en --tgt de "
+        f"--trainpref {q(str(corpus / 'train'))} --validpref {q(str(corpus / 'valid'))} "
+        f"--dest {q(str(dest))} --workers {workers} --bpe-vocab-size {vocab} --binarizer {q(binarizer)}"
+    )
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

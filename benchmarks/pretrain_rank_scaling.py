@@ -80,39 +80,20 @@ def pretrain_run(
     config_file.write_text(json.dumps(config, indent=2))
     threads = max(1, usable_cores() // ranks)
     save_dir = work / f"run{index}_{ranks}ranks"
+    q = shlex.quote
     command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--nproc_per_node",
-        str(ranks),
-        "--master_port",
-        str(free_port()),
-        "-m",
-        "macaron_fairseq.pretrain",
-        str(corpus),
-        "--arch",
-        args.rank_arch,
+        *shlex.split(
+            f"{q(sys.executable)} -m torch.distributed.run --nproc_per_node {ranks} "
+            f"--master_port {free_port()} -m macaron_fairseq.pretrain {q(str(corpus))} "
+            f"--arch {q(args.rank_arch)}"
+        ),
         *shlex.split(args.rank_model_flags),
-        "--deepspeed-config",
-        str(config_file),
-        "--batch-size",
-        str(args.rank_batch_size),
-        "--update-freq",
-        str(accumulation),
-        "--tokens-per-sample",
-        str(args.rank_seq_len),
-        "--save-dir",
-        str(save_dir),
-        "--seed",
-        str(args.seed + 1),
-        "--max-update",
-        str(args.rank_steps),
-        "--no-validation",
-        "--keep-last-checkpoints",
-        "1",
-        "--log-interval",
-        str(args.rank_steps),
+        *shlex.split(
+            f"--deepspeed-config {q(str(config_file))} --batch-size {args.rank_batch_size} "
+            f"--update-freq {accumulation} --tokens-per-sample {args.rank_seq_len} "
+            f"--save-dir {q(str(save_dir))} --seed {args.seed + 1} --max-update {args.rank_steps} "
+            f"--no-validation --keep-last-checkpoints 1 --log-interval {args.rank_steps}"
+        ),
     ]
     env = subprocess_env(OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads), CUDA_VISIBLE_DEVICES="")
     print(f"  {ranks} rank(s) × {threads} thread(s): {shlex.join(command[2:])}", flush=True)
