@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -198,38 +199,16 @@ def preprocess(recipe: Recipe, args: argparse.Namespace, console: Console) -> Pa
 
 
 def train_command(recipe: Recipe, args: argparse.Namespace, data_bin: Path, save_dir: Path) -> list[str]:
-    command = [
-        "fairseq-train",
-        str(data_bin),
-        "--user-dir",
-        str(USER_DIR),
-        "--arch",
-        args.arch,
-        "-s",
-        recipe.src,
-        "-t",
-        recipe.tgt,
-        *recipe.training,
-        "--max-tokens",
-        str(args.max_tokens),
-        "--update-freq",
-        str(args.update_freq),
-        "--max-update",
-        str(args.max_update),
-        "--seed",
-        str(args.seed),
-        "--save-dir",
-        str(save_dir),
-        "--save-interval-updates",
-        str(args.save_interval_updates),
-        "--keep-interval-updates",
-        str(max(args.num_avg, args.keep_interval_updates)),
-        "--no-epoch-checkpoints",
-        "--log-format",
-        "json",
-        "--log-interval",
-        str(args.log_interval),
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"fairseq-train {q(str(data_bin))} --user-dir {q(str(USER_DIR))} --arch {q(args.arch)} "
+        f"-s {q(recipe.src)} -t {q(recipe.tgt)} {shlex.join(recipe.training)} "
+        f"--max-tokens {args.max_tokens} --update-freq {args.update_freq} --max-update {args.max_update} "
+        f"--seed {args.seed} --save-dir {q(str(save_dir))} "
+        f"--save-interval-updates {args.save_interval_updates} "
+        f"--keep-interval-updates {max(args.num_avg, args.keep_interval_updates)} --no-epoch-checkpoints "
+        f"--log-format json --log-interval {args.log_interval}"
+    )
     if args.small:
         command += SMALL_MODEL
     if args.gpus:

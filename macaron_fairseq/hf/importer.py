@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import shlex
 import shutil
 import tempfile
 from pathlib import Path
@@ -162,30 +163,17 @@ def model_flags(config: dict[str, Any]) -> tuple[str, list[str]]:
         config["intermediate_size"],
     )
     arch = next((name for name, dims in SIZES.items() if dims == sizes), "vanilla_bert_base")
-    flags = [
-        "--encoder-layers",
-        str(sizes[0]),
-        "--encoder-embed-dim",
-        str(sizes[1]),
-        "--encoder-attention-heads",
-        str(sizes[2]),
-        "--encoder-ffn-embed-dim",
-        str(sizes[3]),
-        "--activation-fn",
-        ACTIVATIONS[config.get("hidden_act", "gelu")],
-        "--dropout",
-        str(config.get("hidden_dropout_prob", 0.1)),
-        "--attention-dropout",
-        str(config.get("attention_probs_dropout_prob", 0.1)),
-        "--activation-dropout",
-        "0",
-        "--max-positions",
-        str(config.get("max_position_embeddings", 512)),
-        "--num-segments",
-        str(config.get("type_vocab_size", 2)),
-        "--layernorm-eps",
-        repr(float(config.get("layer_norm_eps", 1e-12))),
-    ]
+    q = shlex.quote
+    flags = shlex.split(
+        f"--encoder-layers {q(str(sizes[0]))} --encoder-embed-dim {q(str(sizes[1]))} "
+        f"--encoder-attention-heads {q(str(sizes[2]))} --encoder-ffn-embed-dim {q(str(sizes[3]))} "
+        f"--activation-fn {q(ACTIVATIONS[config.get('hidden_act', 'gelu')])} "
+        f"--dropout {q(str(config.get('hidden_dropout_prob', 0.1)))} "
+        f"--attention-dropout {q(str(config.get('attention_probs_dropout_prob', 0.1)))} "
+        f"--activation-dropout 0 --max-positions {q(str(config.get('max_position_embeddings', 512)))} "
+        f"--num-segments {q(str(config.get('type_vocab_size', 2)))} "
+        f"--layernorm-eps {q(repr(float(config.get('layer_norm_eps', 1e-12))))}"
+    )
     if config.get("classifier_dropout") is not None:
         flags += ["--pooler-dropout", str(config["classifier_dropout"])]
     return arch, flags

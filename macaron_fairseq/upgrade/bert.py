@@ -31,6 +31,7 @@ independent implementation of their forward).
 from __future__ import annotations
 
 import argparse
+import shlex
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -230,33 +231,15 @@ def build_plugin(
 
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "dict.txt").write_bytes(dictionary.read_bytes())
-        argv = [
-            tmp,
-            "--task",
-            "macaron_bert_pretraining",
-            "--criterion",
-            "macaron_bert_loss",
-            "--arch",
-            ARCH,
-            "--encoder-layers",
-            str(model.layers),
-            "--encoder-embed-dim",
-            str(model.dim),
-            "--encoder-ffn-embed-dim",
-            str(model.ffn),
-            "--encoder-attention-heads",
-            str(model.heads),
-            "--dropout",
-            repr(model.dropout),
-            "--attention-dropout",
-            repr(model.attention_dropout),
-            "--activation-dropout",
-            repr(model.relu_dropout),
-            "--max-positions",
-            str(model.max_positions),
-            "--tokens-per-sample",
-            str(model.max_positions),
-        ]
+        q = shlex.quote
+        argv = shlex.split(
+            f"{q(tmp)} --task macaron_bert_pretraining --criterion macaron_bert_loss --arch {q(ARCH)} "
+            f"--encoder-layers {model.layers} --encoder-embed-dim {model.dim} "
+            f"--encoder-ffn-embed-dim {model.ffn} --encoder-attention-heads {model.heads} "
+            f"--dropout {q(repr(model.dropout))} --attention-dropout {q(repr(model.attention_dropout))} "
+            f"--activation-dropout {q(repr(model.relu_dropout))} --max-positions {model.max_positions} "
+            f"--tokens-per-sample {model.max_positions}"
+        )
         args = options.parse_args_and_arch(options.get_training_parser(), input_args=argv)
         try:
             task = tasks.setup_task(args)

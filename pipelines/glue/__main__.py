@@ -40,6 +40,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -617,22 +618,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.step in ("all", "prepare"):
         args.checkpoint = ensure_checkpoint(args, console)
         glue_dir = ensure_glue_dir(args, console)
-        run_command(
-            [
-                sys.executable,
-                "-m",
-                "macaron_preprocess.glue",
-                "--glue-dir",
-                glue_dir,
-                "--dest",
-                data_root,
-                "--checkpoint",
-                args.checkpoint,
-                "--tasks",
-                ",".join(args.tasks),
-            ],
-            console,
+        q = shlex.quote
+        command = shlex.split(
+            f"{q(sys.executable)} -m macaron_preprocess.glue --glue-dir {q(str(glue_dir))} "
+            f"--dest {q(str(data_root))} --checkpoint {q(str(args.checkpoint))} "
+            f"--tasks {q(','.join(args.tasks))}"
         )
+        run_command(command, console)
     else:
         args.checkpoint = existing_checkpoint(args)
     specs = run_specs(args, args.checkpoint, data_root)

@@ -87,21 +87,11 @@ def build_corpus(dest: Path, megabytes: float, vocab: int) -> tuple[Path, str]:
     dest.mkdir(parents=True, exist_ok=True)
     write_dump(dump, target_bytes=int(megabytes * 1e6), seed=21)
     data_bin = dest / "data-bin"
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_preprocess.bert_corpus",
-        "--dest",
-        str(data_bin),
-        "--wikipedia",
-        str(dump),
-        "--bpe-vocab-size",
-        str(vocab),
-        "--valid-ratio",
-        "0.1",
-        "--workers",
-        str(available_cores()),
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m macaron_preprocess.bert_corpus --dest {q(str(data_bin))} "
+        f"--wikipedia {q(str(dump))} --bpe-vocab-size {vocab} --valid-ratio 0.1 --workers {available_cores()}"
+    )
     proc = subprocess.run(command, cwd=REPO, env=subprocess_env(), capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"building the corpus failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
@@ -119,38 +109,15 @@ def trainer_command(
     peak: float | None,
 ) -> list[str]:
     """``torchrun ... -m macaron_fairseq.pretrain ...`` for ``run`` (one process per GPU)."""
-    command = [
-        sys.executable,
-        "-m",
-        "torch.distributed.run",
-        "--standalone",
-        "--nproc_per_node",
-        str(device.count),
-        "-m",
-        "macaron_fairseq.pretrain",
-        str(corpus),
-        "--arch",
-        run.arch,
-        "--deepspeed-config",
-        str(config_file),
-        "--batch-size",
-        str(args.batch_size),
-        "--update-freq",
-        str(args.update_freq),
-        "--tokens-per-sample",
-        str(args.seq_len),
-        "--save-dir",
-        str(save_dir),
-        "--seed",
-        "1",
-        "--max-update",
-        str(max_update),
-        "--no-validation",
-        "--keep-last-checkpoints",
-        "1",
-        "--log-interval",
-        str(max(1, max_update // 4)),
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m torch.distributed.run --standalone --nproc_per_node {device.count} "
+        f"-m macaron_fairseq.pretrain {q(str(corpus))} --arch {q(run.arch)} "
+        f"--deepspeed-config {q(str(config_file))} --batch-size {args.batch_size} "
+        f"--update-freq {args.update_freq} --tokens-per-sample {args.seq_len} --save-dir {q(str(save_dir))} "
+        f"--seed 1 --max-update {max_update} --no-validation --keep-last-checkpoints 1 "
+        f"--log-interval {max(1, max_update // 4)}"
+    )
     if peak:
         command += ["--peak-tflops", str(peak)]
     return command

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -127,19 +128,11 @@ def part_tests(device: Device, threads: int) -> list[Row]:
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gpu_check_tests.") as tmp:
         junit = Path(tmp) / "junit.xml"
-        command = [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-m",
-            "gpu",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "-rs",
-            f"--junitxml={junit}",
-            "tests",
-        ]
+        q = shlex.quote
+        command = shlex.split(
+            f"{q(sys.executable)} -m pytest -m gpu -q -p no:cacheprovider -rs "
+            f"--junitxml={q(str(junit))} tests"
+        )
         if importlib.util.find_spec("xdist") is not None:
             command[-1:-1] = ["-n", "0"]  # one process: the GPU tests share the device
         proc = subprocess.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -25,19 +26,13 @@ def synthetic_corpus(runner: StageRunner, console: Console, args: argparse.Names
         console.say(f"generating the synthetic en→de corpus ({sizes}, seed {args.seed})")
         scratch = temporary_path(corpus / "generated")  # a killed run's is removed by the next one
         try:
-            run_command(
-                [
-                    sys.executable,
-                    "-m",
-                    "macaron_synthetic.en_de",
-                    "--dest",
-                    scratch,
-                    *(f"--{split}={size}" for split, size in sizes.items()),
-                    "--seed",
-                    args.seed,
-                ],
-                console,
+            q = shlex.quote
+            sizes_flags = " ".join(f"--{split}={size}" for split, size in sizes.items())
+            command = shlex.split(
+                f"{q(sys.executable)} -m macaron_synthetic.en_de --dest {q(str(scratch))} {sizes_flags} "
+                f"--seed {args.seed}"
             )
+            run_command(command, console)
             for out in outputs:
                 os.replace(scratch / out.name, temps[out])
         finally:
@@ -51,25 +46,12 @@ def preprocess(console: Console, args: argparse.Namespace, paths: Workdir, prefi
     """Tokenize, learn BPE and binarize (``macaron_preprocess.custom`` skips its finished stages itself)."""
     console.say(f"preprocessing -> {paths.data}")
     train, valid, test = prefixes
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_preprocess.custom",
-        "--src",
-        args.src,
-        "--tgt",
-        args.tgt,
-        "--trainpref",
-        train,
-        "--validpref",
-        valid,
-        "--testpref",
-        test,
-        "--dest",
-        paths.data,
-        "--bpe-vocab-size",
-        args.bpe_vocab_size,
-    ]
+    q = shlex.quote
+    command = shlex.split(
+        f"{q(sys.executable)} -m macaron_preprocess.custom --src {q(args.src)} --tgt {q(args.tgt)} "
+        f"--trainpref {q(str(train))} --validpref {q(str(valid))} --testpref {q(str(test))} "
+        f"--dest {q(str(paths.data))} --bpe-vocab-size {args.bpe_vocab_size}"
+    )
     if args.lowercase:
         command.append("--lowercase")
     if args.force:
