@@ -31,6 +31,13 @@ if "TORCHINDUCTOR_CACHE_DIR" not in os.environ:
     atexit.register(shutil.rmtree, os.environ["TORCHINDUCTOR_CACHE_DIR"], ignore_errors=True)
 
 
+# pytest-xdist workers share the cores: each computes with its share of them (2 workers with torch's default
+# of one thread per core oversubscribed 2 cores 2 to 1, and OpenMP threads that wait for each other spin)
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+if _WORKERS > 1:
+    torch.set_num_threads(max(1, torch.get_num_threads() // _WORKERS))
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook, which reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     group_for_parallel_workers(items)
