@@ -136,12 +136,14 @@ class CompiledHalfStep:
         self.failed: str | None = None
         self.error: Exception | None = None  # the whole failure, for a test's report
 
-    def __call__(self, *args: object) -> Tensor:
+    def __call__(self, x: Tensor, *args: object) -> Tensor:
         if self.failed is None:
             try:
                 if self._compiled is None:
                     self._compiled = torch.compile(half_step_ffn, dynamic=True)
-                return self._compiled(*args)
+                # one memory layout: a first layer's input is fairseq's transposed (B, T, C) view, the other
+                # layers' a contiguous (T, B, C); each layout would be a graph of its own (recompile limit 8)
+                return self._compiled(x.contiguous(), *args)
             except Exception as error:  # any compiler failure: fall back, and say why
                 self.error = error
                 self.failed = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
@@ -149,7 +151,7 @@ class CompiledHalfStep:
                     "--macaron-ffn-impl compile: torch.compile failed (%s); using the eager fused sub-layer",
                     self.failed,
                 )
-        return half_step_ffn(*args)  # type: ignore[arg-type]
+        return half_step_ffn(x, *args)  # type: ignore[arg-type]
 
 
 COMPILED = CompiledHalfStep()

@@ -217,10 +217,13 @@ def test_checkpoint_activations_keep_the_fused_gradients(dict_dir) -> None:
 def test_compiled_model_equals_fused_one_in_train_eval_and_incremental(dict_dir, monkeypatch) -> None:
     """torch.compile with Inductor's eager random numbers (``fallback_random``): the compiled FFN₁ draws
     the same masks, so train mode with dropout must match the eager fused layer; eval and incremental
-    decoding must match the plain one."""
+    decoding must match the plain one. Every call runs compiled: past Dynamo's recompile limit (8 graphs)
+    a call would quietly run eager, so hitting it fails here."""
+    import torch._dynamo.config as dynamo_config
     import torch._inductor.config as inductor_config
 
     monkeypatch.setattr(inductor_config, "fallback_random", True)
+    monkeypatch.setattr(dynamo_config, "fail_on_recompile_limit_hit", True)
     monkeypatch.setattr(fhs, "COMPILED", fhs.CompiledHalfStep())
     from macaron_fairseq.modules import macaron_layer
 
