@@ -164,6 +164,8 @@ def init_single_process_distributed() -> None:
     import torch
     import torch.distributed as dist
 
+    from macaron_fairseq.pretrain.ops import skip_shm_comm
+
     if dist.is_initialized():
         return
     os.environ.update(
@@ -172,6 +174,7 @@ def init_single_process_distributed() -> None:
     if torch.cuda.is_available():
         torch.cuda.set_device(0)
     backend = "nccl" if torch.cuda.is_available() else "gloo"
+    skip_shm_comm()
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False)
     logging.getLogger("DeepSpeed").setLevel(logging.WARNING)
 

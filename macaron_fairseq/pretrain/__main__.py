@@ -32,7 +32,7 @@ from macaron_fairseq.pretrain.ds_config import (
 )
 from macaron_fairseq.pretrain.flags import given, refuse_ignored, run_length
 from macaron_fairseq.pretrain.init_from import check_init_arch, read_init_weights
-from macaron_fairseq.pretrain.ops import check_buildable, complete_optimizer, prebuilt_ops
+from macaron_fairseq.pretrain.ops import check_buildable, complete_optimizer, prebuilt_ops, skip_shm_comm
 from macaron_workflow.cli import HelpFormatter, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_file_as_directory, refuse_overlap
@@ -233,6 +233,7 @@ def build_pretrainer(argv: Sequence[str]) -> Pretrainer:
     if torch.cuda.is_available():
         torch.cuda.set_device(where.local_rank)
     timeout = datetime.timedelta(minutes=args.process_group_timeout)
+    skip_shm_comm()
     deepspeed.init_distributed(dist_backend=backend, auto_mpi_discovery=False, timeout=timeout)
     torch.manual_seed(cfg.common.seed)
     return Pretrainer(cfg, args, ds_config, where, init)

@@ -94,6 +94,30 @@ def needed_op(config: dict[str, Any]) -> str | None:
     return OPTIMIZER_OPS.get(kind)
 
 
+#: DeepSpeed's CPU shared-memory all-reduce op, which ``deepspeed.init_distributed`` loads on every CPU run
+SHM_COMM_OP = "deepspeed_shm_comm"
+
+
+def skip_shm_comm() -> None:
+    """Keep ``deepspeed.init_distributed`` from building and starting DeepSpeed's CPU shared-memory
+    all-reduce.
+
+    ``deepspeed.comm.torch.TorchBackend`` loads the ``deepspeed_shm_comm`` op on every CPU run: a node's first
+    run JIT-compiles it (30 s here; a C++ compiler and the Python headers needed), and where ``LOCAL_SIZE``
+    equals the world size (the ``deepspeed`` launcher sets it) every rank creates a 66-MB
+    ``/dev/shm/deepspeed_allreduce_buffer_<uid>_<addr>_<port>_<rank>`` that nothing unlinks, so each such
+    run leaves its ranks' buffers in RAM. Only DeepSpeed's ``inference_all_reduce`` (inference, AutoTP) uses
+    the op; training reduces through ``torch.distributed``. The op is marked incompatible in
+    ``deepspeed.ops.__compatible_ops__``, the dict ``build_shm_op`` consults (DeepSpeed keeps it for edits),
+    where the accelerator has the op (CPU): reading that dict elsewhere probes every op.
+    """
+    import deepspeed.ops
+    from deepspeed.accelerator import get_accelerator
+
+    if get_accelerator().create_op_builder("ShareMemCommBuilder") is not None:
+        deepspeed.ops.__compatible_ops__[SHM_COMM_OP] = False
+
+
 def build_directory(op: str, env: Mapping[str, str] | None = None) -> Path:
     """Where ``torch.utils.cpp_extension.load`` builds ``op`` (its ``_get_build_directory``, without creating
     it): ``TORCH_EXTENSIONS_DIR/<op>``, else ``~/.cache/torch_extensions/py311_cu128/<op>``."""

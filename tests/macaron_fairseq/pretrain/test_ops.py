@@ -24,6 +24,7 @@ from macaron_fairseq.pretrain.ops import (
     complete_optimizer,
     missing_for_build,
     needed_op,
+    skip_shm_comm,
 )
 from macaron_workflow.errors import UserError
 
@@ -33,6 +34,17 @@ ADAMW_CONFIGS = ("bert_phase1.json", "bert_phase2.json", "macaron_authors.json")
 
 def shipped(name: str) -> dict:
     return json.loads((CONFIGS / name).read_text())
+
+
+def test_deepspeed_starts_without_its_shared_memory_all_reduce(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The op DeepSpeed's CPU backend would build (a compiler needed) and whose /dev/shm buffers it never
+    removes is off: ``build_shm_op``, which ``TorchBackend`` calls on ``init_distributed``, gives None."""
+    import deepspeed.ops
+    from deepspeed.comm.torch import build_shm_op
+
+    monkeypatch.setitem(deepspeed.ops.__compatible_ops__, "deepspeed_shm_comm", True)
+    skip_shm_comm()
+    assert build_shm_op() is None
 
 
 @pytest.mark.parametrize("name", ADAMW_CONFIGS)
