@@ -36,6 +36,45 @@ def test_an_unknown_signal_is_refused_before_fairseq_starts() -> None:
     assert proc.returncode == 2 and "'NOPE': not a signal name" in proc.stderr
 
 
+IMPORTS = """
+import argparse, logging, sys
+from macaron_tools.train_preemptible import import_plugin_first
+import_plugin_first(sys.argv[1:])
+first = [name in sys.modules for name in ("macaron_fairseq", "deepspeed", "sklearn")]
+import fairseq_cli.train
+from fairseq import utils
+from fairseq.models import ARCH_MODEL_REGISTRY
+utils.import_user_module(argparse.Namespace(user_dir=sys.argv[-1]))  # accepts it as imported
+print(*first, "deepspeed" in sys.modules, "macaron_base" in ARCH_MODEL_REGISTRY)
+(handler,) = logging.getLogger().handlers  # fairseq_cli.train's logging
+print(handler.stream.name, handler.formatter.datefmt, handler.formatter._fmt, logging.getLogger().level)
+"""
+
+
+def test_the_plugin_is_imported_before_fairseq_as_fairseq_would_import_it(tmp_path: Path) -> None:
+    """Imported first, the plugin keeps fairseq from importing DeepSpeed and scikit-learn, by the path given
+    or (a relative name) beside fairseq's package, where scripts/install.sh links it; fairseq then takes it
+    as imported. Another plugin is left to fairseq."""
+
+    def imported(user_dir: str) -> list[str]:
+        argv = [sys.executable, "-c", IMPORTS, "data", "--user-dir", user_dir]
+        proc = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.splitlines()[-2:]  # after DeepSpeed's accelerator line, when it is imported
+
+    other = tmp_path / "other_plugin"
+    other.mkdir()
+    (other / "__init__.py").write_text("")
+    left_to_fairseq, logging_of_fairseq_train = imported(str(other))
+    assert left_to_fairseq == "False False False True False"
+    assert (
+        logging_of_fairseq_train
+        == "<stdout> %Y-%m-%d %H:%M:%S %(asctime)s | %(levelname)s | %(name)s | %(message)s 20"
+    )
+    for user_dir in (str(REPO / "macaron_fairseq"), "macaron_fairseq"):
+        assert imported(user_dir) == ["True False False False True", logging_of_fairseq_train]
+
+
 def command(data: Path, save_dir: Path) -> list[str]:
     return [
         sys.executable,
