@@ -41,12 +41,12 @@ class FineTunedModel:
 
 def load_fine_tuned(checkpoint: Path, data_dir: Path) -> FineTunedModel:
     """The model of ``checkpoint`` (eval mode, on CUDA when available) and its task reading ``data_dir``."""
-    from fairseq import checkpoint_utils
-
-    import macaron_fairseq  # noqa: F401  (registers the task and the models)
+    import macaron_fairseq  # noqa: F401  (registers the task and the models; first: fairseq without DeepSpeed)
 
     if not Path(checkpoint).is_file():
         raise FileNotFoundError(f"{checkpoint}: no such checkpoint")
+    from fairseq import checkpoint_utils
+
     models, _, task = checkpoint_utils.load_model_ensemble_and_task(
         [str(checkpoint)], arg_overrides={"data": str(data_dir)}
     )
