@@ -139,6 +139,8 @@ def test_a_missing_data_bin_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_max_update_past_the_schedule_is_refused(tmp_path: Path) -> None:
+    for name in ("dict.txt", "train.bin", "train.idx"):  # what the data-bin check looks for
+        (tmp_path / name).write_text("")
     lines = command_errors(
         str(tmp_path), "--arch", "macaron_bert_tiny", "--deepspeed-config", TINY, "--max-update", "500"
     )
