@@ -15,7 +15,8 @@ fairseq. When fairseq or DeepSpeed is already imported there is nothing to do: `
 ``fairseq-generate`` and the hub import fairseq (and with it DeepSpeed, when installed) before they load the
 ``--user-dir`` plugin; the plugin adds nothing to that. What the repair saves is the import of the plugin
 by anything else (``python -m macaron_fairseq.hf``, ``macaron_preprocess.glue --checkpoint``, the pipelines,
-tests).
+tests), and by ``macaron_tools.train_preemptible`` (the GLUE and translation runs' trainer), which imports the
+``--user-dir`` plugin before fairseq.
 """
 
 from __future__ import annotations
