@@ -112,6 +112,8 @@ RETIRED = {
     "sentence_splitters": "a4078de",
     "pair_index_build": "a4078de",
     "bert_corpus_baseline": "a4078de",  # the baseline row of bert_corpus_throughput.json
+    "authors_eval_cost": "6b00cef",
+    "profile_macaron_step": "6b00cef",
 }
 """Finished decision studies whose code is retired (docs/architecture.md, layer 5): benchmark -> the last
 commit holding ``benchmarks/NAME.py``. Their results files and reports stay."""

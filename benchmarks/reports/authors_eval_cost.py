@@ -1,5 +1,6 @@
-"""The docs block of ``docs/results/authors_eval_cost.json`` (:mod:`benchmarks.authors_eval_cost`): what
-evaluating the Macaron authors' IWSLT14 model costs here, one row per run, the assumptions, the load."""
+"""The docs block of ``docs/results/authors_eval_cost.json`` (a retired study, see
+``benchmarks.results_file.RETIRED``): what evaluating the Macaron authors' IWSLT14 model costs here, one row
+per run, the assumptions, the load."""
 
 from __future__ import annotations
 

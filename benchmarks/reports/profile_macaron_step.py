@@ -1,5 +1,6 @@
-"""The docs block of ``docs/results/macaron_step_profile.json`` (:mod:`benchmarks.profile_macaron_step`):
-the operators whose self CPU time differs most between the Transformer and Macaron."""
+"""The docs block of ``docs/results/macaron_step_profile.json`` (a retired study,
+see ``benchmarks.results_file.RETIRED``): the operators whose self CPU time differs most between the
+Transformer and Macaron."""
 
 from __future__ import annotations
 

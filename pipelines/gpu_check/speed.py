@@ -1,7 +1,7 @@
 """Macaron vs its parameter-matched Transformer, timed: a training step and beam-4 search of one batch for
 each ``--macaron-ffn-impl``, the variants alternated round by round (the timing functions
-``benchmarks/speed_macaron_vs_transformer.py`` and ``benchmarks/profile_macaron_step.py`` measure with too),
-and the GPU check's ``speed`` rows (timed with CUDA synchronisation)."""
+``benchmarks/speed_macaron_vs_transformer.py`` measures with too), and the GPU check's ``speed`` rows (timed
+with CUDA synchronisation)."""
 
 from __future__ import annotations
 
