@@ -118,14 +118,11 @@ def write_synthetic_glue(root: Path, tasks: Iterable[str], seed: int = 0, scale:
             kind = split.split("_")[0]
             count = max(8, round(SIZES[kind] * scale))
             examples = [_example(source, rng) for _ in range(count)]
-            labeled = FORMATS[(task, split)].label is not None
+            layout = FORMATS[(task, split)]
+            labeled = layout.label is not None
             rows = [_row(task, split, i, e if labeled else (e[0], e[1], "")) for i, e in enumerate(examples)]
             if (task, split) == ("QQP", "train"):  # a question broken over two lines, as in the real file
                 rows[3:3] = [["901", "1801", "1802", "How do I"], ["learn to paint?", "0"]]
-            _write(
-                root / spec.directory / file_name,
-                FORMATS[(task, split)].header,
-                rows,
-                bom=task == "MRPC" and kind != "test",
-            )
+            bom = task == "MRPC" and kind != "test"
+            _write(root / spec.directory / file_name, layout.header, rows, bom=bom)
     return root

@@ -22,43 +22,20 @@ AUXILIARY_PRESENT = {
 }
 SEIN_PRETERITE = ("war", "warst", "war", "waren", "waren")
 
-DEFINITE_ARTICLE = {
-    "m": ("der", "den", "dem"),
-    "f": ("die", "die", "der"),
-    "n": ("das", "das", "dem"),
-    "pl": ("die", "die", "den"),
-}
-DIESER_ENDINGS = {
-    "m": ("er", "en", "em"),
-    "f": ("e", "e", "er"),
-    "n": ("es", "es", "em"),
-    "pl": ("e", "e", "en"),
-}
-EIN_ENDINGS = {"m": ("", "en", "em"), "f": ("e", "e", "er"), "n": ("", "", "em"), "pl": ("e", "e", "en")}
-STRONG_ADJECTIVE_ENDINGS = {
-    "m": ("er", "en", "em"),
-    "f": ("e", "e", "er"),
-    "n": ("es", "es", "em"),
-    "pl": ("e", "e", "en"),
-}
-WEAK_ADJECTIVE_ENDINGS = {
-    "m": ("e", "en", "en"),
-    "f": ("e", "e", "en"),
-    "n": ("e", "e", "en"),
-    "pl": ("en", "en", "en"),
-}
-MIXED_ADJECTIVE_ENDINGS = {
-    "m": ("er", "en", "en"),
-    "f": ("e", "e", "en"),
-    "n": ("es", "es", "en"),
-    "pl": ("en", "en", "en"),
-}
-RELATIVE_PRONOUN = {
-    "m": ("der", "den", "dem"),
-    "f": ("die", "die", "der"),
-    "n": ("das", "das", "dem"),
-    "pl": ("die", "die", "denen"),
-}
+
+def _by_gender(table: str) -> dict[str, tuple[str, ...]]:
+    """A table by gender/number from its rows m | f | n | pl, each the forms of :data:`CASES` ("-": none)."""
+    rows = (tuple("" if form == "-" else form for form in row.split()) for row in table.split("|"))
+    return dict(zip(("m", "f", "n", "pl"), rows, strict=True))
+
+
+DEFINITE_ARTICLE = _by_gender("der den dem | die die der | das das dem | die die den")
+RELATIVE_PRONOUN = _by_gender("der den dem | die die der | das das dem | die die denen")
+EIN_ENDINGS = _by_gender("- en em | e e er | - - em | e e en")
+STRONG_ADJECTIVE_ENDINGS = _by_gender("er en em | e e er | es es em | e e en")
+DIESER_ENDINGS = STRONG_ADJECTIVE_ENDINGS  # dies-er, dies-e, dies-es: the strong endings
+WEAK_ADJECTIVE_ENDINGS = _by_gender("e en en | e e en | e e en | en en en")
+MIXED_ADJECTIVE_ENDINGS = _by_gender("er en en | e e en | es es en | en en en")
 CONTRACTIONS = {
     ("in", "dem"): "im",
     ("in", "das"): "ins",

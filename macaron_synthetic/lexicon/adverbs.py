@@ -14,21 +14,14 @@ class Adverb:
     de: str
 
 
-FREQ_ADVERBS = (
-    Adverb("often", "oft"),
-    Adverb("always", "immer"),
-    Adverb("sometimes", "manchmal"),
-    Adverb("never", "nie"),
-    Adverb("rarely", "selten"),
-)
-MANNER_ADVERBS = (
-    Adverb("quickly", "schnell"),
-    Adverb("slowly", "langsam"),
-    Adverb("quietly", "leise"),
-    Adverb("loudly", "laut"),
-    Adverb("carefully", "vorsichtig"),
-    Adverb("happily", "fröhlich"),
-    Adverb("well", "gut"),
+def _adverbs(pairs: str) -> tuple[Adverb, ...]:
+    """Adverbs from space-separated ``english:german`` pairs."""
+    return tuple(Adverb(*pair.split(":")) for pair in pairs.split())
+
+
+FREQ_ADVERBS = _adverbs("often:oft always:immer sometimes:manchmal never:nie rarely:selten")
+MANNER_ADVERBS = _adverbs(
+    "quickly:schnell slowly:langsam quietly:leise loudly:laut carefully:vorsichtig happily:fröhlich well:gut"
 )
 # time adverbials and the tenses they combine with
 TIME_ADVERBS: tuple[tuple[Adverb, frozenset[str]], ...] = tuple(

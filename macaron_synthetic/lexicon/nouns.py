@@ -171,21 +171,14 @@ harbour Hafen Häfen m place
 
 
 def _parse_nouns(table: str) -> tuple[Noun, ...]:
+    """The nouns of a table laid out as :data:`_NOUN_TABLE` (the comment above it names the columns)."""
     nouns = []
     for line in table.strip().splitlines():
         en_sg, de_sg, de_pl, gender, tags, *flags = line.split()
         mass = de_pl == "-"
-        nouns.append(
-            Noun(
-                en_sg,
-                None if mass else plural(en_sg),
-                de_sg,
-                None if mass else de_pl,
-                gender,
-                frozenset(tags.split(",")),
-                weak="weak" in flags,
-            )
-        )
+        en_pl = None if mass else plural(en_sg)
+        tag_set = frozenset(tags.split(","))
+        nouns.append(Noun(en_sg, en_pl, de_sg, None if mass else de_pl, gender, tag_set, "weak" in flags))
     return tuple(nouns)
 
 

@@ -3,8 +3,7 @@ the Wikipedia generator's English verbs and participles."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from macaron_synthetic.lexicon.english import gerund, regular_past, third_person
 from macaron_synthetic.lexicon.nouns import ANIMATE, CONCRETE
@@ -88,68 +87,12 @@ def _needs_e(stem: str) -> bool:
     return False
 
 
-def _weak_forms(de_inf: str, inseparable: bool = False) -> tuple[str, str]:
+def _weak_forms(de_inf: str) -> tuple[str, str]:
     """Präteritum 1/3sg and participle of a regular (weak) German verb."""
     stem = de_inf[:-1] if de_inf.endswith(("ern", "eln")) else de_inf[:-2]
     e = "e" if _needs_e(stem) else ""
-    past = stem + e + "te"
-    if inseparable or de_inf.endswith("ieren"):
-        pp = stem + e + "t"
-    else:
-        pp = "ge" + stem + e + "t"
-    return past, pp
-
-
-def _weak(
-    en: str,
-    de_inf: str,
-    frame: str,
-    obj: str = "",
-    subj: str = "person",
-    *,
-    en_past: str = "",
-    en_pp: str = "",
-    en_particle: str = "",
-    aux: str = "haben",
-    inseparable: bool = False,
-    en_3sg: str = "",
-    en_ing: str = "",
-) -> Verb:
-    """A verb that is regular (weak) in German; English past regular unless ``en_past``, participle equal
-    to the past unless ``en_pp``."""
-    past, pp = _weak_forms(de_inf, inseparable)
-    en_p = en_past or regular_past(en)
-    return Verb(
-        en,
-        en_p,
-        en_pp or en_p,
-        de_inf,
-        past,
-        pp,
-        frame,
-        _tags(obj),
-        _tags(subj),
-        en_particle,
-        de_aux=aux,
-        en_3sg=en_3sg,
-        en_ing=en_ing,
-    )
-
-
-def _strong(
-    en: str,
-    en_past: str,
-    en_pp: str,
-    de_inf: str,
-    de_past: str,
-    de_pp: str,
-    frame: str,
-    obj: str = "",
-    subj: str = "person",
-    **kw: str,
-) -> Verb:
-    """A verb with explicitly given (irregular) forms; keyword arguments go to ``Verb``."""
-    return Verb(en, en_past, en_pp, de_inf, de_past, de_pp, frame, _tags(obj), _tags(subj), **kw)
+    ge = "" if de_inf.endswith("ieren") else "ge"  # repariert, not *gerepariert
+    return stem + e + "te", ge + stem + e + "t"
 
 
 def _tags(spec: str) -> frozenset[str]:
@@ -160,391 +103,163 @@ def _tags(spec: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def _sep(verb: Verb, prefix: str) -> Verb:
-    """Mark a verb as carrying a separable German prefix (the participle already includes it)."""
-    return replace(verb, de_prefix=prefix, de_pp=prefix + verb.de_pp)
+# German present forms that Verb.de_present does not derive (vowel change, ...), for every verb of that
+# infinitive: infinitive, 1sg, 2sg, 3sg ("-": derived)
+_DE_PRESENT_TABLE = """
+schlafen   -        schläfst  schläft
+laufen     -        läufst    läuft
+fahren     -        fährst    fährt
+sehen      -        siehst    sieht
+lesen      -        liest     liest
+essen      -        isst      isst
+mögen      mag      magst     mag
+tragen     -        trägst    trägt
+waschen    -        wäschst   wäscht
+nehmen     -        nimmst    nimmt
+treffen    -        triffst   trifft
+vergessen  -        vergisst  vergisst
+laden      -        lädst     lädt
+füttern    füttere  -         -
+werfen     -        wirfst    wirft
+fangen     -        fängst    fängt
+helfen     -        hilfst    hilft
+geben      -        gibst     gibt
+wissen     weiß     weißt     weiß
+"""
+_DE_PRESENT = {
+    infinitive: {
+        field: form for field, form in zip(("de_1sg", "de_2sg", "de_3sg"), forms, strict=True) if form != "-"
+    }
+    for infinitive, *forms in map(str.split, _DE_PRESENT_TABLE.strip().splitlines())
+}
+
+# english                german                             subject  object  [Verb field=value ...]
+_VERB_TABLE = """
+[intr]
+sleep/slept              schlafen/schlief/geschlafen        animate  -
+laugh                    lachen                             person   -
+work                     arbeiten                           person   -
+dance                    tanzen                             person   -
+sing/sang/sung           singen/sang/gesungen               person   -
+wait                     warten                             animate  -
+play                     spielen                            animate  -
+cry                      weinen                             person   -
+live                     wohnen                             animate  -
+stay                     bleiben/blieb/geblieben            animate  -  de_aux=sein
+travel                   reisen                             person   -  de_aux=sein
+wake_up/woke/woken       auf|wachen                         animate  -  de_aux=sein
+fall_asleep/fell/fallen  ein|schlafen/schlief/geschlafen    animate  -  de_aux=sein
+arrive                   an|kommen/kam/gekommen             animate  -  de_aux=sein
+[motion]
+go/went/gone             gehen/ging/gegangen                animate  -  de_aux=sein en_3sg=goes
+run/ran/run              laufen/lief/gelaufen               animate  -  de_aux=sein en_ing=running
+come/came/come           kommen/kam/gekommen                animate  -  de_aux=sein
+drive/drove/driven       fahren/fuhr/gefahren               person   -  de_aux=sein
+fly/flew/flown           fliegen/flog/geflogen              animate  -  de_aux=sein
+swim/swam/swum           schwimmen/schwamm/geschwommen      animate  -  de_aux=sein en_ing=swimming
+[tr]
+see/saw/seen             sehen/sah/gesehen                  animate  animate,concrete,place
+read/read                lesen/las/gelesen                  person   readable
+write/wrote/written      schreiben/schrieb/geschrieben      person   readable
+eat/ate/eaten            essen/aß/gegessen                  animate  food
+drink/drank/drunk        trinken/trank/getrunken            animate  drink
+buy/bought               kaufen                             person   portable,vehicle,food,drink,readable
+sell/sold                verkaufen/verkaufte/verkauft       person   portable,vehicle,readable
+find/found               finden/fand/gefunden               animate  portable,animal
+lose/lost                verlieren/verlor/verloren          person   portable
+need                     brauchen                           person   portable,vehicle,food,drink
+love                     lieben                             animate  animate
+like                     mögen/mochte/gemocht               person   animate,food,drink,readable
+visit                    besuchen/besuchte/besucht          person   person,place
+open                     öffnen                             person   open
+close                    schließen/schloss/geschlossen      person   open
+carry                    tragen/trug/getragen               person   portable
+wash                     waschen/wusch/gewaschen            person   animal,portable,vehicle
+cook                     kochen                             person   food
+paint                    malen                              person   animate,portable,thing,vehicle,place
+take/took/taken          nehmen/nahm/genommen               person   portable,food,readable
+meet/met                 treffen/traf/getroffen             person   person
+forget/forgot/forgotten  vergessen/vergaß/vergessen         person   portable,person  en_ing=forgetting
+hear/heard               hören                              animate  animate
+ask                      fragen                             person   person
+know/knew/known          kennen/kannte/gekannt              person   person,place,readable
+repair                   reparieren                         person   fixable
+understand/understood    verstehen/verstand/verstanden      person   person,readable
+look_for                 suchen                             animate  portable,animate
+call                     an|rufen/rief/gerufen              person   person
+pick_up                  ab|holen                           person   person,portable
+invite                   ein|laden/lud/geladen              person   person
+tidy_up                  auf|räumen                         person   room
+clean                    putzen                             person   room,vehicle,portable
+feed/fed                 füttern                            person   animal
+throw/threw/thrown       werfen/warf/geworfen               person   portable
+catch/caught             fangen/fing/gefangen               animate  animal,toy
+draw/drew/drawn          zeichnen                           person   animate,portable,thing,vehicle,place
+order                    bestellen/bestellte/bestellt       person   food,drink
+watch                    beobachten/beobachtete/beobachtet  animate  animate
+[dat]
+help                     helfen/half/geholfen               person   animate
+thank                    danken                             person   person
+follow                   folgen                             animate  animate  de_aux=sein
+answer                   antworten                          person   person
+[ditr]
+give/gave/given          geben/gab/gegeben                  person   portable,food,drink,readable
+show                     zeigen                             person   portable,readable,vehicle
+send/sent                schicken                           person   portable,readable
+bring/brought            bringen/brachte/gebracht           person   portable,food,drink,readable
+[say]
+say/said                 sagen                              person   -  en_3sg=says
+think/thought            denken/dachte/gedacht              person   -
+know/knew/known          wissen/wusste/gewusst              person   -
+hope                     hoffen                             person   -
+believe                  glauben                            person   -
+"""
 
 
-VERBS: tuple[Verb, ...] = (
-    # intransitive
-    _strong(
-        "sleep",
-        "slept",
-        "slept",
-        "schlafen",
-        "schlief",
-        "geschlafen",
-        "intr",
-        subj="animate",
-        de_2sg="schläfst",
-        de_3sg="schläft",
-    ),
-    _weak("laugh", "lachen", "intr"),
-    _weak("work", "arbeiten", "intr"),
-    _weak("dance", "tanzen", "intr"),
-    _strong("sing", "sang", "sung", "singen", "sang", "gesungen", "intr"),
-    _weak("wait", "warten", "intr", subj="animate"),
-    _weak("play", "spielen", "intr", subj="animate"),
-    _weak("cry", "weinen", "intr"),
-    _weak("live", "wohnen", "intr", subj="animate"),
-    _strong(
-        "stay", "stayed", "stayed", "bleiben", "blieb", "geblieben", "intr", subj="animate", de_aux="sein"
-    ),
-    _weak("travel", "reisen", "intr", aux="sein", en_past="traveled"),
-    _sep(
-        _strong(
-            "wake",
-            "woke",
-            "woken",
-            "wachen",
-            "wachte",
-            "gewacht",
-            "intr",
-            subj="animate",
-            en_particle="up",
-            de_aux="sein",
-        ),
-        "auf",
-    ),
-    _sep(
-        _strong(
-            "fall",
-            "fell",
-            "fallen",
-            "schlafen",
-            "schlief",
-            "geschlafen",
-            "intr",
-            subj="animate",
-            en_particle="asleep",
-            de_aux="sein",
-            de_2sg="schläfst",
-            de_3sg="schläft",
-        ),
-        "ein",
-    ),
-    _sep(
-        _strong(
-            "arrive", "arrived", "arrived", "kommen", "kam", "gekommen", "intr", subj="animate", de_aux="sein"
-        ),
-        "an",
-    ),
-    # motion (take a directional phrase)
-    _strong(
-        "go",
-        "went",
-        "gone",
-        "gehen",
-        "ging",
-        "gegangen",
-        "motion",
-        subj="animate",
-        de_aux="sein",
-        en_3sg="goes",
-    ),
-    _strong(
-        "run",
-        "ran",
-        "run",
-        "laufen",
-        "lief",
-        "gelaufen",
-        "motion",
-        subj="animate",
-        de_aux="sein",
-        de_2sg="läufst",
-        de_3sg="läuft",
-        en_ing="running",
-    ),
-    _strong("come", "came", "come", "kommen", "kam", "gekommen", "motion", subj="animate", de_aux="sein"),
-    _strong(
-        "drive",
-        "drove",
-        "driven",
-        "fahren",
-        "fuhr",
-        "gefahren",
-        "motion",
-        de_aux="sein",
-        de_2sg="fährst",
-        de_3sg="fährt",
-    ),
-    _strong("fly", "flew", "flown", "fliegen", "flog", "geflogen", "motion", subj="animate", de_aux="sein"),
-    _strong(
-        "swim",
-        "swam",
-        "swum",
-        "schwimmen",
-        "schwamm",
-        "geschwommen",
-        "motion",
-        subj="animate",
-        de_aux="sein",
-        en_ing="swimming",
-    ),
-    # transitive (accusative object)
-    _strong(
-        "see",
-        "saw",
-        "seen",
-        "sehen",
-        "sah",
-        "gesehen",
-        "tr",
-        "animate,concrete,place",
-        "animate",
-        de_2sg="siehst",
-        de_3sg="sieht",
-    ),
-    _strong(
-        "read", "read", "read", "lesen", "las", "gelesen", "tr", "readable", de_2sg="liest", de_3sg="liest"
-    ),
-    _strong("write", "wrote", "written", "schreiben", "schrieb", "geschrieben", "tr", "readable"),
-    _strong(
-        "eat",
-        "ate",
-        "eaten",
-        "essen",
-        "aß",
-        "gegessen",
-        "tr",
-        "food",
-        "animate",
-        de_2sg="isst",
-        de_3sg="isst",
-    ),
-    _strong("drink", "drank", "drunk", "trinken", "trank", "getrunken", "tr", "drink", "animate"),
-    _weak("buy", "kaufen", "tr", "portable,vehicle,food,drink,readable", en_past="bought"),
-    _weak("sell", "verkaufen", "tr", "portable,vehicle,readable", en_past="sold", inseparable=True),
-    _strong("find", "found", "found", "finden", "fand", "gefunden", "tr", "portable,animal", "animate"),
-    _strong("lose", "lost", "lost", "verlieren", "verlor", "verloren", "tr", "portable"),
-    _weak("need", "brauchen", "tr", "portable,vehicle,food,drink"),
-    _weak("love", "lieben", "tr", "animate", "animate"),
-    _strong(
-        "like",
-        "liked",
-        "liked",
-        "mögen",
-        "mochte",
-        "gemocht",
-        "tr",
-        "animate,food,drink,readable",
-        de_1sg="mag",
-        de_2sg="magst",
-        de_3sg="mag",
-    ),
-    _weak("visit", "besuchen", "tr", "person,place", inseparable=True),
-    _weak("open", "öffnen", "tr", "open"),
-    _strong("close", "closed", "closed", "schließen", "schloss", "geschlossen", "tr", "open"),
-    _strong(
-        "carry",
-        "carried",
-        "carried",
-        "tragen",
-        "trug",
-        "getragen",
-        "tr",
-        "portable",
-        de_2sg="trägst",
-        de_3sg="trägt",
-    ),
-    _strong(
-        "wash",
-        "washed",
-        "washed",
-        "waschen",
-        "wusch",
-        "gewaschen",
-        "tr",
-        "animal,portable,vehicle",
-        de_2sg="wäschst",
-        de_3sg="wäscht",
-    ),
-    _weak("cook", "kochen", "tr", "food"),
-    _weak("paint", "malen", "tr", "animate,portable,thing,vehicle,place"),
-    _strong(
-        "take",
-        "took",
-        "taken",
-        "nehmen",
-        "nahm",
-        "genommen",
-        "tr",
-        "portable,food,readable",
-        de_2sg="nimmst",
-        de_3sg="nimmt",
-    ),
-    _strong(
-        "meet",
-        "met",
-        "met",
-        "treffen",
-        "traf",
-        "getroffen",
-        "tr",
-        "person",
-        de_2sg="triffst",
-        de_3sg="trifft",
-    ),
-    _strong(
-        "forget",
-        "forgot",
-        "forgotten",
-        "vergessen",
-        "vergaß",
-        "vergessen",
-        "tr",
-        "portable,person",
-        de_2sg="vergisst",
-        de_3sg="vergisst",
-        en_ing="forgetting",
-    ),
-    _weak("hear", "hören", "tr", "animate", "animate", en_past="heard"),
-    _weak("ask", "fragen", "tr", "person"),
-    _strong("know", "knew", "known", "kennen", "kannte", "gekannt", "tr", "person,place,readable"),
-    _weak("repair", "reparieren", "tr", "fixable"),
-    _strong(
-        "understand",
-        "understood",
-        "understood",
-        "verstehen",
-        "verstand",
-        "verstanden",
-        "tr",
-        "person,readable",
-    ),
-    _weak("look", "suchen", "tr", "portable,animate", "animate", en_particle="for"),
-    _sep(_strong("call", "called", "called", "rufen", "rief", "gerufen", "tr", "person"), "an"),
-    _sep(_weak("pick", "holen", "tr", "person,portable", en_particle="up"), "ab"),
-    _sep(
-        _strong(
-            "invite",
-            "invited",
-            "invited",
-            "laden",
-            "lud",
-            "geladen",
-            "tr",
-            "person",
-            de_2sg="lädst",
-            de_3sg="lädt",
-        ),
-        "ein",
-    ),
-    _sep(_weak("tidy", "räumen", "tr", "room", en_particle="up"), "auf"),
-    _weak("clean", "putzen", "tr", "room,vehicle,portable"),
-    Verb(
-        "feed",
-        "fed",
-        "fed",
-        "füttern",
-        "fütterte",
-        "gefüttert",
-        "tr",
-        _tags("animal"),
-        _tags("person"),
-        de_1sg="füttere",
-    ),
-    _strong(
-        "throw",
-        "threw",
-        "thrown",
-        "werfen",
-        "warf",
-        "geworfen",
-        "tr",
-        "portable",
-        de_2sg="wirfst",
-        de_3sg="wirft",
-    ),
-    _strong(
-        "catch",
-        "caught",
-        "caught",
-        "fangen",
-        "fing",
-        "gefangen",
-        "tr",
-        "animal,toy",
-        "animate",
-        de_2sg="fängst",
-        de_3sg="fängt",
-    ),
-    _weak("draw", "zeichnen", "tr", "animate,portable,thing,vehicle,place", en_past="drew", en_pp="drawn"),
-    _weak("order", "bestellen", "tr", "food,drink", inseparable=True),
-    _weak("watch", "beobachten", "tr", "animate", "animate", inseparable=True),
-    # dative object
-    _strong(
-        "help",
-        "helped",
-        "helped",
-        "helfen",
-        "half",
-        "geholfen",
-        "dat",
-        "animate",
-        de_2sg="hilfst",
-        de_3sg="hilft",
-    ),
-    _weak("thank", "danken", "dat", "person"),
-    _weak("follow", "folgen", "dat", "animate", "animate", aux="sein"),
-    _weak("answer", "antworten", "dat", "person"),
-    # ditransitive: dative person + accusative thing
-    _strong(
-        "give",
-        "gave",
-        "given",
-        "geben",
-        "gab",
-        "gegeben",
-        "ditr",
-        "portable,food,drink,readable",
-        de_2sg="gibst",
-        de_3sg="gibt",
-    ),
-    _weak("show", "zeigen", "ditr", "portable,readable,vehicle"),
-    _weak("send", "schicken", "ditr", "portable,readable", en_past="sent"),
-    _strong(
-        "bring",
-        "brought",
-        "brought",
-        "bringen",
-        "brachte",
-        "gebracht",
-        "ditr",
-        "portable,food,drink,readable",
-    ),
-    # verbs of saying/thinking with a dass-clause
-    _weak("say", "sagen", "say", en_past="said", en_3sg="says"),
-    _strong("think", "thought", "thought", "denken", "dachte", "gedacht", "say"),
-    _strong(
-        "know",
-        "knew",
-        "known",
-        "wissen",
-        "wusste",
-        "gewusst",
-        "say",
-        de_1sg="weiß",
-        de_2sg="weißt",
-        de_3sg="weiß",
-    ),
-    _weak("hope", "hoffen", "say"),
-    _weak("believe", "glauben", "say"),
-)
+def _parse_verbs(table: str) -> tuple[Verb, ...]:
+    """The verbs of a table: ``[frame]`` lines start the verbs of a frame, then one verb a line (in the order
+    the sampler draws from: a change of order changes the corpus), columns:
+
+    * english: ``base[_particle][/past[/participle]]``, e.g. ``wake_up/woke/woken`` ("wake up"); the past
+      is regular unless given, the participle is the past unless given;
+    * german: ``[prefix|]infinitive[/preterite/participle]``, e.g. ``an|rufen/rief/gerufen`` (separable
+      "an": "anrufen", "angerufen"); regular (weak) forms unless given; irregular present forms come from
+      :data:`_DE_PRESENT`;
+    * subject and object: tags (:func:`_tags`), ``-`` for no object;
+    * then optionally ``field=value`` for other fields of :class:`Verb` (``de_aux=sein``).
+    """
+    verbs = []
+    frame = ""
+    for line in table.strip().splitlines():
+        if line.startswith("["):
+            frame = line.strip("[]")
+            continue
+        english, german, subj, obj, *options = line.split()
+        en_forms = english.split("/")
+        en, _, particle = en_forms[0].partition("_")
+        en_past = en_forms[1] if len(en_forms) > 1 else regular_past(en)
+        en_pp = en_forms[2] if len(en_forms) > 2 else en_past
+        prefix, _, de_forms = german.rpartition("|")
+        if "/" in de_forms:
+            de_inf, de_past, de_pp = de_forms.split("/")
+        else:
+            de_inf, (de_past, de_pp) = de_forms, _weak_forms(de_forms)
+        fields = {"en_particle": particle, "de_prefix": prefix, **_DE_PRESENT.get(de_inf, {})}
+        fields.update(option.split("=") for option in options)
+        obj_tags = _tags("" if obj == "-" else obj)
+        verbs.append(
+            Verb(en, en_past, en_pp, de_inf, de_past, prefix + de_pp, frame, obj_tags, _tags(subj), **fields)
+        )
+    return tuple(verbs)
+
+
+VERBS = _parse_verbs(_VERB_TABLE)
 # no English progressive ("*is knowing"): a sampled progressive becomes the present
 STATIVE = frozenset({"know", "like", "love", "need", "understand", "hear", "see", "think", "believe", "hope"})
-
-
-def _group_by_frame(verbs: Iterable[Verb]) -> dict[str, tuple[Verb, ...]]:
-    """The verbs of each frame, in lexicon order (frames in order of first appearance)."""
-    groups: dict[str, tuple[Verb, ...]] = {}
-    for verb in verbs:
-        groups[verb.frame] = (*groups.get(verb.frame, ()), verb)
-    return groups
-
-
-VERBS_BY_FRAME = _group_by_frame(VERBS)
+#: the verbs of each frame, in lexicon order (frames in order of first appearance)
+VERBS_BY_FRAME = {
+    frame: tuple(v for v in VERBS if v.frame == frame) for frame in dict.fromkeys(v.frame for v in VERBS)
+}
 
 PARTICIPLES = tuple(
     """

@@ -83,13 +83,8 @@ class DumpManifest:
         return {kind: len(self.ids(kind)) for kind in KINDS}
 
 
-_MANIFEST_FIELD = dict(
-    zip(
-        KINDS,
-        ("articles", "stubs", "empty_articles", "redirects", "other_namespace", "disambiguation"),
-        strict=True,
-    )
-)
+_FIELD_NAMES = ("articles", "stubs", "empty_articles", "redirects", "other_namespace", "disambiguation")
+_MANIFEST_FIELD = dict(zip(KINDS, _FIELD_NAMES, strict=True))
 
 
 def _kind_sequence(

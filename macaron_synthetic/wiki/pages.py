@@ -323,15 +323,12 @@ class PageGenerator:
             lines.append(v.fill(f"* ''[[{base} (album)|{base}]]'' (album), by [[$person]] {m}"))
         lines += ["", "== See also ==", f"* {{{{lookfrom|{base}}}}} {m}", f"* {{{{intitle|{base}}}}} {m}", ""]
 
-        hndis = f"{{{{hndis|{base.split()[-1]}, {base.split()[0]}}}}}"
-        lines.append(
-            {
-                "plain": "{{Disambiguation}}",
-                "surname": "{{Disambiguation|surname}}",
-                "hndis": hndis,
-                "geodis": "{{geodis}}",
-            }[style]
-        )
+        templates = {
+            "plain": "{{Disambiguation}}",
+            "surname": "{{Disambiguation|surname}}",
+            "geodis": "{{geodis}}",
+        }
+        lines.append(templates.get(style) or f"{{{{hndis|{base.split()[-1]}, {base.split()[0]}}}}}")
         return Page("disambiguation", page_id, title, 0, "\n".join(lines))
 
     def other_namespace(self, page_id: int) -> Page:
