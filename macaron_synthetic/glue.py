@@ -18,15 +18,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from macaron_preprocess.sources.glue import FORMATS, TASKS
+from macaron_synthetic.lexicon.tables import phrases, words
 from macaron_workflow.atomic import atomic_output
 
-SUBJECTS = tuple(
-    "the cat|a dog|the old man|my sister|the teacher|a small bird|the farmer|our neighbour".split("|")
-)
-VERBS = tuple("saw|liked|found|carried|painted|visited|followed|described".split("|"))
-OBJECTS = tuple(
-    "the river|a red house|the garden|an old book|the market|a tall tree|the bridge|a blue car".split("|")
-)
+SUBJECTS = phrases("the cat|a dog|the old man|my sister|the teacher|a small bird|the farmer|our neighbour")
+VERBS = words("saw liked found carried painted visited followed described")
+OBJECTS = phrases("the river|a red house|the garden|an old book|the market|a tall tree|the bridge|a blue car")
 CUE_WORDS = ("happily", "wonderfully", "gladly")
 FILLERS = ("yesterday", "quickly", "again", "slowly", "at night", "in spring")
 BOM = "\ufeff"

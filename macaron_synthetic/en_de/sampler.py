@@ -39,8 +39,7 @@ class Sampler:
 
     def noun_with(self, tags: frozenset[str]) -> Noun:
         """A noun carrying at least one of ``tags``."""
-        candidates = [n for n in NOUNS if n.tags & tags]
-        return self.pick(candidates)
+        return self.pick([n for n in NOUNS if n.tags & tags])
 
     def noun_phrase(
         self, tags: frozenset[str], role: str, depth: int, allow_pron: bool = True, allow_rel: bool = True
@@ -228,9 +227,7 @@ class Sampler:
         if r < 0.88:
             tense = self.pick(("pres", "pres", "past"))
             sub = self.clause_for(self.any_verb(), 1, tense=tense, simple=True)
-            main = self.clause_for(
-                self.any_verb(), 1, tense="past" if tense == "past" else "pres", simple=True
-            )
+            main = self.clause_for(self.any_verb(), 1, tense=tense, simple=True)
             en_conj = "when" if tense == "past" or self.chance(0.5) else "if"
             de_conj = "als" if tense == "past" else "wenn"
             return (

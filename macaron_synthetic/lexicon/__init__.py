@@ -5,5 +5,6 @@
 ``VERBS``, ...: German forms, semantic tags) beside the English lists the Wikipedia generator draws from
 (``ENCYCLOPEDIC_NOUNS``, ``PARTICIPLES``, ...). The lists are not merged: each generator's draws depend on
 the order of its lists (the Wikipedia one's also on their duplicates), and the draws fix recorded outputs
-(the quickstart's corpus and BLEU, the dumps of the pre-training benchmarks).
+(the quickstart's corpus and BLEU, the dumps of the pre-training benchmarks). Lists are written as running
+text and split by :mod:`.tables`.
 """

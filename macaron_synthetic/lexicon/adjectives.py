@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from macaron_synthetic.lexicon.tables import words
+
 
 @dataclass(frozen=True)
 class Adjective:
@@ -84,8 +86,7 @@ def _parse_adjectives(table: str) -> tuple[Adjective, ...]:
 
 ADJECTIVES = _parse_adjectives(_ADJ_TABLE)
 
-ENCYCLOPEDIC_ADJECTIVES = tuple(
-    """
+ENCYCLOPEDIC_ADJECTIVES = words("""
 ancient modern early late northern southern eastern western central local national regional royal public
 private large small major minor important famous notable historic traditional popular rare common wide
 narrow deep shallow high low long short old new young first last final main principal original former
@@ -100,12 +101,9 @@ distinct additional subsequent previous earlier recent contemporary permanent te
 gradual sudden rapid slow steady severe mild heavy light dark bright red green blue white black yellow
 brown grey golden wooden sacred secular fortified ruined restored surviving extinct endangered endemic
 native invasive migratory nocturnal aquatic marine alpine volcanic sandy rocky wooded fictional
-""".split()
-)
-HYPHENATED_ADJECTIVES = tuple(
-    """
+""")
+HYPHENATED_ADJECTIVES = words("""
 long-term well-known twenty-five nineteenth-century so-called large-scale full-time two-storey
 middle-aged short-lived high-speed left-wing right-wing self-taught world-famous English-language
 state-owned non-profit post-war pre-war anti-war year-round three-day half-timbered red-brick
-""".split()
-)
+""")

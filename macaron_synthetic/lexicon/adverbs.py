@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from macaron_synthetic.lexicon.tables import words
+
 
 @dataclass(frozen=True)
 class Adverb:
@@ -43,12 +45,10 @@ TIME_ADVERBS: tuple[tuple[Adverb, frozenset[str]], ...] = tuple(
     )
 )
 
-ENCYCLOPEDIC_ADVERBS = tuple(
-    """
+ENCYCLOPEDIC_ADVERBS = words("""
 largely mostly partly briefly gradually rapidly slowly quickly eventually finally initially originally
 formerly later subsequently previously recently currently officially formally widely commonly rarely
 frequently occasionally regularly annually primarily mainly chiefly entirely completely extensively
 heavily severely successfully effectively reportedly allegedly apparently probably possibly certainly
 notably particularly especially significantly considerably substantially slightly relatively
-""".split()
-)
+""")

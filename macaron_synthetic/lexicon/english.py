@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import re
 
+from macaron_synthetic.lexicon.tables import pairs, words
+
+_IRREGULAR_PLURAL_TABLE = """
+species:species series:series genus:genera sheep:sheep fish:fish deer:deer analysis:analyses
+thesis:theses leaf:leaves wolf:wolves volcano:volcanoes headquarters:headquarters aircraft:aircraft
+man:men woman:women child:children mouse:mice knife:knives potato:potatoes tomato:tomatoes
+"""
 #: plurals that no rule of :func:`plural` gives (both generators' nouns)
-IRREGULAR_PLURALS = {
-    singular: plural
-    for singular, _, plural in (pair.partition(":") for pair in (
-        "species:species series:series genus:genera sheep:sheep fish:fish deer:deer analysis:analyses "
-        "thesis:theses leaf:leaves wolf:wolves volcano:volcanoes headquarters:headquarters aircraft:aircraft "
-        "man:men woman:women child:children mouse:mice knife:knives potato:potatoes tomato:tomatoes"
-    ).split())
-}  # fmt: skip  # one entry per line: long literal strings
+IRREGULAR_PLURALS = dict(pairs(words(_IRREGULAR_PLURAL_TABLE)))
 VOWEL_LETTERS = "aeiou"
 _A_BEFORE_VOWEL = re.compile(rf"\b([Aa]) (?=[{VOWEL_LETTERS}{VOWEL_LETTERS.upper()}])")
 

@@ -4,6 +4,8 @@ numbers and month names."""
 
 from __future__ import annotations
 
+from macaron_synthetic.lexicon.tables import words
+
 POSSESSIVES = {"my": "mein", "your": "dein", "his": "sein", "her": "ihr", "our": "unser", "their": "ihr"}
 NUMERALS = {"two": "zwei", "three": "drei", "four": "vier", "five": "fünf", "many": "viele", "some": "einige"}
 PRONOUNS = {  # person key → (English subject, English object, German nom, acc, dat)
@@ -16,10 +18,8 @@ PRONOUNS = {  # person key → (English subject, English object, German nom, acc
 }
 SUBORDINATORS = (("because", "weil"), ("although", "obwohl"), ("while", "während"))
 COORDINATORS = (("and", "und"), ("but", "aber"), ("or", "oder"))
-MONTHS = tuple(
-    "January February March April May June July August September October November December".split()
-)
-ORDINALS = tuple("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth".split())
-CENTURIES = tuple(
-    "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth".split()
+MONTHS = words("January February March April May June July August September October November December")
+ORDINALS = words("first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth")
+CENTURIES = words(
+    "twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth"
 )

@@ -3,9 +3,10 @@ surnames, the parts of its invented English place names, foreign places, countri
 
 from __future__ import annotations
 
+from macaron_synthetic.lexicon.tables import phrases, words
+
 NAMES = ("Anna", "Maria", "Peter", "Thomas", "Paul", "Lisa", "Jonas", "Laura", "Felix", "Clara")
-FIRST_NAMES = tuple(
-    """
+FIRST_NAMES = words("""
 John William James George Charles Thomas Henry Robert Edward Richard Joseph David Michael Peter Paul Mark
 Andrew Stephen Christopher Daniel Matthew Anthony Frederick Albert Arthur Walter Harold Francis Samuel
 Benjamin Hugh Patrick Liam Owen Rhys Gareth Ian Alan Brian Keith Kevin Mary Elizabeth Anne Margaret Sarah
@@ -16,10 +17,8 @@ Aiko Wei Mei Arjun Priya Ravi Anika Kwame Amara Chidi Olusegun Fatima Omar Ahmed
 Sergei Olga Natalia Dmitri Ivan Pavel Milan Zoran Ana Petra Eva Lucía Matteo Giulia Luca Giovanni
 Francesca Pierre Jean Marie Claude Luc Anders Lars Nils Erik Karin Ole Sven Aoife Siobhán Niamh Ciarán
 Seán Dafydd Gwen
-""".split()
-)
-SURNAMES = tuple(
-    """
+""")
+SURNAMES = words("""
 Smith Jones Taylor Brown Williams Wilson Johnson Davies Robinson Wright Thompson Evans Walker White Roberts
 Green Hall Wood Jackson Clarke Harris Lewis Martin Cooper Hill Ward Morris Moore Clark Lee King Baker
 Harrison Morgan Allen Scott Phillips Watson Davis Parker Price Bennett Young Griffiths Mitchell Kelly Cook
@@ -34,41 +33,30 @@ Ferrari Esposito Bianchi Romano Colombo Ricci Novák Dvořák Kowalski Wiśniews
 Andersson Johansson Karlsson Nilsson Larsen Hansen Nielsen Ivanov Petrov Popescu Nagy Kovács Tanaka
 Suzuki Watanabe Kim Park Chen Wang Zhang Liu Nguyen Tran Patel Sharma Gupta Okafor Mensah Haddad Yılmaz
 Öztürk
-""".split()
-)
-PLACE_NAME_HEADS = tuple(
-    """
+""")
+PLACE_NAME_HEADS = words("""
 Ash Brad Carr Dun Ell Fair Gold Hart Kings Lang Marsh North Oak Pen Ross Stan Thorn Wal West Whit Brook
 Hol Mor Red Stock Sut Tre Ald Bar Crom Elm Frank Gran Hay Kel Lind Mid New Ply Rock Shel Tam Ux Wex
-""".split()
-)
-PLACE_NAME_TAILS = tuple(
-    """
+""")
+PLACE_NAME_TAILS = words("""
 worth ley ton ford field wood by ham well more stone bury don wick combe ridge dale shaw hurst land cliffe
 sey ington stead thorpe gate mouth port bridge mere
-""".split()
-)
-FOREIGN_PLACES = tuple(
-    """
+""")
+FOREIGN_PLACES = phrases("""
 Zürich|Köln|Malmö|São Paulo|Kraków|Montréal|Besançon|Córdoba|Reykjavík|Göteborg|Łódź|Bogotá|Curaçao|
 Düsseldorf|Orléans|Plzeň|Tromsø|Škofja Loka|Ağrı|Nuuk|Fès|Coimbra|Ljubljana|Tartu|Brno|Gdańsk|Aarhus|
 Bergen|Lyon|Toulouse|Bologna|Trieste|Salzburg|Graz|Ghent|Utrecht|Porto|Sevilla|Valparaíso|Kyoto|Pune
-""".replace("\n", "").split("|")
-)
-COUNTRIES = tuple(
-    """
+""")
+COUNTRIES = phrases("""
 England|Scotland|Wales|Ireland|France|Germany|Italy|Spain|Portugal|the Netherlands|Belgium|Switzerland|
 Austria|Sweden|Norway|Denmark|Finland|Poland|Czechia|Hungary|Romania|Greece|Turkey|Russia|Ukraine|
 Canada|the United States|Mexico|Brazil|Argentina|Chile|Peru|Colombia|Australia|New Zealand|India|
 Pakistan|China|Japan|South Korea|Vietnam|Indonesia|Nigeria|Ghana|Kenya|South Africa|Egypt|Morocco|Iran|
 Israel|Côte d'Ivoire|São Tomé and Príncipe
-""".replace("\n", "").split("|")
-)
-NATIONALITIES = tuple(
-    """
+""")
+NATIONALITIES = phrases("""
 English|Scottish|Welsh|Irish|French|German|Italian|Spanish|Portuguese|Dutch|Belgian|Swiss|Austrian|
 Swedish|Norwegian|Danish|Finnish|Polish|Czech|Hungarian|Romanian|Greek|Turkish|Russian|Ukrainian|
 Canadian|American|Mexican|Brazilian|Argentine|Chilean|Australian|New Zealand|Indian|Pakistani|Chinese|
 Japanese|Korean|Vietnamese|Nigerian|Ghanaian|Kenyan|South African|Egyptian|Moroccan
-""".replace("\n", "").split("|")
-)
+""")

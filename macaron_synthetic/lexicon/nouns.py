@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from macaron_synthetic.lexicon.english import plural
+from macaron_synthetic.lexicon.tables import words
 
 
 @dataclass(frozen=True)
@@ -186,8 +187,7 @@ NOUNS = _parse_nouns(_NOUN_TABLE)
 ANIMATE = frozenset({"person", "animal"})
 CONCRETE = frozenset({"portable", "thing", "vehicle", "food", "readable"})
 
-ENCYCLOPEDIC_NOUNS = tuple(
-    """
+ENCYCLOPEDIC_NOUNS = words("""
 building church river bridge castle village town city station railway road school college university museum
 library company club team album song film novel series species genus family plant tree forest lake island
 mountain valley hill coast harbour port ship vessel aircraft engine car locomotive line route canal tower
@@ -221,15 +221,12 @@ airport runway hangar fleet convoy squadron brigade division garrison outpost ca
 estate manor cottage barn granary brewery distillery foundry quarry workshop studio theatre cinema concert
 choir orchestra ensemble melody rhythm chorus lyric verse stanza novelist essay pamphlet sermon lecture
 thesis dictionary encyclopedia atlas map chart calendar clock bell organ piano violin guitar drum trumpet
-""".split()
-)
-OCCUPATIONS = tuple(
-    """
+""")
+OCCUPATIONS = words("""
 politician footballer cricketer actor singer songwriter novelist poet painter architect engineer
 physicist chemist botanist zoologist mathematician historian philosopher journalist broadcaster
 businessman diplomat judge lawyer bishop priest soldier sculptor composer conductor pianist violinist
 guitarist drummer photographer screenwriter cyclist rower sprinter swimmer boxer wrestler jockey
 astronomer geologist economist sociologist anthropologist archaeologist explorer missionary inventor
 entrepreneur activist
-""".split()
-)
+""")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from macaron_synthetic.lexicon.english import gerund, regular_past, third_person
 from macaron_synthetic.lexicon.nouns import ANIMATE, CONCRETE
+from macaron_synthetic.lexicon.tables import words
 
 
 @dataclass(frozen=True)
@@ -261,8 +262,7 @@ VERBS_BY_FRAME = {
     frame: tuple(v for v in VERBS if v.frame == frame) for frame in dict.fromkeys(v.frame for v in VERBS)
 }
 
-PARTICIPLES = tuple(
-    """
+PARTICIPLES = words("""
 built founded established opened closed designed constructed destroyed rebuilt restored renovated
 expanded extended enlarged demolished abandoned acquired purchased sold inherited granted awarded won lost
 defeated captured besieged occupied liberated annexed ruled governed administered elected appointed
@@ -274,10 +274,7 @@ financed sponsored supported opposed criticised praised celebrated commemorated 
 consecrated converted transferred relocated merged divided united connected served operated managed
 controlled owned leased inhabited settled visited attacked raided damaged flooded burned repaired
 improved modernised electrified upgraded withdrawn preserved protected listed registered recognised
-""".split()
-)
-ENCYCLOPEDIC_VERBS = tuple(
-    """
+""")
+ENCYCLOPEDIC_VERBS = words("""
 remain serve include contain attract support require produce feature cover dominate surround border
-""".split()
-)
+""")

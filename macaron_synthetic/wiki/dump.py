@@ -33,15 +33,9 @@ from macaron_synthetic.wiki.export_format import FOOTER, HEADER
 from macaron_synthetic.wiki.pages import PageGenerator
 
 KINDS = ("article", "stub", "empty", "redirect", "other_namespace", "disambiguation")
-#: Kind proportions of a dump drawn by size or page count (roughly those of enwiki pages-articles).
-DEFAULT_PROPORTIONS = {
-    "article": 0.50,
-    "stub": 0.04,
-    "empty": 0.01,
-    "redirect": 0.30,
-    "other_namespace": 0.12,
-    "disambiguation": 0.03,
-}
+#: Kind proportions of a dump drawn by size or page count (roughly those of enwiki pages-articles), by
+#: :data:`KINDS`.
+DEFAULT_PROPORTIONS = dict(zip(KINDS, (0.50, 0.04, 0.01, 0.30, 0.12, 0.03), strict=True))
 
 
 @dataclass

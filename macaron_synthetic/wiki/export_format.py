@@ -7,15 +7,16 @@ from __future__ import annotations
 import hashlib
 from xml.sax.saxutils import escape
 
-NAMESPACES: tuple[tuple[int, str], ...] = tuple(
-    (int(key), name)
-    for key, _, name in (pair.partition(":") for pair in (
-        "-2:Media|-1:Special|0:|1:Talk|2:User|3:User talk|4:Wikipedia|5:Wikipedia talk|6:File|7:File talk|"
-        "8:MediaWiki|9:MediaWiki talk|10:Template|11:Template talk|12:Help|13:Help talk|14:Category|"
-        "15:Category talk|100:Portal|101:Portal talk|118:Draft|119:Draft talk|710:TimedText|"
-        "711:TimedText talk|828:Module|829:Module talk"
-    ).split("|"))
-)  # fmt: skip  # one entry per line: long literal strings
+from macaron_synthetic.lexicon.tables import pairs, phrases
+
+_NAMESPACE_TABLE = """
+-2:Media|-1:Special|0:|1:Talk|2:User|3:User talk|4:Wikipedia|5:Wikipedia talk|6:File|7:File talk|
+8:MediaWiki|9:MediaWiki talk|10:Template|11:Template talk|12:Help|13:Help talk|14:Category|
+15:Category talk|100:Portal|101:Portal talk|118:Draft|119:Draft talk|710:TimedText|
+711:TimedText talk|828:Module|829:Module talk
+"""
+#: (key, name) of each namespace, in the order of the dumps' ``<namespaces>``
+NAMESPACES = tuple((int(key), name) for key, name in pairs(phrases(_NAMESPACE_TABLE)))
 NAMESPACE_KEY = {name: key for key, name in NAMESPACES}
 
 

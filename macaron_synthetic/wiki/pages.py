@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from macaron_synthetic.lexicon.function_words import MONTHS
+from macaron_synthetic.lexicon.tables import pairs, phrases
 from macaron_synthetic.wiki.export_format import NAMESPACE_KEY, sha1_base36, xml_escape
 from macaron_synthetic.wiki.markers import (
     MARK_DISAMBIGUATION,
@@ -40,20 +41,11 @@ class Page:
     fmt: str = "text/x-wiki"
 
 
+_OTHER_NAMESPACE_TABLE = (
+    "Category:30|Template:22|File:15|Wikipedia:8|Talk:6|Draft:5|Portal:4|User:3|Module:3|User talk:2|Help:2"
+)
 #: the namespaces of ``other_namespace`` pages, and how often each is drawn
-_OTHER_NAMESPACES = {
-    "Category": 30,
-    "Template": 22,
-    "File": 15,
-    "Wikipedia": 8,
-    "Talk": 6,
-    "Draft": 5,
-    "Portal": 4,
-    "User": 3,
-    "Module": 3,
-    "User talk": 2,
-    "Help": 2,
-}
+_OTHER_NAMESPACES = {name: int(weight) for name, weight in pairs(phrases(_OTHER_NAMESPACE_TABLE))}
 _EDIT_COMMENTS = (
     "/* History */ copyedit",
     "fixed typo",
@@ -109,9 +101,8 @@ class PageGenerator:
             genus = strip_accents(v.pick("surname")).replace("'", "").replace(" ", "").capitalize()
             return f"{genus}ia {v.pick('noun')}ensis"
         if kind == "work":
-            return v.fill("The $Adj $Noun") + r.choice(
-                ("", " (film)", " (novel)", f" ({r.randint(1950, 2024)} film)")
-            )
+            title = v.fill("The $Adj $Noun")
+            return title + r.choice(("", " (film)", " (novel)", f" ({r.randint(1950, 2024)} film)"))
         if kind == "org":
             return f"{v.pick('place')} & {v.pick('place')} Railway"
         return f"Battle of {v.pick('place')}"
@@ -248,11 +239,9 @@ class PageGenerator:
             lead += r.choice(self.p.refs)
         parts.append(lead)
         parts.append("== References ==\n{{Reflist}}")
-        parts.append(
-            self._categories()
-            + "\n\n"
-            + v.fill(r.choice(("{{$country-geo-stub}}", "{{$nationality-bio-stub}}")))
-        )
+        categories = self._categories()
+        stub_template = v.fill(r.choice(("{{$country-geo-stub}}", "{{$nationality-bio-stub}}")))
+        parts.append(f"{categories}\n\n{stub_template}")
         text = "\n\n".join(parts).replace("\x00", article_word(page_id))
         return Page("stub", page_id, title, 0, text, sentences=1)
 
@@ -313,10 +302,9 @@ class PageGenerator:
                 lines.append(v.fill(f"* [[{base}, $country]], a $adj town {m}"))
         if style in ("plain", "surname", "hndis"):
             lines.append(f"== {m} People ==")
+            surname = base.split()[-1]
             for _ in range(r.randint(2, 5)):
-                lines.append(
-                    v.fill(f"* [[$first {base.split()[-1]}]] ($yrange), $nationality $occupation {m}")
-                )
+                lines.append(v.fill(f"* [[$first {surname}]] ($yrange), $nationality $occupation {m}"))
         if style == "plain":
             lines.append(f"== {m} Arts ==")
             lines.append(v.fill(f"* ''[[{base} (film)]]'', a $year $nationality film {m}"))
@@ -346,10 +334,9 @@ class PageGenerator:
             when = time.gmtime(r.randint(1_080_000_000, 1_790_000_000))
             stamp = time.strftime(f"%H:%M, {when.tm_mday} %B %Y", when)
             sig = f"[[User:{user}|{user}]] ([[User talk:{user}|talk]]) {stamp} (UTC)"
+            banner = "{{WikiProject banner shell|class=Start|\n{{WikiProject $topic|importance=low}}\n}}\n\n"
             text = (
-                v.fill(
-                    "{{WikiProject banner shell|class=Start|\n{{WikiProject $topic|importance=low}}\n}}\n\n"
-                )
+                v.fill(banner)
                 + f"== {MARK_TALK} {v.fill('$Adj $noun')} ==\n{prose(r.randint(2, 5))} {sig}\n"
                 + f":{prose(r.randint(1, 3))} ~~~~\n::{MARK_TALK} {v.fill('Agreed, the $noun is $adj.')} ~~~~"
             )

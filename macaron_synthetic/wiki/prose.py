@@ -259,9 +259,7 @@ def pools(seed: int) -> Pools:
         sentences.append(s)
     tables = []
     for _ in range(300):
-        rows = "".join(
-            v.fill(rng.choice(TABLE_ROWS).replace("$M", mk.MARK_TABLE)) for _ in range(rng.randint(2, 8))
-        )
+        rows = "".join(_marked(v, TABLE_ROWS, mk.MARK_TABLE, rng.randint(2, 8)))
         tables.append(v.fill(TABLE_HEAD.replace("$M", mk.MARK_TABLE)) + rows + "|}")
     lists = []
     for _ in range(400):

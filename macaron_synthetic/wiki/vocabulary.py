@@ -18,39 +18,36 @@ from macaron_synthetic.lexicon.adverbs import ENCYCLOPEDIC_ADVERBS
 from macaron_synthetic.lexicon.english import articles_before_vowels, plural
 from macaron_synthetic.lexicon.function_words import CENTURIES, MONTHS, ORDINALS
 from macaron_synthetic.lexicon.nouns import ENCYCLOPEDIC_NOUNS, OCCUPATIONS
+from macaron_synthetic.lexicon.tables import pairs, phrases, words
 from macaron_synthetic.lexicon.verbs import ENCYCLOPEDIC_VERBS, PARTICIPLES
 
 UNITS = (("km", "mi"), ("m", "ft"), ("kg", "lb"), ("ha", "acre"), ("km2", "sqmi"), ("cm", "in"))
+_LANG_PHRASE_TABLE = """
+fr:la vieille ville|fr:le pont neuf|fr:église Saint-Étienne|fr:rue des Écoles|de:Großer Markt|
+de:Schloss am See|de:Alte Brücke|es:la ciudad vieja|es:puente de piedra|it:il castello|
+it:piazza del Duomo|pt:a ponte velha|nl:de oude haven|sv:gamla staden|pl:Stare Miasto|la:terra incognita
+"""
 #: (language code, phrase) of ``{{lang|code|phrase}}``
-LANG_PHRASES = tuple(tuple(pair.split(":")) for pair in (
-    "fr:la vieille ville|fr:le pont neuf|fr:église Saint-Étienne|fr:rue des Écoles|de:Großer Markt|"
-    "de:Schloss am See|de:Alte Brücke|es:la ciudad vieja|es:puente de piedra|it:il castello|"
-    "it:piazza del Duomo|pt:a ponte velha|nl:de oude haven|sv:gamla staden|pl:Stare Miasto|la:terra incognita"
-).split("|"))  # fmt: skip  # one entry per line: long literal strings
-OLD_WORDS = tuple("burh|ford|hām|tūn|lēah|wīc|dūn|byrig|stān|feld|mere|brycg".split("|"))
-PUBLISHERS = tuple(
-    """
+LANG_PHRASES = pairs(phrases(_LANG_PHRASE_TABLE))
+OLD_WORDS = words("burh ford hām tūn lēah wīc dūn byrig stān feld mere brycg")
+PUBLISHERS = phrases("""
 Oxford University Press|Cambridge University Press|Penguin|Routledge|HarperCollins|Faber and Faber|
 Macmillan|Yale University Press|Springer|Éditions Gallimard|Thames & Hudson|Batsford
-""".replace("\n", "").split("|")
-)
-SITES = tuple(
-    "bbc.co.uk theguardian.com nytimes.com britannica.com historicengland.org.uk ons.gov.uk nature.com "
-    "jstor.org archive.org lemonde.fr".split()
-)
-HEADINGS = tuple(
-    """
+""")
+SITES = words("""
+bbc.co.uk theguardian.com nytimes.com britannica.com historicengland.org.uk ons.gov.uk nature.com
+jstor.org archive.org lemonde.fr
+""")
+HEADINGS = phrases("""
 History|Early life|Career|Geography|Climate|Demographics|Economy|Culture|Architecture|Description|
 Taxonomy|Distribution and habitat|Reception|Legacy|Personal life|Plot|Production|Track listing|
 Background|Notable people|Transport|Education|Sport|Governance|Etymology|Origins|Later years|Death|
 Design|Construction|Operations|Decline|Restoration|Awards and honours|Works|Ecology|Behaviour|Diet|
 Conservation|Structure|Development|Release|Critical response|Aftermath|Administration|Religion|Media
-""".replace("\n", "").split("|")
-)
-TOPICS = tuple(
-    "Biography|Football|Music|Film|Architecture|Rivers|Birds|Military history|Trains|Geography|"
-    "Politics".split("|")
-)
+""")
+TOPICS = phrases("""
+Biography|Football|Music|Film|Architecture|Rivers|Birds|Military history|Trains|Geography|Politics
+""")
 
 
 def strip_accents(text: str) -> str:
@@ -73,7 +70,7 @@ class Vocabulary:
         self.places = [*places[:900], *names.FOREIGN_PLACES]
         self.surnames = [*names.SURNAMES, *places[900:]]
         self._lists: dict[str, tuple[list[str], list[float]]] = {}
-        for name, words in (
+        for name, pool in (
             ("noun", ENCYCLOPEDIC_NOUNS),
             ("adj", ENCYCLOPEDIC_ADJECTIVES),
             ("verbed", PARTICIPLES),
@@ -88,7 +85,7 @@ class Vocabulary:
             ("hyph", HYPHENATED_ADJECTIVES),
             ("heading", HEADINGS),
         ):
-            ranked = list(words)
+            ranked = list(pool)
             lists_rng.shuffle(ranked)
             # Zipf-Mandelbrot ranks: frequent words recur, none dominates
             weights = (1 / (rank + 8) for rank in range(len(ranked)))
@@ -105,7 +102,7 @@ class Vocabulary:
         }
         self.slots: dict[str, Callable[[], str]] = {
             **{name: functools.partial(self.pick, name) for name in self._lists},  # $noun, $adj, $place, ...
-            **{name: functools.partial(r.choice, words) for name, words in uniform.items()},
+            **{name: functools.partial(r.choice, pool) for name, pool in uniform.items()},
             "T": lambda: "\x00",
             "nouns": lambda: plural(self.pick("noun")),
             "Noun": lambda: self.pick("noun").capitalize(),
@@ -130,8 +127,8 @@ class Vocabulary:
         }
 
     def pick(self, name: str) -> str:
-        words, cum = self._lists[name]
-        return self.rng.choices(words, cum_weights=cum)[0]
+        pool, cum = self._lists[name]
+        return self.rng.choices(pool, cum_weights=cum)[0]
 
     def fill(self, template: str) -> str:
         slots = self.slots
