@@ -33,13 +33,7 @@ from macaron_preprocess.text.documents import DocumentConfig
 from macaron_preprocess.text.extract import ExtractOutputs, extract_bookcorpus, extract_wikipedia
 from macaron_preprocess.text.sentences import RULE_BASED
 from macaron_workflow.atomic import write_text_atomically
-from macaron_workflow.cli import (
-    ArgumentParser,
-    add_deprecated_alias,
-    positive_int,
-    program_name,
-    run_cli,
-)
+from macaron_workflow.cli import ArgumentParser, add_deprecated_alias, positive_int, program_name, run_cli
 from macaron_workflow.errors import UserError
 from macaron_workflow.files import ensure_writable_dir, require_files
 from macaron_workflow.options import add_run_options

@@ -223,13 +223,10 @@ def build_task(
         plan.append(("test", "test_ax", TASKS["AX"]))
     for glue_split, fairseq_split, source in plan:
         read = read_split(glue_dir, source.name, glue_split)
+        dropped = f", {read.dropped} malformed lines dropped (first at lines {read.dropped_lines[:5]})"
         print(
             f"[{spec.name}] {source.name} {glue_split}: {len(read.examples)} examples"
-            + (
-                f", {read.dropped} malformed lines dropped (first at lines {read.dropped_lines[:5]})"
-                if read.dropped
-                else ""
-            ),
+            + (dropped if read.dropped else ""),
             file=sys.stderr,
             flush=True,
         )
@@ -318,10 +315,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not (args.checkpoint or args.data_bin or args.sentencepiece_model):
         raise UserError("give --checkpoint (or --data-bin, or --sentencepiece-model and --dict)")
     check_apart(args)
-    if args.checkpoint:
-        require_bert(
-            args.checkpoint, "--checkpoint"
-        )  # not "missing sentencepiece model" for a translation one
+    if args.checkpoint:  # not "missing sentencepiece model" for a translation one
+        require_bert(args.checkpoint, "--checkpoint")
     vocab = vocabulary_from(args)
     check_apart(args, vocab)
     if args.checkpoint:

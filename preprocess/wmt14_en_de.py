@@ -69,11 +69,7 @@ from macaron_workflow.files import count_lines
 from macaron_workflow.stages import StageReport, StageRunner
 
 SRC, TGT = "en", "de"
-TRAIN_CORPORA = (
-    "training/europarl-v7.de-en",
-    "commoncrawl.de-en",
-    "training/news-commentary-v9.de-en",
-)
+TRAIN_CORPORA = ("training/europarl-v7.de-en", "commoncrawl.de-en", "training/news-commentary-v9.de-en")
 NC_V12 = "training/news-commentary-v12.de-en"  # their CORPORA's third entry
 VALID_PREFIX = "dev/newstest2013"
 TEST_SGM = ("test-full/newstest2014-deen-src.en.sgm", "test-full/newstest2014-deen-ref.de.sgm")
@@ -83,30 +79,24 @@ def _pair(prefix: str) -> tuple[str, str]:
     return f"{prefix}.{SRC}", f"{prefix}.{TGT}"
 
 
+def _statmt(path: str) -> tuple[str, str]:
+    """The http and https URLs of ``path`` on statmt.org."""
+    return f"http://statmt.org/{path}", f"https://www.statmt.org/{path}"
+
+
 ARCHIVES = (
     ArchiveSpec(
         "training-parallel-europarl-v7.tgz",
-        (
-            "http://statmt.org/wmt13/training-parallel-europarl-v7.tgz",
-            "https://www.statmt.org/wmt13/training-parallel-europarl-v7.tgz",
-        ),
+        _statmt("wmt13/training-parallel-europarl-v7.tgz"),
         _pair(TRAIN_CORPORA[0]),
     ),
     ArchiveSpec(
         "training-parallel-commoncrawl.tgz",
-        (
-            "http://statmt.org/wmt13/training-parallel-commoncrawl.tgz",
-            "https://www.statmt.org/wmt13/training-parallel-commoncrawl.tgz",
-        ),
+        _statmt("wmt13/training-parallel-commoncrawl.tgz"),
         _pair(TRAIN_CORPORA[1]),
     ),
     ArchiveSpec(
-        "training-parallel-nc-v9.tgz",
-        (
-            "http://statmt.org/wmt14/training-parallel-nc-v9.tgz",
-            "https://www.statmt.org/wmt14/training-parallel-nc-v9.tgz",
-        ),
-        _pair(TRAIN_CORPORA[2]),
+        "training-parallel-nc-v9.tgz", _statmt("wmt14/training-parallel-nc-v9.tgz"), _pair(TRAIN_CORPORA[2])
     ),
     ArchiveSpec(
         "training-parallel-nc-v12.tgz",
@@ -115,17 +105,10 @@ ARCHIVES = (
     ),
     ArchiveSpec(
         "dev.tgz",
-        (
-            "http://data.statmt.org/wmt17/translation-task/dev.tgz",
-            "http://statmt.org/wmt14/dev.tgz",
-        ),
+        ("http://data.statmt.org/wmt17/translation-task/dev.tgz", "http://statmt.org/wmt14/dev.tgz"),
         _pair(VALID_PREFIX),
     ),
-    ArchiveSpec(
-        "test-full.tgz",
-        ("http://statmt.org/wmt14/test-full.tgz", "https://www.statmt.org/wmt14/test-full.tgz"),
-        TEST_SGM,
-    ),
+    ArchiveSpec("test-full.tgz", _statmt("wmt14/test-full.tgz"), TEST_SGM),
 )
 CLEAN = CleanConfig(min_len=1, max_len=250, ratio=1.5)
 #: ``clean-corpus-n.perl CORPUS en de OUT 1 80`` without ``-ratio``: the script's default ratio is 9
@@ -255,32 +238,21 @@ def main(argv: list[str] | None = None) -> None:
         runner, "test-segments", [BitextFiles(files[TEST_SGM[0]], files[TEST_SGM[1]])], test_text
     )
     corpora = (*TRAIN_CORPORA[:2], data.news_commentary)
+
+    def job(
+        split: str,
+        inputs: tuple[BitextFiles, ...],
+        config: Callable[[str], MosesConfig],
+        clean: CleanConfig | None = None,
+    ) -> TokenizeJob:
+        return TokenizeJob(
+            split, inputs, layout.raw(split), layout.tok(split), config(SRC), config(TGT), clean
+        )
+
     jobs = [
-        TokenizeJob(
-            "train",
-            tuple(located(prefix) for prefix in corpora),
-            layout.raw("train"),
-            layout.tok("train"),
-            training_config(SRC),
-            training_config(TGT),
-            data.clean,
-        ),
-        TokenizeJob(
-            "valid",
-            (located(VALID_PREFIX),),
-            layout.raw("valid"),
-            layout.tok("valid"),
-            data.valid_config(SRC),
-            data.valid_config(TGT),
-        ),
-        TokenizeJob(
-            "test",
-            (test_text,),
-            layout.raw("test"),
-            layout.tok("test"),
-            evaluation_config(SRC),
-            evaluation_config(TGT),
-        ),
+        job("train", tuple(located(prefix) for prefix in corpora), training_config, data.clean),
+        job("valid", (located(VALID_PREFIX),), data.valid_config),
+        job("test", (test_text,), evaluation_config),
     ]
     for job in jobs:
         tokenize_split(runner, job, args.workers)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import shutil
 import sys
 import urllib.error
 import zipfile
@@ -518,12 +519,10 @@ def _verify(path: Path, remote: RemoteFile) -> None:
     size = path.stat().st_size
     if size != remote.size:
         raise UserError(f"size {size} bytes, expected {remote.size}")
-    digest = hashlib.sha256()
     with open_input(path) as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    if digest.hexdigest() != remote.sha256:
-        raise UserError(f"SHA-256 {digest.hexdigest()}, expected {remote.sha256}")
+        digest = hashlib.file_digest(handle, "sha256").hexdigest()
+    if digest != remote.sha256:
+        raise UserError(f"SHA-256 {digest}, expected {remote.sha256}")
 
 
 def _unpack(spec: TaskSpec, files: Mapping[str, Path], glue_dir: Path) -> None:
@@ -558,8 +557,7 @@ def _extract_folder(archive: Path, folder: str, destination: Path) -> None:
                 target = destination.joinpath(*name.parts[1:])
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zipped.open(member) as source, OutputFile(target) as out:
-                    while block := source.read(1 << 20):
-                        out.write(block)
+                    shutil.copyfileobj(source, out, 1 << 20)
     except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
         raise GlueDataError(f"{archive} is truncated or corrupt ({exc}); delete it and run again") from exc
 
@@ -594,8 +592,7 @@ def _build_mrpc(files: Mapping[str, Path], folder: Path) -> None:
 
 def _copy(source: Path, target: Path) -> None:
     with open_input(source) as handle, OutputFile(target) as out:
-        while block := handle.read(1 << 20):
-            out.write(block)
+        shutil.copyfileobj(handle, out, 1 << 20)
 
 
 def _text_lines(path: Path) -> list[str]:

@@ -90,11 +90,7 @@ class WikipediaDump:
 
 
 def download_latest_wikipedia(
-    directory: Path,
-    *,
-    wiki: str = "enwiki",
-    mirror: str | None = None,
-    timeout: float = 60,
+    directory: Path, *, wiki: str = "enwiki", mirror: str | None = None, timeout: float = 60
 ) -> Path:
     """Download the newest finished dump's multistream file and its index into ``directory``.
 
@@ -297,15 +293,7 @@ def download_verified(url: str, target: Path, *, sha1: str, size: int | None, ti
     partial = _Partial(partial_path(target), size)
     if size is None or partial.length != size:
         print(f"downloading {url}", file=sys.stderr, flush=True)
-        with tqdm(
-            total=size,
-            initial=partial.length,
-            desc=f"download {target.name}",
-            unit="B",
-            unit_scale=True,
-            unit_divisor=1024,
-            file=sys.stderr,
-        ) as progress:
+        with _byte_bar(size, f"download {target.name}", initial=partial.length) as progress:
             _fill(url, partial, size, timeout, progress)
     _accept(partial, target, url, sha1)
     return target
@@ -344,17 +332,18 @@ def _write_record(target: Path, sha1: str) -> None:
         raise cannot_write(record_path(target), exc) from exc
 
 
+def _byte_bar(total: int | None, desc: str, initial: int = 0) -> tqdm:
+    return tqdm(
+        total=total, initial=initial, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr
+    )
+
+
 def _hash_prefix(path: Path, length: int, description: str) -> tuple[Any, int]:
     """The sha1 of the first ``length`` bytes of ``path`` (streamed) and how many bytes it covers."""
     digest = hashlib.sha1()
     done = 0
     try:
-        with (
-            open(path, "rb") as handle,
-            tqdm(
-                total=length, desc=description, unit="B", unit_scale=True, unit_divisor=1024, file=sys.stderr
-            ) as progress,
-        ):
+        with open(path, "rb") as handle, _byte_bar(length, description) as progress:
             while done < length and (block := handle.read(min(_BLOCK, length - done))):
                 digest.update(block)
                 done += len(block)

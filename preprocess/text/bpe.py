@@ -69,11 +69,6 @@ def _train_in_child(training_files: Sequence[str], model_prefix: str, config: Bp
     )
 
 
-def train_sentencepiece(training: BitextFiles, model: Path, vocab: Path, config: BpeConfig) -> StageReport:
-    """Train the joint model into ``model``/``vocab`` (temporary paths chosen by the stage runner)."""
-    return train_sentencepiece_on([training.src, training.tgt], model, vocab, config)
-
-
 def train_sentencepiece_on(files: Sequence[Path], model: Path, vocab: Path, config: BpeConfig) -> StageReport:
     """Train a BPE model on the lines of ``files`` (at most ``config.input_sentence_size`` of them, sampled
     at random by sentencepiece, so memory does not grow with the files) into ``model``/``vocab``."""
@@ -114,7 +109,7 @@ def learn_bpe(
         training.both(),
         [model, vocab],
         config.as_params(),
-        lambda temps: train_sentencepiece(training, temps[model], temps[vocab], config),
+        lambda temps: train_sentencepiece_on(training.both(), temps[model], temps[vocab], config),
     )
 
 
@@ -197,14 +192,8 @@ def encode_bitext(
 
 
 def apply_bpe(
-    runner: StageRunner,
-    split: str,
-    tokenized: BitextFiles,
-    encoded: BitextFiles,
-    model: Path,
-    workers: int,
-    chunk_lines: int = 2000,
+    runner: StageRunner, split: str, tokenized: BitextFiles, encoded: BitextFiles, model: Path, workers: int
 ) -> StageReport:
     """Stage "bpe-<split>": encode both sides with sentencepiece, then check counts (in == out,
     src == tgt)."""
-    return encode_bitext(runner, split, tokenized, encoded, model, workers, chunk_lines, {"version": 1}, {})
+    return encode_bitext(runner, split, tokenized, encoded, model, workers, 2000, {"version": 1}, {})

@@ -101,10 +101,7 @@ class MosesPipeline:
         if config.remove_non_printing:
             text = remove_non_printing(text)
         tokens = self.tokenizer.tokenize(
-            text,
-            aggressive_dash_splits=config.aggressive_dash_splits,
-            escape=config.escape,
-            return_str=True,
+            text, aggressive_dash_splits=config.aggressive_dash_splits, escape=config.escape, return_str=True
         )
         if config.lowercase:
             tokens = tokens.lower()

@@ -300,10 +300,7 @@ def _import_fairseq_data() -> None:
 
 
 def binarize_joined(
-    training_files: Sequence[Path],
-    jobs: Sequence[tuple[Path, Path]],
-    workdir: Path,
-    workers: int,
+    training_files: Sequence[Path], jobs: Sequence[tuple[Path, Path]], workdir: Path, workers: int
 ) -> tuple[Any, list[BinarizeSummary]]:
     """Build the joined dictionary of ``training_files``, then binarize each ``(text, output prefix)``.
 
