@@ -46,7 +46,7 @@ def effective_config(recipe: str) -> tuple[argparse.Namespace, list[str], argpar
         return args, argv, ar.parse_training(argv)
 
 
-def where_set(flag: str, recipe: translation.Recipe) -> str:
+def where_set(flag: str) -> str:
     if flag == "--update-freq":
         return (
             "pipeline option `--update-freq`, default: derived from the GPU count so that the tokens per "
@@ -79,7 +79,7 @@ def recipe_table(name: str) -> str:
         ours = shown(getattr(parsed, key[2:].replace("-", "_")))
         if flag in ar.LOGGING_FLAGS:
             ours = "—"
-        lines.append(f"| `{flag}` | `{theirs}` | `{ours}` | {where_set(flag, recipe)} |")
+        lines.append(f"| `{flag}` | `{theirs}` | `{ours}` | {where_set(flag)} |")
     lines.append(
         f"| (none: they stop by hand) | — | `--max-update {args.max_update}` | pipeline option "
         "`--max-update` |"
@@ -108,12 +108,8 @@ def recipe_table(name: str) -> str:
     }
     for flag, values in test.items():
         theirs = " ".join(values) if values else "✓"
-        if flag in ar.TEST_EQUIVALENTS[name]:
-            equivalent, why = ar.TEST_EQUIVALENTS[name][flag]
-            lines.append(f"| test `{flag}` | `{theirs}` | `{equivalent}` | {why} |")
-        else:
-            value, origin = ours_test[flag]
-            lines.append(f"| test `{flag}` | `{theirs}` | `{value}` | {origin} |")
+        value, origin = ar.TEST_EQUIVALENTS[name].get(flag) or ours_test[flag]
+        lines.append(f"| test `{flag}` | `{theirs}` | `{value}` | {origin} |")
     then = ", ".join(f"`{m}`" for m in recipe.bleu.metrics[1:])
     lines.append(
         f"| test BLEU | {scripts.bleu} | printed first: `{recipe.bleu.metrics[0]}` (then {then}) | "

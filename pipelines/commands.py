@@ -46,8 +46,7 @@ class PipelineUsageError(UserError, PipelineError):
 
 class Preempted(PipelineError):
     """Training stopped on the preemption signal after saving (:mod:`macaron_workflow.preemption`): the
-    pipeline
-    exits with that protocol's status, and the requeued job (or a rerun) resumes."""
+    pipeline exits with that protocol's status, and the requeued job (or a rerun) resumes."""
 
     exit_status = PREEMPTED_EXIT
     label = "preempted"
@@ -127,9 +126,9 @@ def run_command(
     completed = processes.run(argv, cwd=REPO, stdout=stdout, log=stderr_log if stdout is not None else None)
     code = completed.status
     where = "its output is above" if stdout is None else f"log: {stderr_log}"
-    if code != 0 and stdout is not None:
-        print("\n".join(completed.tail(FAILURE_TAIL_LINES)), file=sys.stderr)
     if code != 0:
+        if stdout is not None:
+            print("\n".join(completed.tail(FAILURE_TAIL_LINES)), file=sys.stderr)
         error = PipelineError(f"{argv[0]} failed with exit status {code} ({where}): {shlex.join(argv)}")
         error.exit_status = USAGE_EXIT if code == USAGE_EXIT else FAILURE_EXIT
         raise error
@@ -137,9 +136,7 @@ def run_command(
 
 def report_errors(prog: str, main: Callable[[], None]) -> None:
     """Run a pipeline's ``main`` by the one error rule (:func:`macaron_workflow.cli.run_cli`): every error
-    one line
-    ``PROG: error: ...``, exit 2 for usage and input errors (any :class:`~macaron_workflow.errors.UserError`,
-    e.g.
-    ``GlueDataError``), 1 for a failed stage, the preemption status after a preempted training saved, 130
-    on Ctrl-C (finished stages are kept)."""
+    one line ``PROG: error: ...``, exit 2 for usage and input errors (any
+    :class:`~macaron_workflow.errors.UserError`, e.g. ``GlueDataError``), 1 for a failed stage, the
+    preemption status after a preempted training saved, 130 on Ctrl-C (finished stages are kept)."""
     run_cli(main, prog)

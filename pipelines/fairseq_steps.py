@@ -2,9 +2,8 @@
 :class:`macaron_workflow.stages.StageRunner`.
 
 * :func:`train` — ``fairseq-train`` with the progress display of :mod:`macaron_tools.train_progress`, in
-place in
-  its checkpoint directory (:meth:`~macaron_workflow.stages.StageRunner.run_in_place`). A rerun with the same
-  command is skipped; one that differs only in when training stops or which checkpoints it keeps
+  place in its checkpoint directory (:meth:`~macaron_workflow.stages.StageRunner.run_in_place`). A rerun
+  with the same command is skipped; one that differs only in when training stops or which checkpoints it keeps
   (:data:`STOP_AND_SAVE_OPTIONS`, e.g. a larger ``--max-update``) resumes from ``checkpoint_last.pt``;
   any other change, or changed data, moves the old checkpoint directory aside and starts afresh.
 * :func:`average` — :mod:`macaron_tools.average_checkpoints` over the last N interval checkpoints.
@@ -78,8 +77,7 @@ def data_bin_files(data_bin: Path) -> list[Path]:
 def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> list[str]:
     """The ``fairseq-train ARGS`` ``command`` as one task per GPU of the current Slurm allocation: ``srun``
     starts :mod:`macaron_tools.train_preemptible` once per task; fairseq's Slurm inference takes the ranks
-    from
-    ``SLURM_PROCID``/``SLURM_LOCALID`` and the master from the first host of the step's nodes, on
+    from ``SLURM_PROCID``/``SLURM_LOCALID`` and the master from the first host of the step's nodes, on
     ``--distributed-port`` (derived from the job id, which a requeue keeps)."""
     job, tasks = os.environ.get("SLURM_JOB_ID"), os.environ.get("SLURM_NTASKS")
     if job is None or tasks is None:
@@ -87,21 +85,9 @@ def slurm_launch(command: Sequence[str], signal_name: str = DEFAULT_SIGNAL) -> l
             "--slurm: not inside a Slurm job with tasks (no SLURM_JOB_ID/SLURM_NTASKS): "
             "submit slurm/translate.sbatch with sbatch"
         )
-    port = slurm_port(job)
-    return [
-        "srun",
-        "--kill-on-bad-exit=1",
-        sys.executable,
-        "-m",
-        "macaron_tools.train_preemptible",
-        "--preemption-signal",
-        signal_name,
-        *command[1:],
-        "--distributed-world-size",
-        tasks,
-        "--distributed-port",
-        str(port),
-    ]
+    launcher = ["srun", "--kill-on-bad-exit=1", sys.executable, "-m", "macaron_tools.train_preemptible"]
+    world = ["--distributed-world-size", tasks, "--distributed-port", str(slurm_port(job))]
+    return [*launcher, "--preemption-signal", signal_name, *command[1:], *world]
 
 
 def move_aside(path: Path) -> Path:
@@ -182,20 +168,8 @@ def average(
         raise PipelineError(f"cannot average: {err}") from err
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        run_command(
-            [
-                sys.executable,
-                "-m",
-                "macaron_tools.average_checkpoints",
-                "--inputs",
-                save_dir,
-                "--num-update-checkpoints",
-                count,
-                "--out",
-                temps[output],
-            ],
-            console,
-        )
+        command = [sys.executable, "-m", "macaron_tools.average_checkpoints", "--inputs", save_dir]
+        run_command([*command, "--num-update-checkpoints", count, "--out", temps[output]], console)
         return {"averaged": [path.name for path in reads]}
 
     runner.run(stage, reads, [output], {"count": count}, build)

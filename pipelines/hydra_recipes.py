@@ -59,13 +59,8 @@ def recipes() -> dict[str, list[str]]:
 
 def given_options(flags: Sequence[str], args: argparse.Namespace) -> list[str]:
     """The option names (dests) the command line sets itself, in order."""
-    names = []
-    for word in flags:
-        if word.startswith("--"):
-            name = word[2:].split("=", 1)[0].replace("-", "_")
-            if hasattr(args, name) and name not in names:
-                names.append(name)
-    return names
+    names = (word[2:].split("=", 1)[0].replace("-", "_") for word in flags if word.startswith("--"))
+    return [name for name in dict.fromkeys(names) if hasattr(args, name)]
 
 
 def config_from_flags(flags: Sequence[str]) -> dict[str, Any]:

@@ -206,24 +206,10 @@ def synthetic_inputs(runner: StageRunner, console: Console, workdir: Path) -> tu
             "no --wikipedia/--bookcorpus given: generating a synthetic corpus offline "
             f"({SYNTHETIC['dump_mb']} MB Wikipedia-style dump + {SYNTHETIC['books']} books) in {root}"
         )
-        run_command(
-            [
-                sys.executable,
-                "-m",
-                "macaron_synthetic.wiki",
-                "--out",
-                dump,
-                "--mb",
-                SYNTHETIC["dump_mb"],
-                "--seed",
-                SYNTHETIC["seed"],
-                "--books-dir",
-                books,
-                "--books",
-                SYNTHETIC["books"],
-            ],
-            console,
-        )
+        command = [sys.executable, "-m", "macaron_synthetic.wiki", "--out", dump]
+        command += ["--mb", SYNTHETIC["dump_mb"], "--seed", SYNTHETIC["seed"]]
+        command += ["--books-dir", books, "--books", SYNTHETIC["books"]]
+        run_command(command, console)
         files = sorted(path.name for path in books.glob("*.txt"))
         if len(files) != SYNTHETIC["books"] or not dump.exists() or not index.exists():
             raise PipelineError(f"the synthetic corpus in {root} is incomplete")
@@ -253,14 +239,8 @@ def build_corpus(runner: StageRunner, console: Console, args: argparse.Namespace
         command += ["--wikipedia", *wikipedia]
     if bookcorpus is not None:
         command += ["--bookcorpus", bookcorpus]
-    command += [
-        "--workers",
-        args.workers,
-        "--bpe-vocab-size",
-        args.bpe_vocab_size,
-        "--valid-ratio",
-        args.valid_ratio,
-    ]
+    command += ["--workers", args.workers, "--bpe-vocab-size", args.bpe_vocab_size]
+    command += ["--valid-ratio", args.valid_ratio]
     if args.force:
         command += ["--force"]
     run_command(command, console)
@@ -379,19 +359,8 @@ def export(runner: StageRunner, console: Console, args: argparse.Namespace) -> N
     tag, reads = newest_checkpoint(paths.save_dir)
 
     def build(temps: Mapping[Path, Path]) -> StageReport:
-        run_command(
-            [
-                sys.executable,
-                "-m",
-                "macaron_fairseq.pretrain.export",
-                paths.save_dir,
-                "--tag",
-                tag,
-                "--out",
-                temps[paths.model],
-            ],
-            console,
-        )
+        command = [sys.executable, "-m", "macaron_fairseq.pretrain.export", paths.save_dir, "--tag", tag]
+        run_command([*command, "--out", temps[paths.model]], console)
         return {"tag": tag}
 
     runner.run(stage_name("export", args), reads, [paths.model], {"tag": tag}, build)
@@ -489,22 +458,17 @@ def cuda_devices() -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def config_total_steps(path: Path) -> int | None:
-    """``scheduler.params.total_num_steps`` of a DeepSpeed config, if it has one."""
-    config = json.loads(path.read_text(encoding="utf-8"))
-    steps = config.get("scheduler", {}).get("params", {}).get("total_num_steps")
-    return int(steps) if steps else None
-
-
 def scheduler_steps(parser: argparse.ArgumentParser, flag: str, config: Path) -> int | None:
-    """The steps of a DeepSpeed config's scheduler (None: it has none); a parser error naming the option
-    and the file when the config is no file or no DeepSpeed JSON."""
+    """``scheduler.params.total_num_steps`` of a DeepSpeed config (None: it has none); a parser error naming
+    the option and the file when the config is no file or no DeepSpeed JSON."""
     if not config.is_file():
         parser.error(f"{flag} {config}: no such file")
     try:
-        return config_total_steps(config)
+        scheduler = json.loads(config.read_text(encoding="utf-8")).get("scheduler", {})
+        steps = scheduler.get("params", {}).get("total_num_steps")
     except (json.JSONDecodeError, AttributeError) as err:
         parser.error(f"{flag} {config}: not a DeepSpeed JSON config ({err})")
+    return int(steps) if steps else None
 
 
 OPTIONS = (
@@ -620,7 +584,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         usage="%(prog)s --workdir DIR [--wikipedia DUMP... | latest] [--bookcorpus DIR] [options] "
         "[-- trainer flags]",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_options(parser, OPTIONS)
     add_from_env(parser)

@@ -363,7 +363,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         prog="python -m macaron_pipelines.translation",
         usage="%(prog)s {iwslt14,wmt14,wmt14-big} --workdir DIR [options] [-- fairseq-train flags]",
         description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("recipe", choices=sorted(RECIPES))
     add_options(parser, OPTIONS)

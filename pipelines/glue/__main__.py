@@ -492,11 +492,7 @@ WRAPPER_DEFAULTS = {"WORKDIR": str(REPO / "work_dirs" / "glue")}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
-        prog="python -m macaron_pipelines.glue",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = ArgumentParser(prog="python -m macaron_pipelines.glue", description=__doc__)
     add_options(parser, OPTIONS)
     add_from_env(parser)
     return parser
@@ -514,16 +510,10 @@ def settle(args: argparse.Namespace) -> None:
         raise PipelineUsageError(f"--tasks: unknown {unknown}; choose from {', '.join(BERT_TASKS)}, WNLI")
     preset = PRESETS[args.grid_preset]
     args.given_grid_options = [n for n in GRID_OPTIONS if args.small or getattr(args, n) is not None]
-    defaults = (
-        SMALL
-        if args.small
-        else {"lrs": list(preset.lrs), "epochs": list(preset.epochs), "seeds": list(preset.seeds)}
-    )
-    for key, value in defaults.items():  # batch sizes: per task from the preset unless given (run_specs)
-        if getattr(args, key) is None:
+    defaults = {name: list(getattr(preset, name)) for name in ("lrs", "epochs", "weight_decays", "seeds")}
+    for key, value in {**defaults, **(SMALL if args.small else {})}.items():
+        if getattr(args, key) is None:  # batch sizes: per task from the preset unless given (run_specs)
             setattr(args, key, value)
-    if args.weight_decays is None:
-        args.weight_decays = list(preset.weight_decays)
     if len(args.seeds) == 1 and args.seeds[0] < 100:  # a count
         args.seeds = [100 * (i + 1) for i in range(args.seeds[0])]
     if args.gpus is None:

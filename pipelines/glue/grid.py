@@ -252,14 +252,8 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
         command += ["--regression-target"]
     if spec.new_layers.count:
         layers = spec.new_layers
-        command += [
-            "--pretrained-encoder",
-            str(spec.checkpoint),
-            "--new-encoder-layers",
-            str(layers.count),
-            "--init-scheme",
-            layers.init_scheme,
-        ]
+        command += ["--pretrained-encoder", str(spec.checkpoint), "--new-encoder-layers", str(layers.count)]
+        command += ["--init-scheme", layers.init_scheme]
         # --pretrained-encoder takes the sizes from the checkpoint itself; the rest of its model settings here
         command += without_options(spec.model_flags, SIZE_FLAGS)
         if layers.pretrained_lr_multiplier is not None:
@@ -273,18 +267,12 @@ def train_command(spec: RunSpec, save_dir: Path, user_dir: Path) -> list[str]:
 #: fairseq-train would otherwise take from the architecture's defaults (the regularisation of fine-tuning,
 #: dropout and attention dropout, is the grid's own: BERT fine-tunes with 0.1)
 MODEL_FLAGS = {
-    "encoder_layers": "--encoder-layers",
-    "encoder_embed_dim": "--encoder-embed-dim",
-    "encoder_ffn_embed_dim": "--encoder-ffn-embed-dim",
-    "encoder_attention_heads": "--encoder-attention-heads",
-    "activation_fn": "--activation-fn",
-    "activation_dropout": "--activation-dropout",
-    "encoder_normalize_before": "--encoder-normalize-before",
-    "max_positions": "--max-positions",
-    "num_segments": "--num-segments",
-    "layernorm_eps": "--layernorm-eps",
-    "macaron_ffn_step": "--macaron-ffn-step",
-    "max_relative_positions": "--max-relative-positions",
+    key: "--" + key.replace("_", "-")
+    for key in (
+        "encoder_layers encoder_embed_dim encoder_ffn_embed_dim encoder_attention_heads activation_fn "
+        "activation_dropout encoder_normalize_before max_positions num_segments layernorm_eps "
+        "macaron_ffn_step max_relative_positions"
+    ).split()
 }
 
 

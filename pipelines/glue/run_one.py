@@ -120,14 +120,8 @@ def train(spec: RunSpec, runner: StageRunner, save_dir: Path, signal_name: str =
     fairseq_args = train_command(spec, save_dir, USER_DIR)[1:]
     params = {"fairseq_args": fairseq_args}
     runner.adopt_workspace(TRAIN_STAGE, [], params, save_dir)  # a training started by an older version
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_tools.train_preemptible",
-        "--preemption-signal",
-        signal_name,
-        *fairseq_args,
-    ]
+    command = [sys.executable, "-m", "macaron_tools.train_preemptible", "--preemption-signal", signal_name]
+    command += fairseq_args
 
     def build() -> StageReport:
         print("$ " + " ".join(command), flush=True)

@@ -42,14 +42,8 @@ def execute(spec: RunSpec, slot: Slot, signal_name: str = DEFAULT_SIGNAL) -> dic
     write_text_atomically(spec_path, json.dumps(spec.record(), indent=1) + "\n")
     log = spec.run_dir / "run.log"
     started = time.monotonic()
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_pipelines.glue.run_one",
-        str(spec_path),
-        "--preemption-signal",
-        signal_name,
-    ]
+    command = [sys.executable, "-m", "macaron_pipelines.glue.run_one", str(spec_path)]
+    command += ["--preemption-signal", signal_name]
     env = slot.env(dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")))
     completed = processes.run(command, cwd=REPO, env=env, log=log, append=True)
     status = completed.status

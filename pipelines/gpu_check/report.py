@@ -43,11 +43,9 @@ def render(rows: Sequence[Row], header: str) -> str:
     cells = [("part", "case", "result", "tokens/s", "MFU", "time", "detail")]
     for r in rows:
         tps = f"{r.tokens_per_second:,.0f}" if r.tokens_per_second is not None else "-"
-        mfu = (
-            f"{100 * r.mfu:.1f}%"
-            if r.mfu is not None
-            else ("n/a" if r.tokens_per_second is not None else "-")
-        )
+        mfu = "n/a" if r.tokens_per_second is not None else "-"
+        if r.mfu is not None:
+            mfu = f"{100 * r.mfu:.1f}%"
         took = f"{r.seconds:.0f}s" if r.seconds is not None else "-"
         cells.append((r.part, r.case, r.status, tps, mfu, took, r.detail))
     widths = [max(len(c[i]) for c in cells) for i in range(6)]

@@ -94,35 +94,20 @@ def rows_from(outcomes: dict[str, tuple[str, str]], seconds: float) -> list[Row]
         elif len(skipped) == len(cases):
             status, detail = "skip", f"skipped: {skipped[0]}"
         else:
-            status, detail = (
-                "ok",
-                f"{len(cases) - len(skipped)} passed"
-                + (f", {len(skipped)} skipped ({skipped[0]})" if skipped else ""),
-            )
+            status, detail = "ok", f"{len(cases) - len(skipped)} passed"
+            if skipped:
+                detail += f", {len(skipped)} skipped ({skipped[0]})"
+        data = {"tests": [n for n, _, _ in cases]}
         rows.append(
-            Row(
-                "tests",
-                what,
-                status,
-                detail[:400],
-                seconds=seconds / max(1, len(groups)),
-                data={"tests": [n for n, _, _ in cases]},
-            )
+            Row("tests", what, status, detail[:400], seconds=seconds / max(1, len(groups)), data=data)
         )
     return rows
 
 
 def part_tests(device: Device, threads: int) -> list[Row]:
     if not (REPO / "tests" / "conftest.py").is_file():
-        return [
-            Row(
-                "tests",
-                CASE,
-                "skip",
-                f"no tests here ({REPO} is not a checkout of the project: "
-                "installed from a wheel); run the check from a checkout to include them",
-            )
-        ]
+        why = f"no tests here ({REPO} is not a checkout of the project: installed from a wheel)"
+        return [Row("tests", CASE, "skip", f"{why}; run the check from a checkout to include them")]
     if importlib.util.find_spec("pytest") is None:
         return [Row("tests", CASE, "skip", "pytest is not installed here (pip install pytest)")]
     start = time.monotonic()
@@ -143,16 +128,8 @@ def part_tests(device: Device, threads: int) -> list[Row]:
     counts = pytest_counts(proc.stdout)
     if proc.returncode == 5 or not outcomes:  # 5: pytest collected nothing
         detail = f"no test collected (pytest exit {proc.returncode}): {proc.stdout.strip()[-300:]}"
-        return [
-            Row(
-                "tests",
-                CASE,
-                "FAIL",
-                detail,
-                seconds=seconds,
-                data={"returncode": proc.returncode, "counts": counts},
-            )
-        ]
+        data = {"returncode": proc.returncode, "counts": counts}
+        return [Row("tests", CASE, "FAIL", detail, seconds=seconds, data=data)]
     rows = rows_from(outcomes, seconds)
     if proc.returncode not in (0, 1) and not any(r.status == "FAIL" for r in rows):
         rows.append(
