@@ -72,10 +72,6 @@ class CheckpointInfo:
         """The training dictionary, ``DATA/dict.txt`` (it may not exist on this machine)."""
         return None if self.data is None else self.data / "dict.txt"
 
-    @property
-    def is_bert_encoder(self) -> bool:
-        return self.kind == "fairseq" and self.arch is not None and self.embedding_rows is not None
-
 
 def _namespace(config: Any) -> argparse.Namespace | None:
     if config is None:

@@ -134,8 +134,7 @@ def check_sentence_data(sizes: np.ndarray, name: str) -> None:
         raise BertDataError(
             f"{name} has no document boundary (no item holding only </s>): next-sentence pairs need the "
             "documents; build the data-bin with python -m macaron_preprocess.bert_corpus, which writes an "
-            "item "
-            "holding only </s> after every document"
+            "item holding only </s> after every document"
         )
     documents = np.count_nonzero(np.diff(np.concatenate([[-1], boundaries])) > 1)
     if documents < 2:

@@ -21,6 +21,7 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.hf import export_common
 from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 
@@ -92,28 +93,12 @@ def hf_model(model: Any, vocab_size: int, pad: int) -> Any:
 
 def check_logits(model: Any, exported: Any, pad: int) -> float:
     """Max |Δ| of the MLM (real positions) and next-sentence logits on a padded two-segment batch."""
-    vocab = model.encoder.embed_tokens.num_embeddings
-    generator = torch.Generator().manual_seed(0)
-    tokens = torch.randint(4, vocab, (3, 16), generator=generator)
-    tokens[:, 0] = 0  # <s>
-    tokens[1, 11:] = pad
-    segments = torch.zeros_like(tokens)
-    segments[:, 8:] = 1
+    tokens, segments = export_common.bert_batch(model.encoder.embed_tokens.num_embeddings, pad)
     segments[tokens.eq(pad)] = 0
     with torch.no_grad():
         mlm, nsp = model(tokens, segment_labels=segments)
         out = exported(input_ids=tokens, token_type_ids=segments)
-    real = tokens.ne(pad)
-    diff = max(
-        (mlm - out.prediction_logits)[real].abs().max().item(),
-        (nsp - out.seq_relationship_logits).abs().max().item(),
-    )
-    if not diff <= TOLERANCE:
-        raise UserError(
-            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-            f"(> {TOLERANCE:g}): not written"
-        )
-    return diff
+    return export_common.bert_gap(mlm, nsp, out, tokens.ne(pad), TOLERANCE)
 
 
 def export_authors(model: Any, task: Any, data_dir: Path, checkpoint: Path, out: Path, arch: Any) -> Path:
@@ -135,20 +120,11 @@ def export_authors(model: Any, task: Any, data_dir: Path, checkpoint: Path, out:
                 shutil.copyfile(data_dir / name, staging / name)
         vocab = {symbol: i for i, symbol in enumerate(dictionary.symbols)}
         (staging / "vocab.json").write_text(json.dumps(vocab, ensure_ascii=False, indent=0) + "\n", "utf-8")
-        (staging / "fairseq_export.json").write_text(
-            json.dumps(
-                {
-                    "checkpoint": str(checkpoint),
-                    "arch": arch,
-                    "max_abs_logit_difference": diff,
-                    "tokenizer": "their Moses + BPE (bpe-code; macaron_preprocess.text.authors_bpe_encode)",
-                },
-                indent=1,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
+        record = {
+            "checkpoint": str(checkpoint),
+            "arch": arch,
+            "max_abs_logit_difference": diff,
+            "tokenizer": "their Moses + BPE (bpe-code; macaron_preprocess.text.authors_bpe_encode)",
+        }
+        export_common.finish_export(staging, out, record)
     return out

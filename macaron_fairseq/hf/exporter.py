@@ -22,7 +22,6 @@ Macaron authors' BERT (an upgraded ``transformer_bert_base_macaron``) has its ow
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,7 +29,7 @@ from typing import Any
 
 import torch
 
-from macaron_fairseq.hf import authors_export
+from macaron_fairseq.hf import authors_export, export_common
 from macaron_fairseq.hf.mapping import EMBED_TOKENS, OUTPUT_BIAS, name_pairs
 from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
@@ -51,8 +50,6 @@ HF_ACTIVATIONS = {
 def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, dict[str, Any]]:
     """The fairseq model (eval mode) and task of ``checkpoint``, the data directory it reads, its model
     config (as a dict)."""
-    from fairseq import checkpoint_utils
-
     from macaron_fairseq.bert_checkpoint import BERT_SOURCES, check_bert_weights
 
     # the allow-listed reader; the kind, and weights that fit the model its configuration builds
@@ -69,20 +66,8 @@ def load_fairseq(checkpoint: Path, data: Path | None) -> tuple[Any, Any, Path, d
             f"{checkpoint}: task {task_name!r}; export takes a pre-trained BERT "
             f"(macaron_bert_pretraining): {BERT_SOURCES}"
         )
-    # fairseq's loader, under the plugin's allow-list (macaron_fairseq.repairs.checkpoint_safety)
-    try:
-        models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-            [str(checkpoint)], arg_overrides={"data": str(data_dir)}
-        )
-    except UserError:
-        raise
-    except Exception as err:  # e.g. a --data dictionary of another size than the checkpoint's embeddings
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise UserError(
-            f"{checkpoint}: fairseq cannot load it with the dictionary {data_dir}/dict.txt "
-            f"({type(err).__name__}: {reason}); give --data the model's own data-bin"
-        ) from None
-    return models[0].eval(), task, data_dir, dict(vars(info.model_config or argparse.Namespace()))
+    model, task = export_common.load_model(checkpoint, data_dir, f"the dictionary {data_dir}/dict.txt")
+    return model, task, data_dir, dict(vars(info.model_config or argparse.Namespace()))
 
 
 def model_settings(model: Any, model_cfg: dict[str, Any]) -> dict[str, Any]:
@@ -203,13 +188,7 @@ def hf_model(settings: dict[str, Any], vocab_size: int, pad: int) -> Any:
 
 def check_logits(model: Any, exported: Any, to_hf_ids: torch.Tensor, fairseq_pad: int, hf_pad: int) -> float:
     """Max |Δ| of MLM (non-pad positions) and NSP logits on a random batch; raises above the tolerance."""
-    vocab = len(to_hf_ids)
-    generator = torch.Generator().manual_seed(0)
-    ours = torch.randint(4, vocab, (3, 16), generator=generator)
-    ours[:, 0] = 0  # <s> / [CLS]
-    ours[1, 11:] = fairseq_pad
-    segments = torch.zeros_like(ours)
-    segments[:, 8:] = 1
+    ours, segments = export_common.bert_batch(len(to_hf_ids), fairseq_pad)
     if exported.config.type_vocab_size == 0:
         segments.zero_()
     theirs = to_hf_ids[ours]
@@ -220,17 +199,7 @@ def check_logits(model: Any, exported: Any, to_hf_ids: torch.Tensor, fairseq_pad
         out = exported(input_ids=theirs, attention_mask=attention, token_type_ids=segments)
     mlm_hf = torch.empty_like(mlm)
     mlm_hf[..., to_hf_ids] = mlm
-    keep = attention.bool()
-    diff = max(
-        (mlm_hf - out.prediction_logits)[keep].abs().max().item(),
-        (nsp - out.seq_relationship_logits).abs().max().item(),
-    )
-    if not diff <= TOLERANCE:
-        raise UserError(
-            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-            f"(> {TOLERANCE:g}): not written"
-        )
-    return diff
+    return export_common.bert_gap(mlm_hf, nsp, out, attention.bool(), TOLERANCE)
 
 
 def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
@@ -270,20 +239,11 @@ def export_hf(checkpoint: Path, out: Path, data: Path | None = None) -> Path:
         if not native(settings):
             shutil.copyfile(Path(__file__).with_name(MODELING_FILE), staging / MODELING_FILE)
         tokenizer.save(staging)
-        (staging / "fairseq_export.json").write_text(
-            json.dumps(
-                {
-                    "checkpoint": str(checkpoint),
-                    "arch": model_cfg.get("arch"),
-                    "max_abs_logit_difference": diff,
-                    "tokenizer": tokenizer.kind,
-                },
-                indent=1,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
+        record = {
+            "checkpoint": str(checkpoint),
+            "arch": model_cfg.get("arch"),
+            "max_abs_logit_difference": diff,
+            "tokenizer": tokenizer.kind,
+        }
+        export_common.finish_export(staging, out, record)
     return out

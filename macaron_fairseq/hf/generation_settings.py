@@ -54,9 +54,8 @@ def search_settings(results: list[dict[str, Any]], overrides: dict[str, Any]) ->
     chosen["max_len_a"], chosen["max_len_b"] = float(chosen["max_len_a"]), int(chosen["max_len_b"])
     if chosen["max_len_a"] != 0:
         raise UserError(
-            f"--max-len-a {chosen['max_len_a']:g}: transformers' generate has no limit that "
-            "grows "
-            "with the source length; give 0 and --max-len-b"
+            f"--max-len-a {chosen['max_len_a']:g}: transformers' generate has no limit that grows with the "
+            "source length; give 0 and --max-len-b"
         )
     if chosen["beam"] < 1 or chosen["max_len_b"] < 1:
         raise UserError(f"--beam {chosen['beam']} / --max-len-b {chosen['max_len_b']}: both must be ≥ 1")

@@ -139,10 +139,9 @@ def model_card(
         "",
         f"# {record.get('arch') or kind} ({src}→{tgt}), exported from fairseq",
         "",
-        f"A {kind} translation model ({paper}"
-        f"), trained with fairseq and the macaron-fairseq plugin, exported by `macaron-hf export` from "
-        f"`{Path(record['checkpoint']).name}`. Load it with `trust_remote_code=True` (the only code run is "
-        "`modeling_macaron_mt.py` in this directory):",
+        f"A {kind} translation model ({paper}), trained with fairseq and the macaron-fairseq plugin, "
+        f"exported by `macaron-hf export` from `{Path(record['checkpoint']).name}`. Load it with "
+        "`trust_remote_code=True` (the only code run is `modeling_macaron_mt.py` in this directory):",
         "",
         "```python",
         "from transformers import AutoModelForSeq2SeqLM, AutoTokenizer",
@@ -164,9 +163,8 @@ def model_card(
         f"| positions | {'learned' if settings['encoder_learned_pos'] else 'sinusoidal'} | "
         f"{'learned' if settings['decoder_learned_pos'] else 'sinusoidal'} |",
         "",
-        f"{norm}; embeddings {sharing}; {step}"
-        f"activation {settings['activation_fn']}; vocabularies {settings['src_vocab_size']} / "
-        f"{settings['tgt_vocab_size']}; **{parameters:,} parameters**.",
+        f"{norm}; embeddings {sharing}; {step}activation {settings['activation_fn']}; vocabularies "
+        f"{settings['src_vocab_size']} / {settings['tgt_vocab_size']}; **{parameters:,} parameters**.",
         "",
         f"The export was checked against the fairseq model: decoder logits differ by at most "
         f"{record['max_abs_logit_difference']:.1e}.",
@@ -208,10 +206,9 @@ def model_card(
         "",
         "## Licence",
         "",
-        "The code in this directory is MIT-licensed (the macaron-fairseq plugin's licence). "
-        "The weights "
-        "inherit the terms of the data they were trained on and, for an upgraded checkpoint of the "
-        "authors, the terms of their release.",
+        "The code in this directory is MIT-licensed (the macaron-fairseq plugin's licence). The weights "
+        "inherit the terms of the data they were trained on and, for an upgraded checkpoint of the authors, "
+        "the terms of their release.",
         "",
     ]
     return "\n".join(parts)

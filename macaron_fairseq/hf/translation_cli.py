@@ -15,8 +15,7 @@ def add_translation_options(export: argparse.ArgumentParser) -> None:
     group = export.add_argument_group(
         "translation checkpoints",
         "generation_config.json is fairseq-generate's search: its defaults (beam 5, lenpen 1, max-len-b "
-        "200), "
-        "else a results file naming the checkpoint (the recipe's beam and lenpen), else these options",
+        "200), else a results file naming the checkpoint (the recipe's beam and lenpen), else these options",
     )
     for flag, kind in SEARCH_OPTIONS:
         group.add_argument(flag, type=kind, help=f"fairseq-generate's {flag}")

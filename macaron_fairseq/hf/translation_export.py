@@ -22,7 +22,6 @@ and model width, quant-noise, NormFormer's extra norms, mixed layer kinds or par
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shutil
 import tempfile
@@ -32,12 +31,12 @@ from typing import Any
 
 import torch
 
+from macaron_fairseq.hf.export_common import finish_export, load_model, refuse_gap
 from macaron_workflow.atomic import writing
 from macaron_workflow.errors import UserError
 from macaron_workflow.overlap import refuse_overlap
 
 MODELING_FILE = "modeling_macaron_mt.py"
-EXPORT_RECORD = "fairseq_export.json"
 TOLERANCE = 1e-5
 #: fairseq's special symbols (Dictionary defaults): the exported config fixes these ids
 SPECIALS = {"bos": 0, "pad": 1, "eos": 2, "unk": 3}
@@ -75,17 +74,14 @@ class Loaded:
 def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
     """The fairseq model (eval mode) of ``checkpoint`` over its dictionaries (``data`` or the recorded
     data directory), through the plugin's allow-listed reader and fairseq's loader."""
-    from fairseq import checkpoint_utils
-
     from macaron_fairseq.checkpoint_reader import read_checkpoint
 
     state, info = read_checkpoint(checkpoint, "CHECKPOINT")
     cfg = state.get("cfg")
     if isinstance(cfg, dict) and not cfg.get("task") and state.get("args") is None:
         raise UserError(
-            f"{checkpoint}: a {info.arch} checkpoint whose fairseq configuration has no task "
-            "section (fairseq cannot load it either); give a checkpoint saved by fairseq-train "
-            "or macaron-upgrade"
+            f"{checkpoint}: a {info.arch} checkpoint whose fairseq configuration has no task section "
+            "(fairseq cannot load it either); give a checkpoint saved by fairseq-train or macaron-upgrade"
         )
     task_cfg = info.task_config
     src, tgt = getattr(task_cfg, "source_lang", None), getattr(task_cfg, "target_lang", None)
@@ -100,21 +96,9 @@ def load_translation(checkpoint: Path, data: Path | None) -> Loaded:
             f"{checkpoint}: its dictionaries {', '.join(names)} are not in {data_dir}; give "
             "--data DATA_BIN (the data-bin the model was trained on)"
         )
-    try:
-        models, _, task = checkpoint_utils.load_model_ensemble_and_task(
-            [str(checkpoint)], arg_overrides={"data": str(data_dir)}
-        )
-    except UserError:
-        raise
-    except Exception as err:  # e.g. a --data dictionary of another size than the checkpoint's embeddings
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise UserError(
-            f"{checkpoint}: fairseq cannot load it with the dictionaries of {data_dir} "
-            f"({type(err).__name__}: {reason[:200]}); give --data the model's own "
-            "data-bin"
-        ) from None
+    model, task = load_model(checkpoint, data_dir, f"the dictionaries of {data_dir}", limit=200)
     model_cfg = dict(vars(info.model_config)) if info.model_config is not None else {}
-    return Loaded(models[0].eval(), task, data_dir, model_cfg, state)
+    return Loaded(model, task, data_dir, model_cfg, state)
 
 
 def _norm_free(layers: list[Any]) -> bool:
@@ -148,9 +132,8 @@ def config_settings(model: Any, model_cfg: dict[str, Any], task: Any) -> dict[st
     kinds = {isinstance(layer, MacaronFFNMixin) for layer in enc_layers + dec_layers}
     if len(kinds) != 1:
         raise UserError(
-            "a model mixing Macaron and vanilla layers (e.g. a pre-trained encoder of another "
-            "kind) "
-            "has no HuggingFace export"
+            "a model mixing Macaron and vanilla layers (e.g. a pre-trained encoder of another kind) has no "
+            "HuggingFace export"
         )
     macaron = kinds.pop()
     for i, layer in enumerate(enc_layers):
@@ -176,12 +159,7 @@ def config_settings(model: Any, model_cfg: dict[str, Any], task: Any) -> dict[st
             "the decoder's output projection is not a bias-free linear map: no HuggingFace export"
         )
     for side, dictionary in (("source", task.source_dictionary), ("target", task.target_dictionary)):
-        ids = {
-            "bos": dictionary.bos(),
-            "pad": dictionary.pad(),
-            "eos": dictionary.eos(),
-            "unk": dictionary.unk(),
-        }
+        ids = {name: getattr(dictionary, name)() for name in SPECIALS}  # bos(), pad(), eos(), unk()
         if ids != SPECIALS:
             raise UserError(
                 f"the {side} dictionary's special ids {ids} are not fairseq's defaults {SPECIALS}"
@@ -279,9 +257,8 @@ def build_hf(settings: dict[str, Any], state: dict[str, torch.Tensor]) -> Any:
     tied = set(exported.all_tied_weights_keys)
     if set(missing) - tied or unexpected:
         raise UserError(
-            f"internal: the HF model does not match the checkpoint: missing "
-            f"{sorted(set(missing) - tied)[:6]}, unexpected "
-            f"{sorted(unexpected)[:6]}"
+            "internal: the HF model does not match the checkpoint: missing "
+            f"{sorted(set(missing) - tied)[:6]}, unexpected {sorted(unexpected)[:6]}"
         )
     return exported.eval()
 
@@ -311,13 +288,7 @@ def check_logits(model: Any, exported: Any) -> float:
     with torch.no_grad():
         ours, _ = model(src, lengths, prev)
         theirs = exported(input_ids=src, decoder_input_ids=prev, use_cache=False).logits
-    diff = (ours - theirs).abs().max().item()
-    if not diff <= TOLERANCE:
-        raise UserError(
-            f"the exported model's logits differ from the fairseq model's by {diff:.2e} "
-            f"(> {TOLERANCE:g}): not written"
-        )
-    return diff
+    return refuse_gap((ours - theirs).abs().max().item(), TOLERANCE)
 
 
 def export_translation(
@@ -370,12 +341,9 @@ def export_translation(
                 {k: v for k, v in (loaded.state.get("extra_state") or {}).items() if k == "macaron_upgrade"}
             ),
         }
-        (staging / EXPORT_RECORD).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
         card = model_card(record, settings, exported, found)
         (staging / "README.md").write_text(card, encoding="utf-8")
-        if out.exists():
-            out.rmdir()
-        staging.rename(out)
+        finish_export(staging, out, record)
     return out
 
 

@@ -50,7 +50,7 @@ from fairseq.models import FairseqEncoderModel, register_model
 from fairseq.models.transformer import TransformerConfig, TransformerEncoderBase
 from torch import Tensor, nn
 
-from macaron_fairseq.models.bert import BertPretrainingBase, check_vocabulary
+from macaron_fairseq.models.bert import BertPretrainingBase
 from macaron_fairseq.models.encoder_decoder import wrap_layer
 from macaron_fairseq.modules.macaron_layer import MacaronEncoderLayer
 
@@ -241,14 +241,7 @@ class AuthorsBertModel(BertPretrainingBase):
         model, classification heads fitted); there are no learned positions to check."""
         prefix = f"{name}." if name else ""
         FairseqEncoderModel.upgrade_state_dict_named(self, state_dict, name)
-        embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
-        if embedding is not None:
-            check_vocabulary(
-                int(embedding.shape[0]),
-                self.encoder.embed_tokens.num_embeddings,
-                "the checkpoint",
-                self.dictionary_file,
-            )
+        self.check_checkpoint_vocabulary(state_dict, prefix)
         if not self.pretraining_heads:
             heads = (f"{prefix}lm_head.", f"{prefix}nsp_classifier.")
             for key in [k for k in state_dict if k.startswith(heads)]:

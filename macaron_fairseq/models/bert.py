@@ -350,14 +350,7 @@ class BertPretrainingBase(FairseqEncoderModel):
         heads missing from the checkpoint keep their fresh initialisation)."""
         prefix = f"{name}." if name else ""
         super().upgrade_state_dict_named(state_dict, name)
-        embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
-        if embedding is not None:
-            check_vocabulary(
-                int(embedding.shape[0]),
-                self.encoder.embed_tokens.num_embeddings,
-                "the checkpoint",
-                self.dictionary_file,
-            )
+        self.check_checkpoint_vocabulary(state_dict, prefix)
         positions = state_dict.get(f"{prefix}encoder.embed_positions.weight")
         own_positions = self.encoder.embed_positions.max_positions
         if positions is not None and positions.shape[0] != own_positions:
@@ -374,6 +367,14 @@ class BertPretrainingBase(FairseqEncoderModel):
             if dropped:
                 logger.info("fine-tuning model: the checkpoint's MLM and NSP heads are not used")
         self.upgrade_classification_heads(state_dict, f"{prefix}classification_heads.")
+
+    def check_checkpoint_vocabulary(self, state_dict: dict[str, Tensor], prefix: str) -> None:
+        """:func:`check_vocabulary` of the checkpoint's token embedding, when it has one."""
+        embedding = state_dict.get(f"{prefix}encoder.embed_tokens.weight")
+        rows = None if embedding is None else int(embedding.shape[0])
+        check_vocabulary(
+            rows, self.encoder.embed_tokens.num_embeddings, "the checkpoint", self.dictionary_file
+        )
 
     def upgrade_classification_heads(self, state_dict: dict[str, Tensor], prefix: str) -> None:
         stored = {k[len(prefix) :].split(".")[0] for k in state_dict if k.startswith(prefix)}

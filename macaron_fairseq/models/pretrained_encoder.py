@@ -121,9 +121,8 @@ class PretrainedEncoder:
         ]
         if unexpected or bad_missing:
             raise ValueError(
-                f"--pretrained-encoder {self.path} does not fit the encoder: "
-                f"unexpected keys {unexpected[:8]}, "
-                f"missing keys {bad_missing[:8]}"
+                f"--pretrained-encoder {self.path} does not fit the encoder: unexpected keys "
+                f"{unexpected[:8]}, missing keys {bad_missing[:8]}"
             )
         set_pretrained_lr_multiplier(encoder, args)
 

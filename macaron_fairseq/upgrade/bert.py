@@ -305,24 +305,15 @@ def upgrade_bert(state: Mapping[str, Any], source: Path, out: Path, data: Path |
     ``dict.txt``; a :class:`UserError` and nothing written for a file that is not one, or inconsistent."""
     import torch
 
-    from macaron_fairseq.checkpoint_reader import cfg_of, fairseq_checkpoint
+    from macaron_fairseq.checkpoint_reader import cfg_of
+    from macaron_fairseq.upgrade.convert import upgraded_fairseq_checkpoint
 
     model = read_bert(state, source)
     dictionary = their_dictionary(model, data, source)
     plugin, args = build_plugin(model, dictionary, state["model"], source)
     args.data = str(out.parent.resolve())
-    checkpoint = fairseq_checkpoint(
-        cfg_of(args),
-        plugin.state_dict(),
-        "BertPretrainingLoss",
-        num_updates=model.num_updates or 0,
-        extra_state={
-            "macaron_upgrade": {
-                "source": str(source),
-                "authors_arch": model.arch,
-                "description": model.describe(),
-            }
-        },
+    checkpoint = upgraded_fairseq_checkpoint(
+        cfg_of(args), plugin.state_dict(), "BertPretrainingLoss", model, source
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     # the plugin's dict.txt: their entries in their order (the plugin's ids follow from fairseq's 4 specials)

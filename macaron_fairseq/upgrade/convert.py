@@ -168,17 +168,18 @@ def build(model: AuthorsModel, weights: dict[str, torch.Tensor], source: Path, d
 def save(upgraded: Upgraded, model: AuthorsModel, source: Path, out: Path) -> None:
     """A fairseq checkpoint without optimizer state, written atomically (a temporary file renamed at the
     end): ``fairseq-generate``, the hub and ``--finetune-from-model`` load it with the plugin."""
-    checkpoint = fairseq_checkpoint(
-        upgraded.cfg,
-        upgraded.model.state_dict(),
-        "LabelSmoothedCrossEntropyCriterion",
-        num_updates=model.num_updates or 0,
-        extra_state={
-            "macaron_upgrade": {
-                "source": str(source),
-                "authors_arch": model.arch,
-                "description": model.describe(),
-            }
-        },
+    checkpoint = upgraded_fairseq_checkpoint(
+        upgraded.cfg, upgraded.model.state_dict(), "LabelSmoothedCrossEntropyCriterion", model, source
     )
     save_torch(checkpoint, out)
+
+
+def upgraded_fairseq_checkpoint(
+    cfg: Any, weights: dict[str, Any], criterion: str, model: Any, source: Path
+) -> dict[str, Any]:
+    """:func:`fairseq_checkpoint` of an upgraded authors' ``model`` (its updates; ``source`` and the model
+    recorded as ``extra_state['macaron_upgrade']``)."""
+    upgrade = {"source": str(source), "authors_arch": model.arch, "description": model.describe()}
+    return fairseq_checkpoint(
+        cfg, weights, criterion, num_updates=model.num_updates or 0, extra_state={"macaron_upgrade": upgrade}
+    )

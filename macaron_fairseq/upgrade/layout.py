@@ -83,10 +83,9 @@ class AuthorsModel:
         )
         updates = "" if self.num_updates is None else f", trained {self.num_updates:,} updates"
         return (
-            f"{self.arch}: {'Macaron' if self.macaron else 'Transformer'}, {norm}, "
-            f"{e.layers}+{d.layers} layers, "
-            f"d {e.embed_dim}, {e.attention_heads} heads, FFN {ffn}, dropout {self.dropout:g} / attention "
-            f"{self.attention_dropout:g} / ReLU {self.relu_dropout:g}, {vocab}, "
+            f"{self.arch}: {'Macaron' if self.macaron else 'Transformer'}, {norm}, {e.layers}+{d.layers} "
+            f"layers, d {e.embed_dim}, {e.attention_heads} heads, FFN {ffn}, dropout {self.dropout:g} / "
+            f"attention {self.attention_dropout:g} / ReLU {self.relu_dropout:g}, {vocab}, "
             f"{self.source_lang}→{self.target_lang}{updates}"
         )
 
@@ -180,10 +179,9 @@ def read_model(state: Mapping[str, Any], source: Path) -> AuthorsModel:
         )
     if macaron and encoder.ffn_embed_dim != decoder.ffn_embed_dim:
         raise UserError(
-            f"{source}: a Macaron model whose decoder FFN width ({decoder.ffn_embed_dim}) differs "
-            f"from the encoder's ({encoder.ffn_embed_dim}): the authors' decoder sized its first FFN "
-            "with the encoder's width, the plugin's with the decoder's; this model cannot be "
-            "reproduced exactly"
+            f"{source}: a Macaron model whose decoder FFN width ({decoder.ffn_embed_dim}) differs from the "
+            f"encoder's ({encoder.ffn_embed_dim}): the authors' decoder sized its first FFN with the "
+            "encoder's width, the plugin's with the decoder's; this model cannot be reproduced exactly"
         )
     for side, settings in (("encoder", encoder), ("decoder", decoder)):
         found = _layer_count(weights, side)
