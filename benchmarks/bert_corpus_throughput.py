@@ -60,17 +60,8 @@ def ensure_dump(work: Path, megabytes: int) -> tuple[Path, dict]:
 def run_corpus(dump: Path, dest: Path, workers: int, sample_memory: bool = False) -> dict:
     """The whole command from scratch; wall time, per-stage seconds and counts (and peak memory)."""
     shutil.rmtree(dest, ignore_errors=True)
-    command = [
-        sys.executable,
-        "-m",
-        "macaron_preprocess.bert_corpus",
-        "--dest",
-        str(dest),
-        "--wikipedia",
-        str(dump),
-        "--workers",
-        str(workers),
-    ]
+    command = [sys.executable, "-m", "macaron_preprocess.bert_corpus", "--dest", str(dest)]
+    command += ["--wikipedia", str(dump), "--workers", str(workers)]
     env = dict(os.environ, PYTHONPATH=str(REPO))
     started = time.monotonic()
     process = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -128,8 +119,7 @@ def throughput(args: argparse.Namespace, work: Path) -> dict:
         runs[str(workers)] = run_corpus(dump, work / f"out-w{workers}", workers)
         r = runs[str(workers)]
         print(f"  {workers} worker(s): {r['wall']:.1f}s, stages {r['stages']}", flush=True)
-    result: dict = {"mb": args.mb, "dump": manifest, "runs": runs}
-    return result
+    return {"mb": args.mb, "dump": manifest, "runs": runs}
 
 
 def peak_memory(args: argparse.Namespace, work: Path) -> dict:

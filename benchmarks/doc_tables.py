@@ -20,6 +20,7 @@ runs the check, so a table in the docs is always a command's output.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import re
 import sys
@@ -98,17 +99,16 @@ def _quickstart_runs(payload: dict[str, Any]) -> str:
     return results_table(payload["runs"])
 
 
-def _authors_recipes() -> str:
-    from macaron_pipelines.authors_table import render
+def _computed(module: str, function: str, quiet: bool = False) -> Callable[[], str]:
+    """A computed block's renderer: ``module.function()``, imported only when the block renders (``quiet``:
+    fairseq's loggers silenced first)."""
 
-    quiet_loggers("fairseq", "macaron_fairseq")
-    return render()
+    def render() -> str:
+        if quiet:
+            quiet_loggers("fairseq", "macaron_fairseq")
+        return getattr(importlib.import_module(module), function)()
 
-
-def _readme_summary() -> str:
-    from benchmarks.reports.readme_summary import render
-
-    return render()
+    return render
 
 
 def _param_parity() -> str:
@@ -125,34 +125,9 @@ def _bert_parity() -> str:
     return bert_markdown_table(bert_parity_rows(), BERT_VOCAB)
 
 
-def _plugin_options() -> str:
-    from macaron_fairseq.plugin_options import markdown_table
-
-    return markdown_table()
-
-
-def _architectures() -> str:
-    from macaron_fairseq.models.arch_table import markdown_table
-
-    quiet_loggers("fairseq", "macaron_fairseq")
-    return markdown_table()
-
-
-def _authors_glue_recipe() -> str:
-    from macaron_pipelines.glue.authors_best import render
-
-    return render()
-
-
-def _authors_bert_parity() -> str:
-    from macaron_fairseq.param_parity import authors_bert_markdown_table
-
-    quiet_loggers("fairseq", "macaron_fairseq")
-    return authors_bert_markdown_table()
-
-
 ABLATION = dt_fixup_ablation
 PREPROCESS = preprocess_throughput.render
+PARITY = "macaron_fairseq.param_parity"
 BLOCKS = (
     DocBlock("update-size", dt_fixup_update_size.render, "dt_fixup_update_size.json"),
     DocBlock("mu-cost", dt_fixup_mu_cost.render, "dt_fixup_mu_cost.json"),
@@ -195,14 +170,14 @@ BLOCKS = (
     DocBlock("real-bert", macaron_real_bert.render, "macaron_real_bert.json"),
     DocBlock("authors-eval-cost", authors_eval_cost.render, "authors_eval_cost.json"),
     DocBlock("quickstart-runs", _quickstart_runs, "quickstart.json"),
-    DocBlock("architectures", _architectures),
+    DocBlock("architectures", _computed("macaron_fairseq.models.arch_table", "markdown_table", quiet=True)),
     DocBlock("param-parity", _param_parity),
-    DocBlock("authors-recipes", _authors_recipes),
-    DocBlock("does-it-work", _readme_summary),
+    DocBlock("authors-recipes", _computed("macaron_pipelines.authors_table", "render", quiet=True)),
+    DocBlock("does-it-work", _computed("benchmarks.reports.readme_summary", "render")),
     DocBlock("bert-parity", _bert_parity),
-    DocBlock("plugin-options", _plugin_options),
-    DocBlock("authors-bert-parity", _authors_bert_parity),
-    DocBlock("authors-glue-recipe", _authors_glue_recipe),
+    DocBlock("plugin-options", _computed("macaron_fairseq.plugin_options", "markdown_table")),
+    DocBlock("authors-bert-parity", _computed(PARITY, "authors_bert_markdown_table", quiet=True)),
+    DocBlock("authors-glue-recipe", _computed("macaron_pipelines.glue.authors_best", "render")),
 )
 
 
@@ -290,10 +265,8 @@ def rewrite(
     by_file: dict[Path, list[DocBlock]] = {}
     for block in blocks:
         if block.pending(results_dir):
-            print(
-                f"warning: block '{block.name}' left as it is: no docs/results/{block.results} yet",
-                file=sys.stderr,
-            )
+            warning = f"warning: block '{block.name}' left as it is: no docs/results/{block.results} yet"
+            print(warning, file=sys.stderr)
             continue
         by_file.setdefault(where[block.name], []).append(block)
     changed = []

@@ -47,6 +47,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from benchmarks.real_text_grid import protocol_from_args
 from benchmarks.results_file import REPO, machine_info, write_results
 from macaron_synthetic.toy_bitext import SymbolTask
 from macaron_workflow import grid
@@ -245,10 +246,7 @@ LONG_NAMES = {
     "t-fixup": "T-Fixup (no LN, no warm-up)",
 }
 
-
 COLORS = {"standard": "C0", "standard-clip": "C2", "dt-fixup": "C1", "t-fixup": "C3"}
-
-
 Cell = tuple[str, int, float]  # scheme, depth, lr
 
 
@@ -265,11 +263,7 @@ def finished(row: dict) -> bool:
 
 def latest(rows: list[dict]) -> dict[tuple[str, int, float, int], dict]:
     """The last finished row of every (scheme, depth, lr, seed)."""
-    kept = {}
-    for row in rows:
-        if finished(row):
-            kept[(row["scheme"], row["depth"], row["lr"], row["seed"])] = row
-    return kept
+    return {(row["scheme"], row["depth"], row["lr"], row["seed"]): row for row in rows if finished(row)}
 
 
 def is_diverged(row: dict) -> bool:
@@ -398,16 +392,8 @@ def main() -> None:
     a = ap.parse_args()
     if a.batch_size > 32:
         raise SystemExit("--batch-size must be ≤ 32 sentences (small-batch regime)")
-    protocol = Protocol(
-        arch=a.arch,
-        dim=a.dim,
-        ffn=a.ffn,
-        decoder_layers=a.decoder_layers,
-        updates=a.updates,
-        warmup=a.warmup,
-        batch_size=a.batch_size,
-        eval_every=a.eval_every,
-    )
+    names = ("arch", "dim", "ffn", "decoder_layers", "updates", "warmup", "batch_size", "eval_every")
+    protocol = protocol_from_args(Protocol, a, names)
     lrs, extra = parse_lrs(a.lrs), parse_extra_lrs(a.extra_lrs)
     machine = machine_info()
     data = prepare_out_dir(a.out_dir, protocol)

@@ -290,8 +290,7 @@ def run_one(
         "attempts": attempts,
     }
     if rc != 0 or row["last_step"] != p.steps or not row["valid_curve"]:
-        tail = (run_dir / "pretrain.log").read_text(encoding="utf-8", errors="replace")[-1500:]
-        row["error"] = tail
+        row["error"] = (run_dir / "pretrain.log").read_text(encoding="utf-8", errors="replace")[-1500:]
     return row
 
 

@@ -375,25 +375,15 @@ def run_one(out: Path, data_bin: Path, p: TranslationProtocol, key: RunKey, slot
         row["error"] = log_text[-1500:]
         return row
     gen = run_dir / "generate-test.txt"
-    proc = subprocess.run(
-        generate_argv(data_bin, save_dir / "checkpoint_last.pt", p),
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
+    gen_argv = generate_argv(data_bin, save_dir / "checkpoint_last.pt", p)
+    proc = subprocess.run(gen_argv, env=env, capture_output=True, text=True, cwd=REPO)
     if proc.returncode != 0:
         row["rc"], row["error"] = proc.returncode, proc.stderr[-1500:]
         return row
     write_text_atomically(gen, proc.stdout)
     pre = out / "pre"  # raw/, tok/ (the data-bin is OUT/pre, or OUT/pre/data-bin in the old layout)
-    scores, _ = score_file(
-        str(gen),
-        pre / "raw" / f"test.{p.lang}",
-        pre / "tok" / f"test.{p.lang}",
-        p.lang,
-        ("sacrebleu", "tokenized"),
-    )
+    raw_ref, tok_ref = pre / "raw" / f"test.{p.lang}", pre / "tok" / f"test.{p.lang}"
+    scores, _ = score_file(str(gen), raw_ref, tok_ref, p.lang, ("sacrebleu", "tokenized"))
     row["test_bleu"] = scores["scores"]["sacrebleu"]["score"]
     row["test_bleu_signature"] = scores["scores"]["sacrebleu"]["signature"]
     row |= length_fields(scores["scores"]["sacrebleu"], "test")

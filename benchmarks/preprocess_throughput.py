@@ -34,13 +34,7 @@ from pathlib import Path
 
 from benchmarks.process_memory import TreeMemorySampler
 from benchmarks.results_file import RESULTS_DIR, machine_info, write_results
-from macaron_synthetic.toy_bitext import (
-    Lexicon,
-    SentenceStyle,
-    sentence_pair,
-    write_bitext,
-    zipf_weights,
-)
+from macaron_synthetic.toy_bitext import Lexicon, SentenceStyle, sentence_pair, write_bitext, zipf_weights
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -126,7 +120,7 @@ def throughput(args: argparse.Namespace, work: Path) -> dict:
                 f"  run {repeat + 1}, {w} worker(s): {stages}, total {runs[w][-1]['wall']:.1f}s", flush=True
             )
     best = {str(w): best_of(runs[w]) for w in args.workers}
-    result = {
+    return {
         "lines": args.lines,
         "repeats": args.repeats,
         "binarizer": args.binarizer,
@@ -134,7 +128,6 @@ def throughput(args: argparse.Namespace, work: Path) -> dict:
         "best": best,
         "runs": {str(w): runs[w] for w in args.workers},
     }
-    return result
 
 
 def peak_memory(args: argparse.Namespace, work: Path) -> dict:

@@ -114,8 +114,7 @@ def hf_module(sizes: dict[str, int]) -> tuple[Any, str]:
                 nsp.float(), batch.nsp
             )
 
-    module = HfPretraining()
-    return module, transformers.__version__
+    return HfPretraining(), transformers.__version__
 
 
 def hf_step_functions(engine: Any, batch: BertBatch, device: Any) -> dict[str, Callable[[], float]]:

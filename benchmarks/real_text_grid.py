@@ -33,6 +33,7 @@ from typing import Any
 from benchmarks.results_file import REPO, command_line, write_results
 from macaron_workflow.atomic import atomic_output, write_text_atomically
 from macaron_workflow.grid import Row, RowFile, Slot, run_grid
+from macaron_workflow.step_log import pyplot as pyplot  # matplotlib's pyplot on the Agg backend, quiet
 
 DATA_MARKER = "data.json"
 
@@ -221,16 +222,3 @@ def save_figure(fig: Any, path: Path) -> None:
     with atomic_output(Path(path)) as tmp:
         fig.savefig(tmp, dpi=110, format=Path(path).suffix.lstrip(".") or "png")
     plt.close(fig)
-
-
-def pyplot() -> Any:
-    """matplotlib's pyplot with the Agg backend, quiet."""
-    import logging
-
-    import matplotlib
-
-    logging.getLogger("matplotlib").setLevel(logging.WARNING)
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt

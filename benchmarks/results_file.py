@@ -66,13 +66,8 @@ def source_commit() -> str | None:
         )
         if head.returncode != 0:
             return None
-        status = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        status_argv = ["git", "status", "--porcelain", "--untracked-files=no"]
+        status = subprocess.run(status_argv, cwd=REPO, capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.TimeoutExpired):
         return None
     return head.stdout.strip() + ("+changes" if status.returncode != 0 or status.stdout.strip() else "")

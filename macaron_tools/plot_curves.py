@@ -163,16 +163,8 @@ def plot(
         ax2 = axes[0][1]
         xs, ys = curves.series("inner")
         ax2.plot(xs, ys, "-", label="train loss (log interval)")
-        vx = [
-            int(curves.valid_epoch[e]["num_updates"])
-            for e in sorted(curves.valid_epoch)
-            if "num_updates" in curves.valid_epoch[e]
-        ]
-        vy = [
-            curves.valid_epoch[e]["loss"]
-            for e in sorted(curves.valid_epoch)
-            if "num_updates" in curves.valid_epoch[e]
-        ]
+        valid = [stats for _, stats in sorted(curves.valid_epoch.items()) if "num_updates" in stats]
+        vx, vy = [int(stats["num_updates"]) for stats in valid], [stats["loss"] for stats in valid]
         if vx:
             ax2.plot(vx, vy, "s-", label="valid loss")
         ax2.set_xlabel("update")

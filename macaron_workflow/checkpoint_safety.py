@@ -257,10 +257,7 @@ def damaged_checkpoint(label: str, err: BaseException, hint: str | None = None) 
 
 
 def load_checkpoint(
-    path: str | Path,
-    flag: str | None = None,
-    extra_globals: Sequence[Any] = (),
-    hint: str | None = None,
+    path: str | Path, flag: str | None = None, extra_globals: Sequence[Any] = (), hint: str | None = None
 ) -> dict[str, Any]:
     """The whole state of ``path``, tensors memory-mapped (a checkpoint in torch's legacy, non-zip format is
     read into memory), through the allow-list. ``flag`` (``"--checkpoint"``) prefixes the messages;

@@ -16,12 +16,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, NoReturn
 
-from macaron_workflow.errors import (
-    INTERRUPTED_EXIT,
-    USAGE_EXIT,
-    ReportedError,
-    storage_failure,
-)
+from macaron_workflow.errors import INTERRUPTED_EXIT, USAGE_EXIT, ReportedError, storage_failure
 from macaron_workflow.files import CREATED_DIRS, remove_empty_created
 
 

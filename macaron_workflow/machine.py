@@ -5,25 +5,21 @@ from __future__ import annotations
 import platform
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags (``/proc/cpuinfo``; empty where there is none)."""
+def _cpuinfo(field: str) -> str | None:
+    """The value of the first ``field`` line of ``/proc/cpuinfo`` (None where there is none)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
+            return next((line.split(":", 1)[1] for line in cpuinfo if line.startswith(field)), None)
     except OSError:
-        pass
-    return set()
+        return None
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags (``/proc/cpuinfo``; empty where there is none)."""
+    return set((_cpuinfo("flags") or "").split())
 
 
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo``; ``platform`` elsewhere)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+    model = _cpuinfo("model name")
+    return model.strip() if model is not None else platform.processor() or platform.machine()

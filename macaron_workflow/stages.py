@@ -91,11 +91,7 @@ class StageRunner:
         return self.state_dir / f"{name}.started.json"
 
     def stage_key(self, name: str, inputs: Iterable[Path], params: Mapping[str, Any]) -> str:
-        payload = {
-            "stage": name,
-            "params": params,
-            "inputs": [_input_fingerprint(Path(p)) for p in inputs],
-        }
+        payload = {"stage": name, "params": params, "inputs": [_input_fingerprint(Path(p)) for p in inputs]}
         return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
     def is_complete(self, name: str, key: str, outputs: Iterable[Path]) -> bool:

@@ -151,13 +151,11 @@ def read_lock(text: str) -> dict[str, str]:
 
 def differences(lock: dict[str, str], here: dict[str, str]) -> list[str]:
     """What differs between the lock and this environment's pins, one line each."""
-    lines = []
-    for name in sorted(set(lock) | set(here)):
-        if lock.get(name) != here.get(name):
-            lines.append(
-                f"{name}: locked {lock.get(name, '(not locked)')}, here {here.get(name, '(not needed)')}"
-            )
-    return lines
+    return [
+        f"{name}: locked {lock.get(name, '(not locked)')}, here {here.get(name, '(not needed)')}"
+        for name in sorted(set(lock) | set(here))
+        if lock.get(name) != here.get(name)
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -155,14 +155,8 @@ def common_options(args: argparse.Namespace, job: Job, gpus: int) -> list[str]:
 def sbatch_command(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[str]:
     """The one ``sbatch`` of a ``tasks`` job (pretrain, translate)."""
     tasks = args.ntasks_per_node if args.ntasks_per_node is not None else args.gpus_per_node
-    return [
-        "sbatch",
-        f"--nodes={args.nodes}",
-        f"--ntasks-per-node={tasks}",
-        *common_options(args, job, args.gpus_per_node),
-        str(SLURM_DIR / job.script),
-        *extra,
-    ]
+    head = ["sbatch", f"--nodes={args.nodes}", f"--ntasks-per-node={tasks}"]
+    return [*head, *common_options(args, job, args.gpus_per_node), str(SLURM_DIR / job.script), *extra]
 
 
 def corpus_commands(args: argparse.Namespace, job: Job, extra: Sequence[str]) -> list[list[str]]:

@@ -28,11 +28,8 @@ def render(payload: dict[str, Any]) -> str:
     r, machine = payload["results"], payload["machine"]
     model, test, cap = r["model"], r["test_set"], r["length_cap"]
     runs = r["runs"]
-    size = (
-        "exactly their size"
-        if not model["overrides"]
-        else "a SCALED-DOWN size (" + " ".join(model["overrides"]) + ")"
-    )
+    overrides = model["overrides"]
+    size = f"a SCALED-DOWN size ({' '.join(overrides)})" if overrides else "exactly their size"
     lines = [
         f"Evaluating the Macaron authors' IWSLT14 De→En model with their test command, measured with a "
         f"randomly initialised `{model['arch']}` of {size}: {model['parameters']:,} parameters (d "
@@ -47,9 +44,8 @@ def render(payload: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for run in runs:
-        setting = (
-            "default" if run["threads_setting"] == "default" else f"OMP_NUM_THREADS={run['threads_setting']}"
-        )
+        threads = run["threads_setting"]
+        setting = "default" if threads == "default" else f"OMP_NUM_THREADS={threads}"
         lines.append(
             f"| {run['torch_threads']} ({setting}) | {run['wall_seconds']:,.1f} "
             f"({run['wall_seconds'] / 60:.1f} min) | "
@@ -61,11 +57,8 @@ def render(payload: dict[str, Any]) -> str:
     tokens = runs[0]["generated_tokens"]
     estimate = cap["trained_model_tokens_estimate"]
     lengths = test["length_model"]
-    scaled = (
-        f" scaled to {test['sentences']:,} sentences"
-        if test["sentences"] != r["authors"]["sentences"]
-        else ""
-    )
+    sentences = test["sentences"]
+    scaled = f" scaled to {sentences:,} sentences" if sentences != r["authors"]["sentences"] else ""
     lines += [
         "",
         f"Wall and CPU: the whole `fairseq-generate` process (start-up, loading, beam search, BLEU); beam "

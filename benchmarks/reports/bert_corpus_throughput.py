@@ -7,12 +7,9 @@ from benchmarks.bert_corpus_throughput import STAGES
 from benchmarks.results_file import provenance, retired_code
 
 ENWIKI_BZ2_GB = 22.0
-
-
 ENWIKI_XML_GB = 95.0
 """Approximate sizes of the English pages-articles dump (compressed, as the issue states; uncompressed, about
 4.3:1), an input of the projection, not a measurement."""
-
 
 FULL_NODE_CORES = 64
 

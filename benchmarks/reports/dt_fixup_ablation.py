@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections import Counter
 
-from benchmarks.dt_fixup_ablation import (
-    Cell,
-    best_lr,
-    cell_values,
-    finished,
-    is_diverged,
-    latest,
-    mean_std,
-)
+from benchmarks.dt_fixup_ablation import Cell, best_lr, cell_values, finished, is_diverged, latest, mean_std
 from benchmarks.results_file import provenance
 
 NAMES = {
@@ -32,18 +25,13 @@ def failed_counts(rows: list[dict]) -> dict[Cell, int]:
     """Per (scheme, depth, lr): how many seeds have no finished run."""
     ok = set(latest(rows))
     tried = {(r["scheme"], r["depth"], r["lr"], r["seed"]) for r in rows}
-    out: dict[Cell, int] = {}
-    for scheme, depth, lr, _seed in tried - ok:
-        out[(scheme, depth, lr)] = out.get((scheme, depth, lr), 0) + 1
-    return out
+    return dict(Counter(run[:3] for run in tried - ok))
 
 
 def diverged_cells(rows: list[dict]) -> set[Cell]:
     """(scheme, depth, lr) cells whose every unfinished seed diverged in its latest run."""
     ok = set(latest(rows))
-    last: dict[tuple[str, int, float, int], dict] = {}
-    for r in rows:
-        last[(r["scheme"], r["depth"], r["lr"], r["seed"])] = r
+    last = {(r["scheme"], r["depth"], r["lr"], r["seed"]): r for r in rows}
     kinds: dict[Cell, set[bool]] = {}
     for key, r in last.items():
         if key not in ok:
@@ -155,11 +143,8 @@ def render_rows(payload: dict) -> str:
     return (
         "**Each scheme at its own learning rate** (chosen per depth on the validation nll; test set; "
         "† = the chosen rate is at the edge of the rates the scheme tried at that depth)\n\n"
-        + selected_table(payload)
-        + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
-        + grid_table(payload)
-        + "\n\n"
-        + proto
+        f"{selected_table(payload)}\n\n**The whole grid: validation nll (bits), mean ± std over seeds** "
+        f"(bold: the chosen rate)\n\n{grid_table(payload)}\n\n{proto}"
     )
 
 

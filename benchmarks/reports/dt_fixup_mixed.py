@@ -31,15 +31,9 @@ def render(payload: dict) -> str:
     labelled = {**r, "depth_label": "new encoder layers K", "depth_symbol": "K"}
     return (
         "**Each scheme at its own learning rate** (chosen per K on the validation nll; test set; † = at the "
-        "edge of the grid)\n\n"
-        + selected_table(labelled)
-        + "\n\n**The whole grid: validation nll (bits), mean ± std over seeds** (bold: the chosen rate)\n\n"
-        + grid_table(labelled)
-        + "\n\n"
-        + protocol_line(r)
-        + "\n\nMeasured by "
-        + provenance(payload)
-        + "."
+        f"edge of the grid)\n\n{selected_table(labelled)}\n\n**The whole grid: validation nll (bits), mean ± "
+        f"std over seeds** (bold: the chosen rate)\n\n{grid_table(labelled)}\n\n{protocol_line(r)}\n\n"
+        f"Measured by {provenance(payload)}."
     )
 
 

@@ -9,11 +9,7 @@ from __future__ import annotations
 from benchmarks.results_file import provenance
 
 VANILLA_DT_FIXUP = "vanilla: DT-Fixup"
-
-
 MACARON_DT_FIXUP = "Macaron: DT-Fixup (3μ² derivation)"
-
-
 TABLE_TITLES = {
     "weights only": "SGD step on the weight matrices only (biases frozen)",
     "all parameters": "SGD step on all parameters (weights and biases)",

@@ -14,10 +14,7 @@ def render(payload: dict[str, Any]) -> str:
     results, machine = payload["results"], payload["machine"]
     preset = PRESETS[results.get("preset", DEFAULT_PRESET)]
     seconds = {int(b): statistics.median(times) for b, times in results["seconds"].items()}
-    lines = [
-        "| task | train examples | grid updates | est. hours |",
-        "|---|---:|---:|---:|",
-    ]
+    lines = ["| task | train examples | grid updates | est. hours |", "|---|---:|---:|---:|"]
     total = 0.0
     for task, examples in TRAIN_EXAMPLES.items():
         updates = {b: grid_updates(examples, b, preset) for b in preset.batch_sizes_for(task)}

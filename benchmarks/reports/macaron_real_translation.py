@@ -98,11 +98,8 @@ def per_seed_table(r: dict) -> str:
         t, m = by.get(("transformer", seed)), by.get(("macaron", seed))
         if t is None or m is None:
             continue
-        db, dl, dn = (
-            m["test_bleu"] - t["test_bleu"],
-            final_valid(m) - final_valid(t),
-            final_nll(m) - final_nll(t),
-        )
+        db, dl = m["test_bleu"] - t["test_bleu"], final_valid(m) - final_valid(t)
+        dn = final_nll(m) - final_nll(t)
         for key, value in (("bleu", db), ("loss", dl), ("nll", dn)):
             deltas[key].append(value)
         lines.append(
@@ -121,14 +118,12 @@ def epoch_table(r: dict) -> str:
     """Validation loss at every epoch end, mean ± std over seeds, per arm."""
     rows = [row for row in r["rows"] if finished(row)]
     per: dict[str, dict[int, list[float]]] = {arm: {} for arm in ARMS}
-    for row in rows:
-        for epoch, _update, loss, _nll in epoch_ends(row["valid_curve"]):
-            per[row["arm"]].setdefault(epoch, []).append(loss)
-    epochs = sorted({e for arm in per.values() for e in arm})
     updates = {}
     for row in rows:
-        for epoch, update, _loss, _nll in epoch_ends(row["valid_curve"]):
+        for epoch, update, loss, _nll in epoch_ends(row["valid_curve"]):
+            per[row["arm"]].setdefault(epoch, []).append(loss)
             updates.setdefault(epoch, update)
+    epochs = sorted({e for arm in per.values() for e in arm})
     lines = ["| epoch | updates | Transformer | Macaron |", "|---:|---:|---:|---:|"]
     for e in epochs:
         cells = [mean_std(per[arm].get(e, [])) for arm in ARMS]

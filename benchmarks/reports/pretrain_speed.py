@@ -23,11 +23,7 @@ def other_cores_text(part: dict[str, Any]) -> str:
 
 
 MACARON_GOAL = 1.05  # macaron / vanilla step time
-
-
 HF_GOAL = 1.0  # vanilla / HF step time
-
-
 OURS_ATTENTION = "fairseq MultiheadAttention → torch F.multi_head_attention_forward → SDPA"
 
 

@@ -9,8 +9,6 @@ from typing import Any
 from benchmarks.results_file import provenance
 
 TRANSFORMER = "transformer"  # the baseline's key in the results file
-
-
 IMPL_LABELS = {"plain": "plain", "fused": "fused (default)", "compile": "torch.compile"}
 
 
