@@ -1,9 +1,10 @@
 """One convention for every command (#42 point 6), checked on every console script of ``pyproject.toml`` and
-every ``python -m macaron_...`` command the README and docs show, through their ``--help`` run from a
-directory outside the checkout: exit 0; the usage names the command as the user typed it (the console
-script's name, or ``python -m MODULE``; never ``__main__.py``, ``param_parity.py`` or a bare module name);
-no reStructuredText markup (help texts are often docstrings); every option with a default shows it; and
-every flag the docs show after a command is one its parser accepts.
+every ``python -m macaron_...`` command the README and docs show or a console script runs, through their
+``--help`` run from a directory outside the checkout: exit 0; the usage names the command as the user typed it
+(the console script's name, or ``python -m MODULE``; never ``__main__.py``, ``param_parity.py`` or a bare
+module name); a console script's help is its module's; no reStructuredText markup (help texts are often
+docstrings); every option with a default shows it; and every flag the docs show after a command is one its
+parser accepts.
 
 The helps run in one interpreter (``tests/cli_helps.py``): torch, fairseq and DeepSpeed are imported once."""
 
@@ -41,7 +42,16 @@ def documented_modules() -> list[str]:
     return sorted(found)
 
 
-ENTRIES = [f"script:{name}" for name in SCRIPTS] + [f"module:{name}" for name in documented_modules()]
+def script_module(name: str) -> str:
+    """The module ``python -m`` runs for a console script: its target's module (a package's ``__main__``:
+    the package)."""
+    module = SCRIPTS[name].partition(":")[0]
+    return module.removesuffix(".__main__")
+
+
+ENTRIES = [f"script:{name}" for name in SCRIPTS] + [
+    f"module:{name}" for name in sorted(set(documented_modules()) | {script_module(s) for s in SCRIPTS})
+]
 
 
 def typed(entry: str) -> str:
@@ -78,6 +88,21 @@ def test_help_exits_0_and_names_the_command_as_typed(helps: dict[str, dict[str, 
     assert result["status"] == 0, result["stderr"]
     assert result["stdout"].startswith(f"usage: {typed(entry)} "), result["stdout"][:300]
     assert result["parsers"] and result["parsers"][0]["prog"] == typed(entry)
+
+
+def after_usage(text: str) -> str:
+    """The help text after its usage paragraph, which names the program and wraps by its length."""
+    start = text.find("usage:")
+    assert start >= 0, text[-2000:]
+    return text[text.index("\n\n", start) :]
+
+
+@pytest.mark.parametrize("name", SCRIPTS)
+def test_a_console_scripts_help_is_its_modules_help(helps: dict[str, dict[str, Any]], name: str) -> None:
+    """``NAME --help`` and ``python -m MODULE --help`` print the same help but for the program's name."""
+    script, module = helps[f"script:{name}"], helps[f"module:{script_module(name)}"]
+    assert script["status"] == module["status"] == 0, script["stderr"] + module["stderr"]
+    assert after_usage(script["stdout"]) == after_usage(module["stdout"])
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
