@@ -11,6 +11,7 @@ import errno
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Iterator
@@ -96,6 +97,18 @@ def slurm_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SlurmClu
     cluster = start_for_tests(tmp_path_factory.mktemp("slurm"))
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(autouse=True)
+def argv_given_back() -> Iterator[None]:
+    """A test that runs a command's CLI in this process gives ``sys.argv`` back: commands name themselves
+    from ``sys.argv[0]`` (``macaron_workflow.cli``), so one left behind renames every later test's program
+    in this worker."""
+    before = list(sys.argv)
+    yield
+    if sys.argv != before:
+        left, sys.argv = sys.argv, before
+        pytest.fail(f"the test left sys.argv = {left!r}")
 
 
 @pytest.fixture

@@ -42,10 +42,14 @@ def upgrade_here(*argv: str, capsys: pytest.CaptureFixture[str]) -> subprocess.C
     """The command's CLI in this process (its one-line errors and exit status)."""
     from macaron_fairseq.upgrade.__main__ import cli
 
-    with pytest.raises(SystemExit) as stop:
-        sys.argv = ["macaron-upgrade", *argv]
-        cli()
-        raise SystemExit(0)
+    saved = sys.argv
+    try:
+        with pytest.raises(SystemExit) as stop:
+            sys.argv = ["macaron-upgrade", *argv]
+            cli()
+            raise SystemExit(0)
+    finally:
+        sys.argv = saved  # the worker's own: later tests name their program from it
     out = capsys.readouterr()
     return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 

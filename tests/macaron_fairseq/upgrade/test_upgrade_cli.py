@@ -43,7 +43,7 @@ def upgrade_here(*argv: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> s
     for each case); the same result type as :func:`upgrade`."""
     from macaron_fairseq.upgrade.__main__ import cli
 
-    old = os.getcwd()
+    old, saved = os.getcwd(), sys.argv
     os.chdir(cwd)
     try:
         with pytest.raises(SystemExit) as stop:
@@ -52,6 +52,7 @@ def upgrade_here(*argv: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> s
             raise SystemExit(0)
     finally:
         os.chdir(old)
+        sys.argv = saved  # the worker's own: later tests name their program from it
     out = capsys.readouterr()
     return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 
