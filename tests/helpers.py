@@ -11,6 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -68,6 +70,29 @@ def run_cli(argv: Sequence[str], cwd: Path | None = None, check: bool = True) ->
 SMALL_PRETRAIN_GROUP = "small-pretrain"
 """The ``WORKER_GROUP`` of the test files that use the ``small_pretrain`` fixture (conftest.py): one worker
 runs them, and builds the fixture once."""
+
+
+def upgrade_here(
+    *argv: str, capsys: pytest.CaptureFixture[str], cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """``macaron-upgrade ARGV`` in this process, in ``cwd`` if given (its one-line errors and exit status,
+    without a new interpreter for each case); the same result type as a subprocess run. ``sys.argv`` and the
+    working directory are given back."""
+    from macaron_fairseq.upgrade.__main__ import cli
+
+    old, saved = os.getcwd(), sys.argv
+    if cwd is not None:
+        os.chdir(cwd)
+    try:
+        with pytest.raises(SystemExit) as stop:
+            sys.argv = ["macaron-upgrade", *argv]
+            cli()
+            raise SystemExit(0)
+    finally:
+        os.chdir(old)
+        sys.argv = saved
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 
 
 def run_pretrain_sh(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

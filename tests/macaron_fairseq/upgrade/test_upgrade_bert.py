@@ -18,7 +18,7 @@ import torch
 from authors_bert_reference import their_forward
 from authors_layout import authors_bert_args, authors_bert_dictionary, write_authors_bert_checkpoint
 from fairseq import checkpoint_utils
-from helpers import REPO, RunsCode
+from helpers import REPO, RunsCode, upgrade_here
 
 VOCAB = 40  # their 6 special symbols + 34 words
 UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
@@ -36,22 +36,6 @@ def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
         timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {})),
     )
-
-
-def upgrade_here(*argv: str, capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
-    """The command's CLI in this process (its one-line errors and exit status)."""
-    from macaron_fairseq.upgrade.__main__ import cli
-
-    saved = sys.argv
-    try:
-        with pytest.raises(SystemExit) as stop:
-            sys.argv = ["macaron-upgrade", *argv]
-            cli()
-            raise SystemExit(0)
-    finally:
-        sys.argv = saved  # the worker's own: later tests name their program from it
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 
 
 def assert_one_line_refusal(proc: subprocess.CompletedProcess, *words: str) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 from authors_layout import authors_args, write_authors_checkpoint
-from helpers import REPO, TINY_TASK, RunsCode, run_cli, save_model_checkpoint
+from helpers import REPO, TINY_TASK, RunsCode, run_cli, save_model_checkpoint, upgrade_here
 
 VOCAB = 40
 UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
@@ -36,25 +36,6 @@ def upgrade(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> subproc
         timeout=300,
         env=dict(os.environ, PYTHONPATH=str(REPO), PYTHONWARNINGS="ignore", **(env or {})),
     )
-
-
-def upgrade_here(*argv: str, cwd: Path, capsys: pytest.CaptureFixture[str]) -> subprocess.CompletedProcess:
-    """The command's CLI in this process (its one-line errors and exit status, without a new interpreter
-    for each case); the same result type as :func:`upgrade`."""
-    from macaron_fairseq.upgrade.__main__ import cli
-
-    old, saved = os.getcwd(), sys.argv
-    os.chdir(cwd)
-    try:
-        with pytest.raises(SystemExit) as stop:
-            sys.argv = ["macaron-upgrade", *argv]
-            cli()
-            raise SystemExit(0)
-    finally:
-        os.chdir(old)
-        sys.argv = saved  # the worker's own: later tests name their program from it
-    out = capsys.readouterr()
-    return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
 
 
 def digest(path: Path) -> str:
