@@ -33,6 +33,7 @@ import argparse
 import json
 import os
 import shlex
+import socket
 import statistics
 import subprocess
 import sys
@@ -41,13 +42,20 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import real_text_grid as grid
-from benchmarks.pretrain_bench import free_port
 from benchmarks.real_text_grid import data_is_frozen, freeze_data
 from benchmarks.results_file import REPO, machine_info
 from macaron_preprocess.sources import python_docs
 from macaron_workflow.atomic import write_text_atomically
 from macaron_workflow.cli import quiet_loggers
 from macaron_workflow.grid import RowFile, Slot
+
+
+def free_port() -> int:
+    """A TCP port free on this host now, for the rendezvous of one torchrun launch."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
 
 ARMS = {"vanilla": "vanilla_bert_small", "macaron": "macaron_bert_small"}
 MAX_PARITY = 1e-3

@@ -109,6 +109,10 @@ RETIRED = {
     "bert_corpus_baseline": "a4078de",  # the baseline row of bert_corpus_throughput.json
     "authors_eval_cost": "6b00cef",
     "profile_macaron_step": "6b00cef",
+    "pretrain_speed": "053e182",  # and its parts (pretrain_step_speed, …)
+    "preprocess_throughput": "053e182",  # with process_memory
+    "bert_corpus_throughput": "053e182",
+    "glue_small_run": "053e182",
 }
 """Finished decision studies whose code is retired (docs/architecture.md, layer 5): benchmark -> the last
 commit holding ``benchmarks/NAME.py``. Their results files and reports stay."""

@@ -1,10 +1,13 @@
-"""The docs blocks of ``docs/results/bert_corpus_*.json`` (:mod:`benchmarks.bert_corpus_throughput`):
-throughput per stage and worker count, the projection to the English dump, and the peak memory."""
+"""The docs blocks of ``docs/results/bert_corpus_*.json`` (the retired study
+``benchmarks.bert_corpus_throughput``): throughput per stage and worker count, the projection to the English
+dump, and the peak memory."""
 
 from __future__ import annotations
 
-from benchmarks.bert_corpus_throughput import STAGES
 from benchmarks.results_file import provenance, retired_code
+
+#: the stages of ``macaron-preprocess-bert-corpus`` the study timed, in their order
+STAGES = ("extract", "collect", "learn-bpe", "bpe-train", "bpe-valid", "binarize")
 
 ENWIKI_BZ2_GB = 22.0
 ENWIKI_XML_GB = 95.0

@@ -1,5 +1,5 @@
-"""The docs block of ``docs/results/glue_small.json`` (:mod:`benchmarks.glue_small_run`): the table the
-small GLUE pipeline printed, its grid and its time."""
+"""The docs block of ``docs/results/glue_small.json`` (the retired study
+``benchmarks.glue_small_run``): the table the small GLUE pipeline printed, its grid and its time."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The docs blocks of ``docs/results/preprocess_*.json`` (:mod:`benchmarks.preprocess_throughput`): seconds
-and pairs/s per stage and worker count, and the peak memory."""
+"""The docs blocks of ``docs/results/preprocess_*.json`` (the retired study
+``benchmarks.preprocess_throughput``): seconds and pairs/s per stage and worker count, and the peak memory."""
 
 from __future__ import annotations
 

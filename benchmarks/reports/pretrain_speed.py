@@ -1,6 +1,6 @@
-"""The docs' tables of ``docs/results/pretrain_speed.json`` (:mod:`benchmarks.pretrain_speed`): one BERT step
-of each model (``steps``), 1 vs 2 ranks (``ranks``), tokens/s and MFU on a GPU (``gpu``). Ratios and
-speed-ups are computed here from the stored times, never stored."""
+"""The docs' tables of ``docs/results/pretrain_speed.json`` (the retired study ``benchmarks.pretrain_speed``):
+one BERT step of each model (``steps``), 1 vs 2 ranks (``ranks``), tokens/s and MFU on a GPU (``gpu``). Ratios
+and speed-ups are computed here from the stored times, never stored."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from benchmarks.pretrain_rank_scaling import run_throughput
-from benchmarks.pretrain_step_speed import HF_MASKED_NAME, HF_NAME
 from benchmarks.results_file import provenance
+
+#: the results file's keys of Hugging Face's BertForPreTraining: as published, and with the MLM head on the
+#: masked positions only
+HF_NAME, HF_MASKED_NAME = "hf_bert", "hf_bert_masked_head"
 
 
 def plural(count: int, noun: str) -> str:
@@ -25,6 +27,16 @@ def other_cores_text(part: dict[str, Any]) -> str:
 MACARON_GOAL = 1.05  # macaron / vanilla step time
 HF_GOAL = 1.0  # vanilla / HF step time
 OURS_ATTENTION = "fairseq MultiheadAttention → torch F.multi_head_attention_forward → SDPA"
+
+
+def run_throughput(run: dict[str, Any]) -> dict[str, float]:
+    """Samples/s (all timed steps' samples over their summed wall time), tokens/s, median step seconds."""
+    seconds = sum(run["seconds"])
+    return {
+        "samples_per_second": sum(run["pairs"]) / seconds,
+        "tokens_per_second": sum(run["tokens"]) / seconds,
+        "median_step_seconds": statistics.median(run["seconds"]),
+    }
 
 
 def ratio_summary(numerator: Sequence[float], denominator: Sequence[float]) -> dict[str, float]:

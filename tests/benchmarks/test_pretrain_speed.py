@@ -1,21 +1,10 @@
-"""benchmarks.pretrain_speed and its parts (pretrain_step_speed, pretrain_rank_scaling, pretrain_mfu): the
-FLOPs count, the summaries and the tables are computed from the measured times (fast); the whole benchmark
-at tiny sizes through its command line writes a results file with every field (slow)."""
+"""The report of the retired study benchmarks.pretrain_speed: the FLOPs count, the summaries and the tables
+are computed from the measured times."""
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
-from helpers import REPO
 
-from benchmarks import pretrain_bench
-from benchmarks import pretrain_rank_scaling as rank_scaling
-from benchmarks import pretrain_step_speed as step_speed
 from benchmarks.reports import pretrain_speed as report
 
 MACHINE = {
@@ -115,21 +104,14 @@ def test_ratio_is_of_the_medians_with_the_range_of_the_paired_rounds() -> None:
     assert report.goal_text(1.2, 1.0) == "≤ 1.00 (not met)"
 
 
-def test_train_log_records_skip_validation_and_warm_up() -> None:
-    lines = [json.dumps({"step": s, "pairs": 16, "tokens": 2000, "seconds": 0.5}) for s in (1, 2, 3)]
-    lines.insert(2, json.dumps({"step": 2, "split": "valid", "pairs": 100, "mlm_loss": 3.0}))
-    assert [r["step"] for r in rank_scaling.train_records([*lines, ""], warmup=1)] == [2, 3]
-
-
 def test_throughput_pools_the_runs_of_each_rank_count() -> None:
     pooled = report.pooled_runs(RANKS["runs"])
     assert list(pooled) == [1, 2] and pooled[2]["runs"] == 2 and pooled[2]["seconds"] == [0.25] * 4
-    assert rank_scaling.run_throughput(pooled[1]) == {
+    assert report.run_throughput(pooled[1]) == {
         "samples_per_second": 40.0,
         "tokens_per_second": 5000.0,
         "median_step_seconds": 0.4,
     }
-    assert rank_scaling.rank_order([1, 2], 3) == [1, 2, 2, 1, 1, 2]
 
 
 def test_render_computes_medians_ratios_and_speed_ups() -> None:
@@ -147,11 +129,14 @@ def test_render_computes_medians_ratios_and_speed_ups() -> None:
     assert "2 runs per rank count (order 1 2 2 1)" in text
     assert "Tokens/s and MFU on a GPU: skipped (no GPU)." in text
     assert "Other processes used 0.05 cores on average meanwhile." in text
-    assert text.endswith("1-min load 0.5 → 0.7.")
+    assert text.endswith(
+        "1-min load 0.5 → 0.7 (a finished study, its code retired: "
+        "`git show 053e182:benchmarks/pretrain_speed.py`)."
+    )
 
 
 def test_render_without_transformers_names_the_install_command() -> None:
-    steps = steps_result(hf_skipped=f"transformers not installed: {step_speed.HF_INSTALL}")
+    steps = steps_result(hf_skipped="transformers not installed: pip install --no-deps transformers==5.23.0")
     del steps["hf_attention"], steps["transformers"]
     for key in ("hf_bert", "hf_bert_masked_head"):
         del steps["times"][key], steps["models"][key]
@@ -180,106 +165,3 @@ def test_render_gpu_throughput_and_mfu() -> None:
     text = report.render(payload({"gpu": gpu}))
     # 32 × 128 / 0.04096 s = 100,000 tokens/s → 67.5 model TFLOP/s → 21.6 % of 312
     assert "| 100,000 | 674.8 M | 67.5 | 312 | 21.6 % |" in text and "600 masked positions" in text
-
-
-def test_bert_batch_has_bert_shapes_and_no_padding() -> None:
-    batch = pretrain_bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
-    assert batch.tokens.shape == batch.segments.shape == batch.masked.shape == (3, 20)
-    assert batch.masked.sum(dim=1).tolist() == [3, 3, 3]  # round(0.15 × 17 words)
-    assert (batch.tokens != pretrain_bench.PAD).all() and (batch.tokens[:, 0] == pretrain_bench.CLS).all()
-    assert (batch.tokens[:, -1] == pretrain_bench.SEP).all() and (batch.tokens[batch.masked] == 999).all()
-    assert not batch.masked[:, 0].any() and batch.nsp.shape == (3,)
-    for row in range(3):  # [CLS] A [SEP] (segment 0) then B [SEP] (segment 1)
-        split = int(batch.segments[row].argmax()) - 1
-        assert batch.originals[row, split] == pretrain_bench.SEP
-        assert batch.segments[row, : split + 1].sum() == 0
-    again = pretrain_bench.bert_batch(vocab=1000, batch_size=3, seq_len=20, seed=5)
-    assert (again.tokens == batch.tokens).all() and (again.nsp == batch.nsp).all()
-
-
-# ------------------------------------------------------------------------------------------------- slow
-@pytest.mark.slow  # two torchrun launches + three tiny DeepSpeed engines, ~50 s on 2 cores
-def test_tiny_run_writes_every_measurement(tmp_path: Path) -> None:
-    out = tmp_path / "pretrain_speed.json"
-    command = [
-        sys.executable,
-        "-m",
-        "benchmarks.pretrain_speed",
-        "--json",
-        str(out),
-        "--archs",
-        "macaron_bert_tiny",
-        "vanilla_bert_tiny",
-        "--vocab",
-        "1000",
-        "--seq-len",
-        "16",
-        "--batch-size",
-        "4",
-        "--rounds",
-        "1",
-        "--warmup",
-        "1",
-        "--rank-model-flags=",
-        "--rank-seq-len",
-        "16",
-        "--rank-steps",
-        "3",
-        "--rank-warmup",
-        "1",
-        "--rank-repeats",
-        "1",
-        "--rank-corpus-mb",
-        "0.3",
-        "--rank-vocab",
-        "500",
-        "--mfu-on-cpu",
-        "--mfu-arch",
-        "vanilla_bert_tiny",
-        "--mfu-seq-len",
-        "16",
-        "--mfu-batch-size",
-        "4",
-        "--mfu-steps",
-        "1",
-        "--mfu-warmup",
-        "1",
-        "--peak-tflops",
-        "1",
-    ]
-    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    written = json.loads(out.read_text())
-    assert written["command"].startswith("python -m benchmarks.pretrain_speed --json")
-    assert {"load_average_1min_at_start", "load_average_1min_at_end", "torch_threads"} <= set(
-        written["machine"]
-    )
-    results = written["results"]
-
-    steps = results["steps"]
-    have_hf = importlib.util.find_spec("transformers") is not None
-    names = [
-        "macaron_bert_tiny",
-        "vanilla_bert_tiny",
-        *(["hf_bert", "hf_bert_masked_head"] if have_hf else []),
-    ]
-    assert list(steps["times"]) == list(steps["models"]) == names
-    assert all(len(t) == 1 and t[0] > 0 for t in steps["times"].values())
-    assert steps["seq_len"] == 16 and steps["masked"] == 4 * 2 and steps["precision"] == "fp32"
-    if have_hf:
-        assert steps["hf_attention"] == "sdpa"
-        assert steps["models"]["hf_bert"]["params"] == steps["models"]["vanilla_bert_tiny"]["params"]
-    else:
-        assert "pip install --no-deps transformers==" in steps["hf_skipped"]
-
-    ranks = results["ranks"]
-    assert [(r["ranks"], r["threads"], r["accumulation"]) for r in ranks["runs"]] == [(1, 2, 2), (2, 1, 1)]
-    for run in ranks["runs"]:
-        assert len(run["seconds"]) == 2 and min(run["seconds"]) > 0 and run["pairs"] == [16.0, 16.0]
-
-    gpu = results["gpu"]
-    assert gpu["precision"] == "bf16" and gpu["device_name"] == "CPU" and gpu["seconds"][0] > 0
-    assert gpu["model_flops_per_step"] > 0 and gpu["masked"] > 0
-
-    text = report.render(written)
-    assert "| 2 × 1 | 8 × 1 × 2 = 16 | 2 |" in text and "MFU" in text
