@@ -51,6 +51,7 @@ print(handler.stream.name, handler.formatter.datefmt, handler.formatter._fmt, lo
 """
 
 
+@pytest.mark.slow  # three interpreters importing fairseq, one with DeepSpeed and scikit-learn (~20 s)
 def test_the_plugin_is_imported_before_fairseq_as_fairseq_would_import_it(tmp_path: Path) -> None:
     """Imported first, the plugin keeps fairseq from importing DeepSpeed and scikit-learn, by the path given
     or (a relative name) beside fairseq's package, where scripts/install.sh links it; fairseq then takes it

@@ -339,6 +339,7 @@ def test_plot_writes_a_png_from_the_training_log(tmp_path: Path, console: Consol
         fairseq_steps.plot(runner, stage="plot", log=log, out=tmp_path / "results" / "curves.png", title="t")
 
 
+@pytest.mark.slow  # runs the real averaging command twice (~8 s)
 def test_average_reads_the_last_interval_checkpoints_and_reruns_when_one_is_added(
     tmp_path: Path, console: Console, capsys: pytest.CaptureFixture[str]
 ) -> None:

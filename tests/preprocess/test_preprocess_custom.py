@@ -60,6 +60,7 @@ def custom_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, st
     return raw, out, completed.stdout + completed.stderr
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_outputs_exist_and_sides_align(custom_run: tuple[Path, Path, str]) -> None:
     _, out, _ = custom_run
     expected = {"train": 1500, "valid": 61, "test": 50}
@@ -74,6 +75,7 @@ def test_outputs_exist_and_sides_align(custom_run: tuple[Path, Path, str]) -> No
     assert (out / "spm.model").stat().st_size > 0 and (out / "spm.vocab").is_file()
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_dest_is_the_data_bin_as_for_iwslt14_and_wmt14(custom_run: tuple[Path, Path, str]) -> None:
     """One convention for the three preprocessors: ``--dest`` is the data-bin (``fairseq-train DEST``), its
     text in ``raw/``, ``tok/``, ``bpe/`` beside the binaries; no ``DEST/data-bin``."""
@@ -87,6 +89,7 @@ def test_dest_is_the_data_bin_as_for_iwslt14_and_wmt14(custom_run: tuple[Path, P
     assert f"data-bin: {out}\n" in log
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_raw_copies_the_kept_pairs_and_tok_is_lowercased(custom_run: tuple[Path, Path, str]) -> None:
     raw, out, _ = custom_run
     kept_en = read_lines(out / "raw" / "train.en")
@@ -97,6 +100,7 @@ def test_raw_copies_the_kept_pairs_and_tok_is_lowercased(custom_run: tuple[Path,
     assert tok[0] == tok[0].lower() and tok[0].endswith(", isn 't it ?")
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_bpe_round_trip_gives_tokenized_text(custom_run: tuple[Path, Path, str]) -> None:
     _, out, _ = custom_run
     for split in SPLITS:
@@ -106,6 +110,7 @@ def test_bpe_round_trip_gives_tokenized_text(custom_run: tuple[Path, Path, str])
             assert any(len(line.split()) > len(remove_bpe(line).split()) for line in bpe)  # really split
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_summary_reports_counts_and_drops(custom_run: tuple[Path, Path, str]) -> None:
     _, _, log = custom_run
     train_row = next(line for line in log.splitlines() if line.startswith("train "))
@@ -114,6 +119,7 @@ def test_summary_reports_counts_and_drops(custom_run: tuple[Path, Path, str]) ->
     assert "dropped 1 pair(s) with invalid UTF-8" in log and "train.en:1503: invalid UTF-8 at byte 8" in log
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-custom run
 def test_rerun_skips_every_stage(custom_run: tuple[Path, Path, str]) -> None:
     raw, out, _ = custom_run
     before = {p: p.read_bytes() for p in sorted(out.rglob("*")) if p.is_file() and ".stages" not in p.parts}

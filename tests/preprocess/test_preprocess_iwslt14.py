@@ -86,6 +86,7 @@ def expected_train_pairs(talks: list[list[tuple[str, str]]]) -> list[tuple[str, 
     return [pair for talk in talks for pair in talk if pair[0] != "Ja."]
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-iwslt14 run
 def test_counts_valid_every_23rd_and_test_concatenation(iwslt_input, iwslt_run) -> None:
     _, talks, tests = iwslt_input
     out, log = iwslt_run
@@ -107,6 +108,7 @@ def test_counts_valid_every_23rd_and_test_concatenation(iwslt_input, iwslt_run) 
     assert f"train.tags: {total + 4 * len(talks) + 1} input pairs" in log
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-iwslt14 run
 def test_alignment_survives_tag_like_content(iwslt_run) -> None:
     out, _ = iwslt_run
     raw_de, raw_en = read_lines(out / "raw" / "train.de"), read_lines(out / "raw" / "train.en")
@@ -125,6 +127,7 @@ def test_alignment_survives_tag_like_content(iwslt_run) -> None:
             assert len(de.split()) == len(en.split()) - 1, (de, en)  # "is n't" vs "nicht"
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-iwslt14 run
 def test_tokenized_lowercased_escaped_like_the_perl_scripts(iwslt_run) -> None:
     out, _ = iwslt_run
     test_de, test_en = read_lines(out / "tok" / "test.de"), read_lines(out / "tok" / "test.en")
@@ -137,6 +140,7 @@ def test_tokenized_lowercased_escaped_like_the_perl_scripts(iwslt_run) -> None:
     )
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-iwslt14 run
 def test_bpe_round_trip(iwslt_run) -> None:
     out, _ = iwslt_run
     for split in ("train", "valid", "test"):

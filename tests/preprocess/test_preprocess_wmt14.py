@@ -62,6 +62,7 @@ def run_wmt(*args: str) -> subprocess.CompletedProcess:
     return run_module("macaron_preprocess.wmt14_en_de", *args, "--data", "icml17", check=False)
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_counts_and_data_bin(wmt_run: tuple[Path, Path]) -> None:
     _, out = wmt_run
     counts = {"train": 500 + 300 + 200 - 1, "valid": 30, "test": 40}
@@ -76,6 +77,7 @@ def test_counts_and_data_bin(wmt_run: tuple[Path, Path]) -> None:
     assert (out / "dict.en.txt").read_bytes() == (out / "dict.de.txt").read_bytes()
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_training_text_is_normalized_and_split_aggressively(wmt_run: tuple[Path, Path]) -> None:
     _, out = wmt_run
     tok_en, tok_de = read_lines(out / "tok" / "train.en"), read_lines(out / "tok" / "train.de")
@@ -87,6 +89,7 @@ def test_training_text_is_normalized_and_split_aggressively(wmt_run: tuple[Path,
     assert raw_en[-1] == corpora()["news-commentary"][-1][0]
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_test_references_raw_and_tokenized(wmt_run: tuple[Path, Path]) -> None:
     _, out = wmt_run
     assert read_lines(out / "raw" / "test.en")[0] == SPECIAL_TEST[0]  # sacreBLEU reference: untouched

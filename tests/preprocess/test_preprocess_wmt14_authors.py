@@ -74,6 +74,7 @@ def authors_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return raw, out
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_their_corpora_cleaned_1_80_with_ratio_9(authors_run: tuple[Path, Path]) -> None:
     _, out = authors_run
     tok_en, tok_de = read_lines(out / "tok" / "train.en"), read_lines(out / "tok" / "train.de")
@@ -83,6 +84,7 @@ def test_their_corpora_cleaned_1_80_with_ratio_9(authors_run: tuple[Path, Path])
     assert read_lines(out / "raw" / "train.en")[-1] == corpora()["news-commentary"][-1][0]  # nc-v12 last
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_valid_is_normalised_like_the_training_text_and_test_is_not(authors_run: tuple[Path, Path]) -> None:
     _, out = authors_run
     assert read_lines(out / "tok" / "valid.en")[0] == QUOTED_TOK[0]
@@ -92,6 +94,7 @@ def test_valid_is_normalised_like_the_training_text_and_test_is_not(authors_run:
     assert read_lines(out / "raw" / "test.de")[0] == TEST[0][1]
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_joint_subword_nmt_bpe_as_their_learn_and_apply(
     authors_run: tuple[Path, Path], tmp_path: Path
 ) -> None:
@@ -117,6 +120,7 @@ def test_joint_subword_nmt_bpe_as_their_learn_and_apply(
     assert (out / "dict.en.txt").read_bytes() == (out / "dict.de.txt").read_bytes()
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_their_released_test_reference_is_kept(authors_run: tuple[Path, Path], tmp_path: Path) -> None:
     raw, out = authors_run
     raw_test = tmp_path / "raw-test"  # their archive's data-bin/wmt14_en_de_joined_dict/raw-test
@@ -140,6 +144,7 @@ def test_their_released_test_reference_is_kept(authors_run: tuple[Path, Path], t
     assert (out / "authors-test" / "en-de.de.tok.atat").read_text() == atat
 
 
+@pytest.mark.slow  # reads the module's whole macaron-preprocess-wmt14 run
 def test_a_released_reference_of_another_length_is_refused(authors_run, tmp_path: Path) -> None:
     raw, out = authors_run
     (tmp_path / "en-de.en.bpe").write_text("x\n")
