@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import socket
-import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -165,11 +164,14 @@ def test_only_rank_0_builds(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_a_failed_build_stops_every_rank(tmp_path: Path) -> None:
-    """Not a wait at the barrier until the timeout: the other ranks build and fail the same way."""
-    start = time.monotonic()
+    """Not a wait at the barrier until the timeout: the other ranks build and fail the same way.
+
+    A rank left waiting would end in the process group's timeout error, not the build's error, and
+    ``mp.spawn`` would raise it: the reports show which happened, without a wall-clock limit that a
+    loaded machine can exceed (this test took 63 s under a full CI run, 10 s alone).
+    """
     reports = two_ranks(tmp_path / "train", fail=True)
     assert reports == [{"calls": 1, "error": "the build failed"}] * 2
-    assert time.monotonic() - start < 50
 
 
 def write_sentence_bin(dest: Path) -> None:
