@@ -318,6 +318,7 @@ class Case:
     code: int = 2
     item: int | None = None  # the numbered case of issue #34 this row keeps fixed
     prog: str | None = None  # the program the error line names, when not the command's (PROGS)
+    slow: bool = False  # reads a real pre-training save directory (save_dir_of: a DeepSpeed run, ~15 s)
 
     @property
     def id(self) -> str:
@@ -879,6 +880,7 @@ CASES: list[Case] = [
             lambda w, t, name=name: resume(w, t, lambda d, n=name: plant_payload(d / n, t / "MARKER"), name),
             REFUSED + r".*; move .*step1 out of .* to resume from the checkpoint before it",
             item=1,
+            slow=True,
         )
         for name in (STATES, OPTIM, RNG)
     ],
@@ -890,6 +892,7 @@ CASES: list[Case] = [
             lambda w, t, name=name: resume(w, t, lambda d, n=name: truncate(d / n), name),
             r"not a PyTorch checkpoint \(.*\); move .*step1 out of .* to resume from the checkpoint",
             item=6,
+            slow=True,
         )
         for name in (STATES, OPTIM, RNG)
     ],
@@ -901,6 +904,7 @@ CASES: list[Case] = [
             lambda w, t, name=name: resume(w, t, lambda d, n=name: empty(d / n), name),
             r"an empty file, 0 bytes\); move .*step1 out of .* to resume",
             item=6,
+            slow=True,
         )
         for name in (STATES, OPTIM, RNG)
     ],
@@ -910,6 +914,7 @@ CASES: list[Case] = [
         "the rng state a directory",
         lambda w, t: resume(w, t, lambda d: into_directory(d / RNG), RNG),
         r"is a directory, not a checkpoint file",
+        slow=True,
     ),
     Case(
         "pretrain resume",
@@ -924,6 +929,7 @@ CASES: list[Case] = [
             "",
         ),
         r"holds a vanilla_bert_tiny run; this command trains macaron_bert_tiny \(use another --save-dir",
+        slow=True,
     ),
     Case(
         "pretrain resume",
@@ -984,6 +990,7 @@ CASES: list[Case] = [
             w, t, copy_save_dir(w, t, lambda d: plant_payload(d / STATES, t / "MARKER")), t / "model.pt", []
         ),
         REFUSED,
+        slow=True,
     ),
     Case(
         "pretrain.export",
@@ -992,6 +999,7 @@ CASES: list[Case] = [
         lambda w, t: export(w, t, copy_save_dir(w, t, lambda d: truncate(d / OPTIM)), t / "model.pt", []),
         OPTIM + ": " + DAMAGED,
         item=6,
+        slow=True,
     ),
     Case(
         "pretrain.export",
@@ -999,6 +1007,7 @@ CASES: list[Case] = [
         "model states of 0 bytes",
         lambda w, t: export(w, t, copy_save_dir(w, t, lambda d: empty(d / STATES)), t / "model.pt", []),
         EMPTY,
+        slow=True,
     ),
     Case(
         "pretrain.export",
@@ -1013,6 +1022,7 @@ CASES: list[Case] = [
         "--out inside the checkpoint it reads",
         lambda w, t: export(w, t, copy_save_dir(w, t), t / "run" / S / "model.pt", []),
         r"--out .* is inside .*, " + APART,
+        slow=True,
     ),
     Case(
         "pretrain.export",
@@ -1020,6 +1030,7 @@ CASES: list[Case] = [
         "--out an existing directory",
         lambda w, t: export(w, t, copy_save_dir(w, t), w.glue, [w.glue]),
         r"--out .*: is a directory; give the file to write",
+        slow=True,
     ),
     # --- GLUE
     Case(
@@ -1550,7 +1561,9 @@ def torch_defaults_off(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+@pytest.mark.parametrize(
+    "case", [pytest.param(c, id=c.id, marks=[pytest.mark.slow] if c.slow else []) for c in CASES]
+)
 def test_a_bad_input_is_one_line_and_harms_nothing(
     case: Case, world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1620,6 +1633,7 @@ def test_fairseqs_own_scripts_refuse_a_payload_in_one_line(
     assert not (tmp_path / "MARKER").exists()
 
 
+@pytest.mark.slow  # reads a real pre-training save directory (save_dir_of: a DeepSpeed run, ~15 s)
 def test_a_real_save_directory_passes_the_allow_list(world: World) -> None:
     """What #34 item 1 added does not refuse DeepSpeed's own files: every file of a real checkpoint (model,
     ZeRO optimizer and rng states) reads through the allow-list with DeepSpeed's classes allowed."""
@@ -1629,7 +1643,7 @@ def test_a_real_save_directory_passes_the_allow_list(world: World) -> None:
     checkpoints.check_resumable(save_dir, choice, "macaron_bert_tiny", 1)  # raises on a refused file
 
 
-@pytest.mark.slow  # a real DeepSpeed resume (~15 s); the check above runs in the quick tests
+@pytest.mark.slow  # a real DeepSpeed resume (~15 s)
 def test_a_run_resumes_under_the_allow_list(world: World, tmp_path: Path) -> None:
     """What #34 item 1 changed does not stop a real resume: DeepSpeed's files load through the allow-list
     (DeepSpeed asks for weights_only=False; TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD=1 is set too)."""
@@ -1668,6 +1682,7 @@ def test_hf_import_leaves_no_data_dir_without_its_checkpoint(
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no bert.data/, no bert.pt, no temporary
 
 
+@pytest.mark.slow  # reads a real pre-training save directory (save_dir_of: a DeepSpeed run, ~15 s)
 def test_export_leaves_no_temporary_when_the_last_rename_fails(
     world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -1812,6 +1827,7 @@ def test_every_error_names_its_program(
     assert stderr.strip().splitlines()[-1].startswith(f"{prog}: error: "), stderr
 
 
+@pytest.mark.slow  # reads a real pre-training save directory (save_dir_of: a DeepSpeed run, ~15 s)
 def test_the_shared_inputs_were_never_written(world: World) -> None:
     """#41: the data-bin was hashed after the shared pre-training run had written its pair cache into it.
     The inputs are hashed as they are written (:func:`world`); the shared run, and every case before this

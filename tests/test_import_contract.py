@@ -404,11 +404,15 @@ def modules_of(*packages: str) -> tuple[str, ...]:
     return tuple(n for n in names if not n.endswith("__main__") and n not in HF_MODEL_FILES)
 
 
+FRESH_PLUGIN = pytest.mark.slow  # imports the plugin (fairseq, torch) in a fresh interpreter: ~6 s each
+"""Out of --quick: the probes of the plugin; the other layers' probes are fast and stay in."""
+
+
 @pytest.mark.parametrize(
     "modules",
     [
-        ("macaron_fairseq",),
-        modules_of("macaron_fairseq"),
+        pytest.param(("macaron_fairseq",), marks=FRESH_PLUGIN),
+        pytest.param(modules_of("macaron_fairseq"), marks=FRESH_PLUGIN),
         modules_of("macaron_workflow", "macaron_tools"),
         modules_of("macaron_preprocess", "macaron_synthetic"),
     ],
@@ -430,6 +434,7 @@ def test_the_base_layer_imports_no_ml_at_all() -> None:
     assert not loaded, "; ".join(f"importing {module} loaded {heavy}" for heavy, module in loaded.items())
 
 
+@pytest.mark.slow  # imports the plugin in a fresh interpreter: ~6 s (out of --quick)
 def test_the_plugin_keeps_fairseq_cpu_adam_usable() -> None:
     """fairseq's ``cpu_adam`` still knows that DeepSpeed is installed (``repairs.lazy_deepspeed``)."""
     import importlib.util

@@ -516,7 +516,7 @@ def settle(args: argparse.Namespace) -> None:
             setattr(args, key, value)
     if len(args.seeds) == 1 and args.seeds[0] < 100:  # a count
         args.seeds = [100 * (i + 1) for i in range(args.seeds[0])]
-    if args.gpus is None:
+    if args.gpus is None and args.step != "count":  # counting needs no torch (~3 s to import)
         import torch
 
         args.gpus = torch.cuda.device_count()

@@ -21,9 +21,6 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from statistics import fmean
 
-from scipy.stats import pearsonr, spearmanr
-from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
-
 from macaron_preprocess.sources.glue import get_task
 from macaron_workflow.errors import UserError
 
@@ -87,9 +84,9 @@ def task_metrics(task: str, predictions: Sequence[Value], gold: Sequence[Value])
         raise MetricError(f"{task}: no examples to score")
     if task == "STS-B":
         predicted, reference = _scores(task, predictions, "prediction"), _scores(task, gold, "gold label")
-        return {key: 100.0 * _correlation(_CORRELATIONS[key], predicted, reference) for key in keys}
+        return {key: 100.0 * _correlation(_correlation_function(key), predicted, reference) for key in keys}
     labels, truth = _labels(task, predictions, "prediction"), _labels(task, gold, "gold label")
-    return {key: 100.0 * float(_CLASSIFICATION[key](truth, labels)) for key in keys}
+    return {key: 100.0 * float(_classification(key)(truth, labels)) for key in keys}
 
 
 def dev_metrics(task: str, splits: Mapping[str, tuple[Sequence[Value], Sequence[Value]]]) -> dict[str, float]:
@@ -133,13 +130,24 @@ def glue_score(task_scores: Mapping[str, float]) -> float:
     return fmean(task_scores.values())
 
 
-_CLASSIFICATION: dict[str, Callable[[list[str], list[str]], float]] = {
-    "accuracy": accuracy_score,
-    "mcc": matthews_corrcoef,
-    "f1": functools.partial(f1_score, pos_label=POSITIVE, zero_division=0.0),
-}
-"""Metric key -> scikit-learn's function of (gold, predictions)."""
-_CORRELATIONS = {"pearson": pearsonr, "spearman": spearmanr}
+def _classification(key: str) -> Callable[[list[str], list[str]], float]:
+    """Metric key -> scikit-learn's function of (gold, predictions). Imported here, not with the module:
+    scikit-learn and SciPy take ~2 s to import, which every ``--help``, dry run and grid count paid."""
+    from sklearn.metrics import accuracy_score, f1_score, matthews_corrcoef
+
+    functions = {
+        "accuracy": accuracy_score,
+        "mcc": matthews_corrcoef,
+        "f1": functools.partial(f1_score, pos_label=POSITIVE, zero_division=0.0),
+    }
+    return functions[key]
+
+
+def _correlation_function(key: str) -> Callable:
+    """Metric key -> SciPy's correlation function (imported here, as in :func:`_classification`)."""
+    from scipy.stats import pearsonr, spearmanr
+
+    return {"pearson": pearsonr, "spearman": spearmanr}[key]
 
 
 def _split_keys(task: str) -> tuple[str, ...]:

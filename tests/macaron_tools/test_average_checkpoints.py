@@ -124,6 +124,7 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
         assert leftovers(disk, before) == []
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_both_torch_force_variables_are_named_not_the_file(tmp_path: Path) -> None:
     """#41: with TORCH_FORCE_WEIGHTS_ONLY_LOAD and TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD both set torch refuses
     every load; the checkpoint was called truncated. Now one line names the two variables (exit 2), through

@@ -317,6 +317,7 @@ def test_the_wheel_pins_are_the_locks_versions(tmp_path: Path) -> None:
         gpu_wheels.pinned((("deepspeed", "deepspeed"), ("hydra-core", "hydra"), ("einops", "einops")), other)
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch")
 def test_without_a_gpu_the_command_exits_2_with_one_line() -> None:
     import torch

@@ -13,6 +13,7 @@ from helpers import run_module
 pytestmark = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_full_size_recipe_without_cuda_stops_in_one_line(tmp_path: Path) -> None:
     proc = run_module(
         "macaron_pipelines.translation",

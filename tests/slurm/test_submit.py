@@ -252,3 +252,31 @@ def test_a_users_dollar_strings_reach_every_job_unchanged(tmp_path, monkeypatch:
         (export,) = [arg for arg in job if arg.startswith("--export=")]
         assert "WORKDIR=/w/wk$PREP" in export and "NOTE=$ARRAY" in export, export
     assert "--dependency=afterok:1001" in jobs[1] and "--dependency=afterok:1002" in jobs[2]
+
+
+def test_the_glue_grid_count_and_help_import_no_torch_sklearn_or_scipy(tmp_path) -> None:
+    """``submit glue`` counts the grid with ``python -m macaron_pipelines.glue --step count`` before it
+    submits anything, and ``--help`` is the first thing a user runs: neither needs torch (~3 s to import
+    here) nor scikit-learn and SciPy (~2 s, the metrics'). Blocked in the child, both still work."""
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "sitecustomize.py"
+    blocker.write_text(
+        "import builtins\nreal = builtins.__import__\n"
+        "def block(name, *a, **k):\n"
+        "    if name.split('.')[0] in ('torch', 'sklearn', 'scipy'):\n"
+        "        raise ImportError(f'blocked: {name}')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = block\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    command = [sys.executable, "-m", "macaron_pipelines.glue"]
+    count = [*command, "--step", "count", "--workdir", str(tmp_path / "w"), "--tasks", "RTE", "--seeds", "2"]
+    counted = subprocess.run(count, capture_output=True, text=True, env=env, timeout=120)
+    assert counted.returncode == 0, counted.stderr[-2000:]
+    assert int(counted.stdout) == 2 * int(
+        subprocess.run([*count[:-1], "1"], capture_output=True, text=True, env=env, timeout=120).stdout
+    )
+    shown = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, timeout=120)
+    assert shown.returncode == 0 and "--step" in shown.stdout, shown.stderr[-2000:]

@@ -24,6 +24,7 @@ print(deepspeed.__name__, sys.modules["deepspeed"] is deepspeed)
 """
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 @pytest.mark.skipif(importlib.util.find_spec("deepspeed") is None, reason="DeepSpeed is not installed")
 def test_fairseq_is_imported_without_deepspeed_and_deepspeed_still_imports() -> None:
     proc = subprocess.run(

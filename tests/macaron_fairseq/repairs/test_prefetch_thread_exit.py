@@ -70,6 +70,7 @@ def test_without_the_repair_fairseq_aborts_at_exit_after_the_work_is_done() -> N
     assert "terminate called without an active exception" in proc.stderr
 
 
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_with_the_plugin_the_prefetch_thread_stops_and_the_process_exits_0() -> None:
     proc = _stop_mid_epoch("plugin")
     assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])

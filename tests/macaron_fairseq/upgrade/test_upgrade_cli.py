@@ -51,6 +51,7 @@ def assert_one_line_refusal(proc: subprocess.CompletedProcess, *words: str) -> N
 
 
 # ------------------------------------------------------------------------------------------ refusals
+@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
 def test_a_pickled_payload_is_refused_and_never_runs(tmp_path: Path) -> None:
     args = authors_args()
     args.encoder_embed_path = RunsCode(tmp_path / "PWNED")  # a payload inside their args
