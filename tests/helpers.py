@@ -134,6 +134,23 @@ def run_module(
     return completed
 
 
+def env_without(directory: Path, *packages: str) -> dict[str, str]:
+    """The environment of a child interpreter in which importing ``packages`` fails as if they were not
+    installed (``ImportError: No module named 'NAME'``): a ``sitecustomize.py`` written into ``directory``,
+    which goes first on ``PYTHONPATH``."""
+    (directory / "sitecustomize.py").write_text(
+        "import builtins\nreal = builtins.__import__\n"
+        f"BLOCKED = {tuple(packages)!r}\n"
+        "def block(name, *a, **k):\n"
+        "    top = name.split('.')[0]\n"
+        "    if top in BLOCKED:\n"
+        "        raise ImportError(f'No module named {top!r}')\n"
+        "    return real(name, *a, **k)\n"
+        "builtins.__import__ = block\n"
+    )
+    return {**os.environ, "PYTHONPATH": f"{directory}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+
+
 def read_lines(path: Path) -> list[str]:
     return Path(path).read_text(encoding="utf-8").split("\n")[:-1]
 

@@ -7,6 +7,7 @@ import os
 import shlex
 
 import pytest
+from helpers import env_without
 
 from macaron_slurm import submit
 from macaron_workflow.errors import UserError
@@ -261,16 +262,7 @@ def test_the_glue_grid_count_and_help_import_no_torch_sklearn_or_scipy(tmp_path)
     import subprocess
     import sys
 
-    blocker = tmp_path / "sitecustomize.py"
-    blocker.write_text(
-        "import builtins\nreal = builtins.__import__\n"
-        "def block(name, *a, **k):\n"
-        "    if name.split('.')[0] in ('torch', 'sklearn', 'scipy'):\n"
-        "        raise ImportError(f'blocked: {name}')\n"
-        "    return real(name, *a, **k)\n"
-        "builtins.__import__ = block\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = env_without(tmp_path, "torch", "sklearn", "scipy")
     command = [sys.executable, "-m", "macaron_pipelines.glue"]
     count = [*command, "--step", "count", "--workdir", str(tmp_path / "w"), "--tasks", "RTE", "--seeds", "2"]
     counted = subprocess.run(count, capture_output=True, text=True, env=env, timeout=120)

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import REPO, run_module
+from helpers import REPO, env_without, run_module
 
 from macaron_fairseq.pretrain.flags import CONFIG_OWNED, TRAINER_OWNED, refuse_ignored, run_length
 from macaron_workflow.errors import UserError
@@ -183,16 +183,7 @@ def test_without_max_update_the_run_is_as_long_as_its_schedule(corpus: Path, tmp
 @pytest.mark.slow  # runs the real command in subprocesses: 5-15 s here (out of --quick)
 def test_without_deepspeed_the_command_says_which_extra_to_install(tmp_path: Path) -> None:
     """``--help`` needs no DeepSpeed; a run without it is one line naming the ``pretrain`` extra, exit 2."""
-    blocker = tmp_path / "sitecustomize.py"  # makes ``import deepspeed`` fail in the child
-    blocker.write_text(
-        "import builtins\nreal = builtins.__import__\n"
-        "def block(name, *a, **k):\n"
-        "    if name.split('.')[0] == 'deepspeed':\n"
-        "        raise ImportError(\"No module named 'deepspeed'\")\n"
-        "    return real(name, *a, **k)\n"
-        "builtins.__import__ = block\n"
-    )
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    env = env_without(tmp_path, "deepspeed")  # ``import deepspeed`` fails in the child
     command = [sys.executable, "-m", "macaron_fairseq.pretrain"]
     shown = subprocess.run([*command, "--help"], capture_output=True, text=True, env=env, timeout=300)
     assert shown.returncode == 0 and shown.stdout.startswith(f"usage: {PROG} "), shown.stderr[-2000:]
