@@ -516,10 +516,14 @@ def settle(args: argparse.Namespace) -> None:
             setattr(args, key, value)
     if len(args.seeds) == 1 and args.seeds[0] < 100:  # a count
         args.seeds = [100 * (i + 1) for i in range(args.seeds[0])]
-    if args.gpus is None and args.step != "count":  # counting needs no torch (~3 s to import)
-        import torch
 
-        args.gpus = torch.cuda.device_count()
+
+def visible_gpus() -> int:
+    """The CUDA devices the grid runs on when --gpus is not given: asked only by the step that runs the grid
+    here (torch takes ~3 s to import; --help, the Slurm steps and the grid count need none)."""
+    import torch
+
+    return torch.cuda.device_count()
 
 
 def grid_size(args: argparse.Namespace) -> int:
@@ -632,8 +636,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         glue_dir = ensure_glue_dir(args, console)
         records = collected_records(specs)
     else:
-        run_slots: list[Slot] = slots(args.gpus, args.cpu_processes, available_cores())
-        where = f"{args.gpus} GPU(s)" if args.gpus else f"{len(run_slots)} CPU process(es)"
+        gpus = args.gpus if args.gpus is not None else visible_gpus()
+        run_slots: list[Slot] = slots(gpus, args.cpu_processes, available_cores())
+        where = f"{gpus} GPU(s)" if gpus else f"{len(run_slots)} CPU process(es)"
         console.say(f"grid: {len(specs)} runs ({len(args.tasks)} tasks) on {where} → {runs_dir}")
         records = run_grid(specs, run_slots, report_run(console, len(specs)))
     selection = results(args, records, console)

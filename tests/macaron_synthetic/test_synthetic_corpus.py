@@ -145,7 +145,7 @@ def test_quickstart_corpus_has_the_documented_size(
     assert "wrote 12800 sentence pairs (1.40 MB)" in capsys.readouterr().err
 
 
-@pytest.mark.slow  # runs the real command in a fresh interpreter: 4-10 s (out of --quick)
+@pytest.mark.slow  # generates the default 20,000-pair corpus: ~3 s (out of --quick)
 def test_cli_default_corpus_has_the_documented_size(tmp_path: Path) -> None:
     """docs/quickstart.md: "The default 20000/500/500 corpus is 2.3 MB" (below 5 MB)."""
     assert cli.main(["--dest", str(tmp_path)]) == 0
