@@ -92,7 +92,37 @@ mapfile -t reqs < <(printf '%s\n' "${reqs[@]}" | awk '!seen[$0]++')  # each file
 # the floor is requirements.txt's 'torch>=X' line (the one place it is written)
 torch_floor="$(sed -n 's/^torch[[:space:]]*>=[[:space:]]*\([0-9][0-9.]*\).*/\1/p' "$here/requirements.txt" | head -n 1)"
 torch_floor="${torch_floor:-0}"
-torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+# one interpreter answers for torch and for step 4's fork (importing fairseq imports torch: on a provisioned
+# machine torch is imported once, not twice); step 4 asks again if anything was installed in between
+probe() {
+  "$PY" -W ignore - "$FAIRSEQ_DIST" "$FAIRSEQ_VERSION" 2>/dev/null <<'PYEOF' || true
+import contextlib
+import io
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    import torch
+except Exception:
+    print("\nno")  # no torch: no version, and the fork cannot import
+    sys.exit()
+print(torch.__version__, flush=True)  # first: an interpreter that dies importing fairseq still tells torch's
+try:
+    ok = version(sys.argv[1]) == sys.argv[2]
+except PackageNotFoundError:
+    ok = False
+if ok:
+    try:
+        # with deepspeed installed, importing fairseq prints DeepSpeed's accelerator notice on stdout
+        with contextlib.redirect_stdout(io.StringIO()):
+            import fairseq  # noqa: F401
+    except Exception:
+        ok = False
+print("yes" if ok else "no")
+PYEOF
+}
+{ read -r torch_version; read -r fs_ok; } < <(probe)
+installed_since_probe=no
 if [ -n "$torch_version" ]; then
   if ! "$PY" -c "
 import sys; from packaging.version import Version
@@ -133,6 +163,7 @@ else
     fi
   fi
   torch_version="$("$PY" -W ignore -c 'import torch; print(torch.__version__)')"
+  installed_since_probe=yes
 fi
 constraints="$(mktemp)"; trap 'rm -f "$constraints"' EXIT
 echo "torch==${torch_version}" > "$constraints"
@@ -145,30 +176,13 @@ missing=()
 if [ "${#missing[@]}" -gt 0 ]; then
   say "installing: ${missing[*]}"
   pipi -c "$constraints" "${missing[@]}"
+  installed_since_probe=yes
 else
   say "requirements satisfied"
 fi
 
 # 4. fairseq fork, without its declared deps
-fs_ok="$("$PY" - "$FAIRSEQ_DIST" "$FAIRSEQ_VERSION" <<'PYEOF'
-import sys
-from importlib.metadata import PackageNotFoundError, version
-try:
-    ok = version(sys.argv[1]) == sys.argv[2]
-except PackageNotFoundError:
-    ok = False
-if ok:
-    import contextlib
-    import io
-    try:
-        # with deepspeed installed, importing fairseq prints DeepSpeed's accelerator notice on stdout
-        with contextlib.redirect_stdout(io.StringIO()):
-            import fairseq  # noqa: F401
-    except Exception:
-        ok = False
-print("yes" if ok else "no")
-PYEOF
-)"
+[ "$installed_since_probe" = no ] || fs_ok="$(probe | sed -n 2p)"
 if [ "$fs_ok" = yes ]; then
   say "$FAIRSEQ_DIST $FAIRSEQ_VERSION present"
 else

@@ -173,6 +173,27 @@ def test_an_existing_torch_is_kept_and_pinned_in_every_pip_call(tmp_path: Path) 
     assert version("torch") != "2.5.1+cu121"  # the real environment did not see any of it
 
 
+@pytest.mark.parametrize("installs_a_requirement", [False, True])
+def test_torch_is_imported_once_unless_something_is_installed_before_the_fork_is_checked(
+    tmp_path: Path, installs_a_requirement: bool
+) -> None:
+    """One interpreter tells torch's version and whether the fork imports (importing fairseq imports torch):
+    a run that installs nothing in between imports torch once; one that installs a requirement asks again,
+    since what it installed may be what the fork lacked."""
+    imports = tmp_path / "torch_imports"
+    site = fake_torch(tmp_path, "2.6.0")
+    init = site / "torch" / "__init__.py"
+    init.write_text(f"open({str(imports)!r}, 'a').write('x')\n" + init.read_text())
+    requirements = "packaging\n" + (
+        "macaron-test-surely-missing-package==1.0\n" if installs_a_requirement else ""
+    )
+    checkout = checkout_with(tmp_path, requirements)
+    proc, _, _ = run_installer(tmp_path, checkout / "scripts" / "install.sh", pythonpath=site)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "[install] torch 2.6.0 present: kept" in proc.stdout
+    assert imports.read_text() == ("xx" if installs_a_requirement else "x")
+
+
 def test_every_pip_install_but_torchs_is_constrained_by_the_lock_which_names_the_fork(tmp_path: Path) -> None:
     """The lock (the checkout's constraints.txt) goes to every pip install: the requirements, the fairseq
     fork at the lock's version (here one that is not installed) and this package; torch's own install is
