@@ -1,8 +1,8 @@
-"""``macaron-export`` at every ZeRO stage the shipped configs use: stage 0 (``lamb_64k.json``; no optimizer
-partitions, where DeepSpeed's ``zero_to_fp32`` failed with "'NoneType' object is not iterable" after a
-successful run) and stage 1 (the AdamW configs). The exported model holds the engine's weights exactly (fp32
-training: the module's weights are the master weights), the MLM head still tied to the embeddings; and
-``--init-from`` reads the same weights."""
+"""``macaron-export`` at every ZeRO stage the shipped configs use: stage 0 here (``lamb_64k.json``; no
+optimizer partitions, where DeepSpeed's ``zero_to_fp32`` failed with "'NoneType' object is not iterable" after
+a successful run); stage 1 (the AdamW configs) is the export of test_pretrain_e2e.py's reference run, with the
+same checks. The exported model holds the engine's weights exactly (fp32 training: the module's weights are
+the master weights), the MLM head still tied to the embeddings; and ``--init-from`` reads the same weights."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from test_pretrain_e2e import TINY_CONFIG, pretrain
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("stage", [0, 1])
+@pytest.mark.parametrize("stage", [0])  # 1: test_pretrain_e2e.py
 def test_export_of_each_zero_stage(stage: int, corpus: Path, tmp_path: Path) -> None:
     from fairseq import checkpoint_utils
 

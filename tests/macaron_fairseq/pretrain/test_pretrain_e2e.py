@@ -211,14 +211,16 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(
     import torch
     from fairseq import checkpoint_utils
 
+    from macaron_fairseq.pretrain.init_from import read_init_weights
+
     out = tmp_path / "model.pt"
     run_module("macaron_fairseq.pretrain.export", str(reference), "--out", str(out), timeout=300)
     models, cfg, task = checkpoint_utils.load_model_ensemble_and_task([str(out)])
     exported = models[0].eval()
     engine_states = reference / f"step{REFERENCE_STEPS}" / "mp_rank_00_model_states.pt"
     engine_weights = torch.load(engine_states, weights_only=False)["module"]
-    reference = task.build_model(cfg.model).eval()
-    reference.load_state_dict(engine_weights)
+    engine_model = task.build_model(cfg.model).eval()
+    engine_model.load_state_dict(engine_weights)
     dictionary = task.source_dictionary
     tokens = torch.randint(
         dictionary.nspecial, len(dictionary), (3, 20), generator=torch.Generator().manual_seed(0)
@@ -227,10 +229,19 @@ def test_export_loads_in_fairseq_and_gives_the_engines_logits(
     segments = torch.zeros_like(tokens)
     segments[:, 10:] = 1
     with torch.no_grad():
-        got, want = exported(tokens, segment_labels=segments), reference(tokens, segment_labels=segments)
+        got, want = exported(tokens, segment_labels=segments), engine_model(tokens, segment_labels=segments)
     for a, b in zip(got, want, strict=True):
         torch.testing.assert_close(a, b)
     assert exported.lm_head.weight.data_ptr() == exported.encoder.embed_tokens.weight.data_ptr()  # still tied
+    # ZeRO stage 1 (the AdamW configs'; stage 0: test_export_zero_stages.py): the exported weights are the
+    # engine's exactly (fp32 training), and --init-from reads the same ones
+    step = reference / f"step{REFERENCE_STEPS}"
+    assert json.loads((step / "complete.json").read_text())["zero_stage"] == 1
+    assert any(step.glob("zero_pp_rank_*_optim_states.pt"))
+    for name, value in engine_weights.items():
+        torch.testing.assert_close(exported.state_dict()[name], value.float(), rtol=0, atol=0, msg=name)
+    for name, value in read_init_weights(reference).state.items():
+        torch.testing.assert_close(value, exported.state_dict()[name], rtol=0, atol=0, msg=name)
 
     # fairseq-train --restore-file starts from the exported weights (an lr of 1e-12 keeps them)
     restored = tmp_path / "restored"
