@@ -121,7 +121,9 @@ if ok:
 print("yes" if ok else "no")
 PYEOF
 }
-{ read -r torch_version; read -r fs_ok; } < <(probe)
+probed="$(probe)"
+torch_version="$(sed -n 1p <<< "$probed")"
+fs_ok="$(sed -n 2p <<< "$probed")"
 installed_since_probe=no
 if [ -n "$torch_version" ]; then
   if ! "$PY" -c "
