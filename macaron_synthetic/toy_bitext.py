@@ -174,14 +174,19 @@ class SymbolTask:
         return fairseq_preprocess(root, list(self.sizes), data_bin)
 
 
-def fairseq_preprocess(root: Path, splits: Sequence[str], dest: Path) -> Path:
-    """Binarize ``root/{split}.{src,tgt}`` with the real ``fairseq-preprocess --joined-dictionary``."""
+def preprocess_flags(root: Path, splits: Sequence[str], dest: Path) -> list[str]:
+    """``fairseq-preprocess``'s flags that binarize ``root/{split}.{src,tgt}`` into ``dest`` (joined
+    dictionary, one worker)."""
     flags = {"train": "--trainpref", "valid": "--validpref", "test": "--testpref"}
-    command = ["fairseq-preprocess", "--source-lang", "src", "--target-lang", "tgt"]
+    command = ["--source-lang", "src", "--target-lang", "tgt"]
     for split in splits:
         command += [flags[split], str(root / split)]
-    command += ["--destdir", str(dest), "--joined-dictionary", "--workers", "1"]
-    proc = processes.run(command, capture=True)
+    return [*command, "--destdir", str(dest), "--joined-dictionary", "--workers", "1"]
+
+
+def fairseq_preprocess(root: Path, splits: Sequence[str], dest: Path) -> Path:
+    """Binarize ``root/{split}.{src,tgt}`` with the real ``fairseq-preprocess --joined-dictionary``."""
+    proc = processes.run(["fairseq-preprocess", *preprocess_flags(root, splits, dest)], capture=True)
     if proc.status != 0:
         raise RuntimeError(f"fairseq-preprocess failed ({proc.status}):\n{proc.output[-3000:]}")
     return dest

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import TINY_TASK, run_pretrain_sh, write_dictionary
+from helpers import run_pretrain_sh, tiny_task_data_bin, write_dictionary
 from slurm_cluster import SlurmCluster, start_for_tests
 
 warnings.filterwarnings("ignore", category=DeprecationWarning)
@@ -75,8 +75,9 @@ def dict_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def tiny_data_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny symbol translation task, binarized with the real fairseq-preprocess (joined dictionary)."""
-    return TINY_TASK.data_bin(tmp_path_factory.mktemp("tiny_corpus"))
+    """The tiny symbol translation task, binarized with fairseq's own preprocess (joined dictionary), in this
+    process."""
+    return tiny_task_data_bin(tmp_path_factory.mktemp("tiny_corpus"))
 
 
 @pytest.fixture(scope="session")

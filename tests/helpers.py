@@ -5,6 +5,7 @@ upstream layouts from ``upstream_layouts``."""
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 import sys
@@ -18,7 +19,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from macaron_fairseq.build_without_data import build_translation_model  # noqa: E402  (registers the models)
-from macaron_synthetic.toy_bitext import SymbolTask  # noqa: E402
+from macaron_synthetic.toy_bitext import SymbolTask, preprocess_flags  # noqa: E402
 
 #: a tiny model's dimensions (fairseq-train flags)
 TINY = [
@@ -44,6 +45,37 @@ TINY = [
 DT_FIXUP = ("--init-scheme", "dt-fixup")
 #: the tiny symbol translation task of the suite (a learnable toy translation, see toy_bitext)
 TINY_TASK = SymbolTask({"train": 400, "valid": 30, "test": 30}, vocab=30, max_words=8, prefixes=("w", "v"))
+
+
+def fairseq_preprocess_here(argv: Sequence[str]) -> None:
+    """``fairseq-preprocess ARGV`` in this process: the console script's own ``fairseq_cli.preprocess.main``,
+    without a fresh interpreter importing fairseq (~9 s here). The root logger (the module's import-time
+    ``basicConfig``) and the handlers ``main`` adds to its own logger (a ``preprocess.log`` file handler each
+    call) are given back."""
+    root = logging.getLogger()
+    root_handlers, root_level = list(root.handlers), root.level
+    from fairseq_cli import preprocess
+
+    root.handlers[:], root.level = root_handlers, root_level
+    own = logging.getLogger("fairseq_cli.preprocess")
+    own_handlers = list(own.handlers)
+    try:
+        preprocess.main(preprocess.options.get_preprocessing_parser().parse_args(list(argv)))
+    finally:
+        for handler in own.handlers:
+            if handler not in own_handlers:
+                handler.close()
+        own.handlers[:] = own_handlers
+
+
+def tiny_task_data_bin(root: Path) -> Path:
+    """:data:`TINY_TASK` written under ``root`` and binarized into ``root/data-bin`` with fairseq's preprocess
+    (in this process), as ``TINY_TASK.data_bin(root)`` does with the console script."""
+    root.mkdir(parents=True, exist_ok=True)
+    TINY_TASK.write(root)
+    data_bin = root / "data-bin"
+    fairseq_preprocess_here(preprocess_flags(root, list(TINY_TASK.sizes), data_bin))
+    return data_bin
 
 
 def write_dictionary(path: Path, size: int) -> None:

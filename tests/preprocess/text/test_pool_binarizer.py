@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import itertools
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from helpers import fairseq_preprocess_here
 
 from macaron_preprocess.text import pool_binarizer
 from macaron_preprocess.text.binarize import binarize, binarized_files, run_binarizer, temporary_path
@@ -62,27 +61,10 @@ def tricky_corpus(directory: Path, seed: int = 0) -> dict[str, Path]:
 
 
 def fairseq_preprocess(prefixes: dict[str, Path], destdir: Path) -> None:
-    command = [
-        sys.executable,
-        "-m",
-        "fairseq_cli.preprocess",
-        "--source-lang",
-        "en",
-        "--target-lang",
-        "de",
-        "--trainpref",
-        str(prefixes["train"]),
-        "--validpref",
-        str(prefixes["valid"]),
-        "--testpref",
-        str(prefixes["test"]),
-        "--destdir",
-        str(destdir),
-        "--joined-dictionary",
-        "--workers",
-        "1",
-    ]
-    subprocess.run(command, check=True, capture_output=True)
+    """fairseq's own preprocess of the three splits (joined dictionary, one worker), in this process."""
+    splits = [flag for split in SPLITS for flag in (f"--{split}pref", str(prefixes[split]))]
+    flags = ["--source-lang", "en", "--target-lang", "de", *splits, "--destdir", str(destdir)]
+    fairseq_preprocess_here([*flags, "--joined-dictionary", "--workers", "1"])
 
 
 @pytest.fixture(scope="module")
