@@ -9,7 +9,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -104,20 +104,23 @@ SMALL_PRETRAIN_GROUP = "small-pretrain"
 runs them, and builds the fixture once."""
 
 
-def upgrade_here(
-    *argv: str, capsys: pytest.CaptureFixture[str], cwd: Path | None = None
+def command_here(
+    cli: Callable[[], None],
+    argv0: str,
+    *argv: str,
+    capsys: pytest.CaptureFixture[str],
+    cwd: Path | None = None,
 ) -> subprocess.CompletedProcess:
-    """``macaron-upgrade ARGV`` in this process, in ``cwd`` if given (its one-line errors and exit status,
-    without a new interpreter for each case); the same result type as a subprocess run. ``sys.argv`` and the
-    working directory are given back."""
-    from macaron_fairseq.upgrade.__main__ import cli
-
+    """A console script's function ``cli`` run in this process as ``argv0 ARGV``, in ``cwd`` if given (its
+    one-line errors and exit status, without a new interpreter for each case); the same result type as a
+    subprocess run. ``argv0`` names the command in its messages (a console script's name, or ``x.py`` for
+    the ``python -m`` form). ``sys.argv`` and the working directory are given back."""
     old, saved = os.getcwd(), sys.argv
     if cwd is not None:
         os.chdir(cwd)
     try:
         with pytest.raises(SystemExit) as stop:
-            sys.argv = ["macaron-upgrade", *argv]
+            sys.argv = [argv0, *argv]
             cli()
             raise SystemExit(0)
     finally:
@@ -125,6 +128,15 @@ def upgrade_here(
         sys.argv = saved
     out = capsys.readouterr()
     return subprocess.CompletedProcess(argv, stop.value.code or 0, out.out, out.err)
+
+
+def upgrade_here(
+    *argv: str, capsys: pytest.CaptureFixture[str], cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    """``macaron-upgrade ARGV`` in this process (:func:`command_here`)."""
+    from macaron_fairseq.upgrade.__main__ import cli
+
+    return command_here(cli, "macaron-upgrade", *argv, capsys=capsys, cwd=cwd)
 
 
 def run_pretrain_sh(workdir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from bert_data_bin import write_data_bin
 from full_disk import TRAINING_LOG, fill, leftovers, other_stderr_lines, small_filesystem
-from helpers import REPO
+from helpers import REPO, command_here
 
 pytestmark = pytest.mark.slow
 TINY_CONFIG = REPO / "configs" / "deepspeed" / "tiny_cpu.json"
@@ -194,11 +194,17 @@ def export(save_dir: Path, out: Path, cwd: Path) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.parametrize("name", ["train_log.jsonl", "zero_to_fp32.py", "run.json", "step1", "step1/x.pt"])
-def test_the_export_never_writes_over_the_runs_own_files(run_dir: Path, tmp_path: Path, name: str) -> None:
-    """``--out RUN/train_log.jsonl`` replaced the run's log with a zip (so did ``RUN/zero_to_fp32.py``)."""
+def test_the_export_never_writes_over_the_runs_own_files(
+    run_dir: Path, tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out RUN/train_log.jsonl`` replaced the run's log with a zip (so did ``RUN/zero_to_fp32.py``). The
+    command runs in this process (its own interpreter: the next test)."""
+    from macaron_fairseq.pretrain.export import cli
+
     assert (run_dir / name).exists() or name == "step1/x.pt", sorted(p.name for p in run_dir.iterdir())
     before = tree(run_dir)
-    proc = export(run_dir, run_dir / name, tmp_path)
+    argv = [str(run_dir), "--out", str(run_dir / name)]
+    proc = command_here(cli, "export.py", *argv, capsys=capsys, cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr[-3000:]
     (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
     assert line.startswith(f"{EXPORT}: error: --out {run_dir / name}"), line

@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 import torch
 from authors_layout import authors_args, write_authors_checkpoint
-from helpers import REPO, TINY_TASK, RunsCode, run_cli, save_model_checkpoint, upgrade_here
+from helpers import (
+    REPO,
+    TINY_TASK,
+    RunsCode,
+    fairseq_preprocess_here,
+    run_cli,
+    save_model_checkpoint,
+    upgrade_here,
+)
 
 VOCAB = 40
 UNSAFE_ENV = {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}
@@ -185,7 +193,8 @@ def test_a_full_disk_is_one_line_and_leaves_nothing(tmp_path: Path) -> None:
 # ------------------------------------------------------------------------------ the upgraded model, used
 @pytest.fixture(scope="module")
 def authors_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The tiny corpus binarized as fairseq 0.6 did (its indexed-dataset format)."""
+    """The tiny corpus binarized as fairseq 0.6 did (its indexed-dataset format), by fairseq's own preprocess
+    in this process."""
     root = tmp_path_factory.mktemp("authors_data")
     TINY_TASK.write(root)
     dest = root / "data-bin"
@@ -197,9 +206,8 @@ def authors_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--testpref",
         str(root / "test"),
     ]
-    run_cli(
+    fairseq_preprocess_here(
         [
-            "fairseq-preprocess",
             "--source-lang",
             "src",
             "--target-lang",

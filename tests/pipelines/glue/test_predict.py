@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from helpers import REPO, run_cli
+from helpers import REPO, fairseq_preprocess_here, run_cli
 
 from macaron_pipelines.glue.predict import load_fine_tuned, predict, predict_labels
 
@@ -44,9 +44,9 @@ def toy_example(rng: random.Random) -> tuple[str, str, str]:
 
 
 def preprocess(dest: Path, dictionary: Path | None, text: Path, *, name: str) -> None:
-    """``fairseq-preprocess --only-source`` of text/{split}.{name} into dest (GLUE's recipe)."""
+    """``fairseq-preprocess --only-source`` of text/{split}.{name} into dest (GLUE's recipe; fairseq's own
+    preprocess, in this process)."""
     command = [
-        "fairseq-preprocess",
         "--only-source",
         "--destdir",
         str(dest),
@@ -61,7 +61,7 @@ def preprocess(dest: Path, dictionary: Path | None, text: Path, *, name: str) ->
         command += ["--testpref", str(text / f"test.{name}")]
     if dictionary is not None:
         command += ["--srcdict", str(dictionary)]
-    run_cli(command)
+    fairseq_preprocess_here(command)
 
 
 def save_pretraining_checkpoint(dictionary_dir: Path, path: Path) -> Path:
